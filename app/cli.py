@@ -1,0 +1,110 @@
+"""The ``extres`` command: ``extres serve`` and ``extres demo``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from app.config import Settings
+
+log = logging.getLogger("extres")
+
+
+def serve_app(settings: Settings, threads: int = 8) -> None:
+    """gunicorn with one worker and threads, so every request shares one cluster cache."""
+    from gunicorn.app.base import BaseApplication
+
+    from app import create_app
+
+    class Server(BaseApplication):
+        def __init__(self, options: dict[str, Any]) -> None:
+            self.options = options
+            super().__init__()
+
+        def load_config(self) -> None:
+            for key, value in self.options.items():
+                self.cfg.set(key, value)
+
+        def load(self) -> Any:
+            return create_app(settings)
+
+    Server(
+        {
+            "bind": f"{settings.host}:{settings.port}",
+            "workers": 1,
+            "worker_class": "gthread",
+            "threads": threads,
+            "accesslog": "-",
+            "errorlog": "-",
+            "loglevel": settings.log_level.lower(),
+        }
+    ).run()
+
+
+def demo(settings: Settings, state_dir: Path | None) -> None:
+    from app import testenv
+    from app.kube import demo as demo_cluster
+    from app.kube.client import ClusterConfig, api_client, load_configuration
+
+    state = state_dir or Path(tempfile.mkdtemp(prefix="extres-demo-"))
+    log.info("starting a local control plane in %s (first run builds it: ~5 minutes)", state)
+    plane = testenv.start(state, scheduler=True)
+    try:
+        api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
+        demo_cluster.seed(api)
+        stop = threading.Event()
+        demo_cluster.run_standin(api, stop)
+        log.info("demo cluster at %s; KUBECONFIG=%s", plane.server, plane.kubeconfig)
+        print(f"extres demo: http://{settings.host}:{settings.port}/", flush=True)
+        serve_app(Settings(**{**vars(settings), "kubeconfig": str(plane.kubeconfig), "in_cluster": "false"}))
+    finally:
+        plane.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="extres", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("serve", "serve the dashboard (in-cluster, or $KUBECONFIG; the demo when neither exists)"),
+        ("demo", "start a local control plane, seed a demo cluster, serve the dashboard"),
+    ):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--host", help="listen address (EXTRES_HOST)")
+        p.add_argument("--port", type=int, help="listen port (EXTRES_PORT)")
+        if name == "serve":
+            p.add_argument("--context", help="kubeconfig context (EXTRES_CONTEXT)")
+        else:
+            p.add_argument("--state-dir", type=Path, help="where the control plane keeps its state")
+    args = parser.parse_args(argv)
+    overrides = {k: v for k in ("host", "port", "context") if (v := getattr(args, k, None)) is not None}
+    try:
+        settings = Settings.from_env(**overrides)
+    except ValueError as exc:
+        parser.error(str(exc))
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    if args.command == "serve":
+        from app.kube.client import ClusterConfig, cluster_configured
+
+        if cluster_configured(ClusterConfig(settings.in_cluster, settings.kubeconfig, settings.context)):
+            serve_app(settings)
+            return 0
+        log.warning("no in-cluster config and no kubeconfig: running the built-in demo cluster")
+    demo(settings, getattr(args, "state_dir", None) or _env_path("EXTRES_DEMO_STATE_DIR"))
+    return 0
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name)
+    return Path(value) if value else None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

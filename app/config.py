@@ -1,0 +1,68 @@
+"""Settings, read from environment variables prefixed ``EXTRES_``."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from app.domain.ownership import DEFAULT_DEVICE_PLUGIN_PATTERNS
+
+PREFIX = "EXTRES_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting, its environment variable is ``EXTRES_`` + the upper-cased name."""
+
+    in_cluster: str = "auto"  # auto | true | false
+    kubeconfig: str | None = None  # default: $KUBECONFIG, then ~/.kube/config
+    context: str | None = None  # kubeconfig context
+    host: str = "127.0.0.1"
+    port: int = 8080
+    secret_key: str = ""  # signs sessions and CSRF tokens; random per process when unset
+    list_page_size: int = 500
+    watch_timeout: int = 240
+    request_timeout: float = 10.0
+    device_plugin_resources: tuple[str, ...] = DEFAULT_DEVICE_PLUGIN_PATTERNS
+    max_quantity: int = 1_000_000
+    log_level: str = "INFO"
+    start_watches: bool = True  # start the cache's watches on the first request
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name == "extra":
+                continue
+            raw = env.get(PREFIX + f.name.upper())
+            if raw is None:
+                continue
+            values[f.name] = _convert(f.name, f.type, raw)
+        values.update(overrides)
+        settings = cls(**values)
+        if not settings.secret_key:
+            settings = cls(**{**vars(settings), "secret_key": secrets.token_hex(32)})
+        return settings
+
+
+def _convert(name: str, typ: Any, raw: str) -> Any:
+    typ = str(typ)
+    try:
+        if typ == "int":
+            return int(raw)
+        if typ == "float":
+            return float(raw)
+        if typ == "bool":
+            if raw.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                raise ValueError(raw)
+            return raw.lower() in ("1", "true", "yes", "on")
+        if typ.startswith("tuple"):
+            return tuple(p.strip() for p in raw.split(",") if p.strip())
+    except ValueError as exc:
+        raise ValueError(f"{PREFIX}{name.upper()}={raw!r} is not a valid {typ}") from exc
+    return raw or None

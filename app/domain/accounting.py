@@ -1,0 +1,144 @@
+"""Per-node accounting of resource requests, as the scheduler does it.
+
+A pod's effective request per resource (``PodRequests`` in
+``k8s.io/component-helpers/resource``):
+
+    max(sum(containers) + sum(sidecars), max over init containers i of
+        (init_i + sum of the sidecars started before i)) + overhead
+
+where sidecars are init containers with ``restartPolicy: Always``. A request
+missing for a resource that has a limit defaults to the limit (the API server
+does the same on create). A node's requested amount is the sum over pods bound
+to it (``spec.nodeName``) that are not terminated (phase Succeeded or Failed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from app.domain.names import is_native_resource
+from app.domain.quantity import to_amount
+
+TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
+Amounts = dict[str, int]
+
+
+def _container_amounts(container: Mapping, kind: str) -> Amounts:
+    resources = container.get("resources") or {}
+    merged: dict[str, str] = dict(resources.get("limits") or {})
+    if kind == "requests":
+        merged.update(resources.get("requests") or {})
+    return {name: to_amount(name, str(value)) for name, value in merged.items()}
+
+
+def _add(into: Amounts, other: Mapping[str, int]) -> None:
+    for name, value in other.items():
+        into[name] = into.get(name, 0) + value
+
+
+def _max(into: Amounts, other: Mapping[str, int]) -> None:
+    for name, value in other.items():
+        if value > into.get(name, 0):
+            into[name] = value
+
+
+def pod_requests(spec: Mapping, kind: str = "requests") -> Amounts:
+    """Effective requests (or, with ``kind="limits"``, limits) of a pod spec as in the API's JSON."""
+    total: Amounts = {}
+    for container in spec.get("containers") or ():
+        _add(total, _container_amounts(container, kind))
+    sidecars: Amounts = {}
+    init_peak: Amounts = {}
+    for container in spec.get("initContainers") or ():
+        requests = _container_amounts(container, kind)
+        if container.get("restartPolicy") == "Always":
+            _add(sidecars, requests)
+            _max(init_peak, sidecars)
+        else:
+            running = dict(sidecars)
+            _add(running, requests)
+            _max(init_peak, running)
+    _add(total, sidecars)
+    _max(total, init_peak)
+    overhead = spec.get("overhead") or {}
+    _add(total, {name: to_amount(name, str(v)) for name, v in overhead.items()})
+    return {name: value for name, value in total.items() if value}
+
+
+def counts_on_node(phase: str | None, node_name: str | None) -> bool:
+    """Whether a pod's requests count against its node's allocatable."""
+    return bool(node_name) and phase not in TERMINATED_PHASES
+
+
+def extended_only(amounts: Mapping[str, int]) -> Amounts:
+    return {name: value for name, value in amounts.items() if not is_native_resource(name)}
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """One resource on one node (or summed over nodes)."""
+
+    capacity: int = 0
+    allocatable: int = 0
+    requested: int = 0
+    advertised: bool = True
+
+    @property
+    def free(self) -> int:
+        return self.allocatable - self.requested
+
+    @property
+    def percent(self) -> int:
+        if self.allocatable <= 0:
+            return 100 if self.requested else 0
+        return min(100, round(100 * self.requested / self.allocatable))
+
+    @property
+    def overcommitted(self) -> bool:
+        return self.requested > self.allocatable
+
+    def __add__(self, other: ResourceUsage) -> ResourceUsage:
+        return ResourceUsage(
+            self.capacity + other.capacity,
+            self.allocatable + other.allocatable,
+            self.requested + other.requested,
+            self.advertised or other.advertised,
+        )
+
+
+def node_usage(
+    capacity: Mapping[str, int], allocatable: Mapping[str, int], requested: Mapping[str, int]
+) -> dict[str, ResourceUsage]:
+    """Usage of every resource a node advertises or that its pods request."""
+    names = set(capacity) | set(allocatable) | set(requested)
+    return {
+        name: ResourceUsage(
+            capacity.get(name, 0),
+            allocatable.get(name, 0),
+            requested.get(name, 0),
+            name in capacity or name in allocatable,
+        )
+        for name in sorted(names)
+    }
+
+
+@dataclass
+class Totals:
+    """Cluster totals per resource."""
+
+    by_resource: dict[str, ResourceUsage] = field(default_factory=dict)
+    nodes_with: dict[str, int] = field(default_factory=dict)
+
+    def add(self, usage: Mapping[str, ResourceUsage]) -> None:
+        for name, u in usage.items():
+            self.by_resource[name] = self.by_resource.get(name, ResourceUsage(advertised=False)) + u
+            if u.advertised:
+                self.nodes_with[name] = self.nodes_with.get(name, 0) + 1
+
+
+def sum_requests(pods: Iterable[Mapping[str, int]]) -> Amounts:
+    total: Amounts = {}
+    for requests in pods:
+        _add(total, requests)
+    return total

@@ -1,0 +1,94 @@
+"""Resource names, exactly as Kubernetes validates them.
+
+``is_extended_resource_name`` follows ``IsExtendedResourceName`` in
+``k8s.io/kubernetes/pkg/apis/core/helper``:
+
+* a name without ``/`` is a native resource (``cpu``, ``memory``, ...);
+* a name containing ``kubernetes.io/`` is a prefixed native resource
+  (``kubernetes.io/...`` and every subdomain such as ``foo.kubernetes.io/...``);
+* a name starting with ``requests.`` is refused (quota syntax);
+* ``requests.<name>`` must be a qualified name: an optional DNS-1123
+  subdomain prefix (at most 253 characters) and ``/``, then a name part of at
+  most 63 characters of ``[A-Za-z0-9_.-]`` starting and ending alphanumeric.
+"""
+
+from __future__ import annotations
+
+import re
+
+REQUESTS_PREFIX = "requests."
+NATIVE_PREFIX = "kubernetes.io/"
+
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUALIFIED_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS1123_SUBDOMAIN_MAX = 253
+_QUALIFIED_NAME_MAX = 63
+_DOMAIN_MAX = _DNS1123_SUBDOMAIN_MAX - len(REQUESTS_PREFIX)  # "requests.<domain>" is a subdomain
+
+
+def is_native_resource(name: str) -> bool:
+    """``IsNativeResource``: cpu, memory, pods, hugepages-*, ``*kubernetes.io/*``."""
+    return "/" not in name or NATIVE_PREFIX in name
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """Errors of ``IsQualifiedName`` (apimachinery/pkg/util/validation)."""
+    errors: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errors.append("the prefix before '/' must not be empty")
+        elif len(prefix) > _DNS1123_SUBDOMAIN_MAX:
+            errors.append(f"the prefix must be at most {_DNS1123_SUBDOMAIN_MAX} characters")
+        elif not _DNS1123_SUBDOMAIN.fullmatch(prefix):
+            errors.append(
+                "the prefix must be a DNS subdomain: lower-case letters, digits, '-' and '.', "
+                "starting and ending with a letter or digit"
+            )
+    else:
+        return ["a qualified name has at most one '/'"]
+    if not name:
+        errors.append("the name after '/' must not be empty")
+    elif len(name) > _QUALIFIED_NAME_MAX:
+        errors.append(f"the name after '/' must be at most {_QUALIFIED_NAME_MAX} characters")
+    elif not _QUALIFIED_NAME_PART.fullmatch(name):
+        errors.append(
+            "the name after '/' may contain only letters, digits, '-', '_' and '.', "
+            "and must start and end with a letter or digit"
+        )
+    return errors
+
+
+def extended_resource_name_errors(name: str) -> list[str]:
+    """Why ``name`` is not an extended resource name; empty when it is one."""
+    if not name:
+        return ["is required"]
+    if name.strip() != name:
+        return ["must not contain spaces"]
+    if "/" not in name:
+        return [
+            "must be a qualified name with a domain, like example.com/dongle "
+            "(names without '/' are standard resources)"
+        ]
+    if NATIVE_PREFIX in name:
+        return ["must not be in the kubernetes.io domain or its subdomains"]
+    if name.startswith(REQUESTS_PREFIX):
+        return ["must not start with 'requests.'"]
+    domain = name.split("/", 1)[0]
+    if not domain:
+        return ["the domain before '/' must not be empty"]
+    if len(domain) > _DOMAIN_MAX:
+        return [f"the domain before '/' must be at most {_DOMAIN_MAX} characters"]
+    return qualified_name_errors(REQUESTS_PREFIX + name)
+
+
+def is_extended_resource_name(name: str) -> bool:
+    return not extended_resource_name_errors(name)
+
+
+def escape_json_pointer(token: str) -> str:
+    """RFC 6901: ``~`` becomes ``~0`` and ``/`` becomes ``~1`` (in that order)."""
+    return token.replace("~", "~0").replace("/", "~1")

@@ -1,0 +1,95 @@
+"""Kubernetes quantities, parsed exactly with Decimal (never float).
+
+Amounts are kept as ints in the unit the scheduler uses: millicores for
+``cpu``, whole units for everything else (rounded up, as ``Quantity.Value``
+does). Extended resources must be whole numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal, InvalidOperation
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "": Decimal(1),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+}
+_QUANTITY = re.compile(
+    r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))"
+    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?"
+)
+_MAX_EXPONENT = 30
+
+
+class QuantityError(ValueError):
+    """A quantity string that Kubernetes would not accept (or not as a whole number)."""
+
+
+def parse_quantity(text: str) -> Decimal:
+    """Parse a Kubernetes quantity (``3``, ``1500m``, ``1Ki``, ``2e3``) to an exact Decimal."""
+    if not isinstance(text, str):
+        text = str(text)
+    s = text.strip()
+    match = _QUANTITY.fullmatch(s)
+    if not match or not s:
+        raise QuantityError(f"{text!r} is not a quantity (examples: 3, 3000m, 1Ki, 2e3)")
+    number = Decimal(match["num"])
+    suffix = match["suffix"] or ""
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    if suffix in _DECIMAL:
+        return number * _DECIMAL[suffix]
+    exponent = int(suffix[1:])
+    if abs(exponent) > _MAX_EXPONENT:
+        raise QuantityError(f"{text!r} has an exponent out of range")
+    try:
+        return number.scaleb(exponent)
+    except InvalidOperation as exc:  # pragma: no cover - guarded by the bound above
+        raise QuantityError(f"{text!r} is not a quantity") from exc
+
+
+def parse_count(text: str, *, maximum: int | None = None) -> int:
+    """Parse a quantity for an extended resource: a whole, non-negative number.
+
+    ``3``, ``3000m`` and ``1Ki`` are fine; ``0.5``, ``1500m`` and ``-1`` are not.
+    """
+    value = parse_quantity(text)
+    if value < 0:
+        raise QuantityError(f"{text!r} is negative; extended resources are counted from 0")
+    if value != value.to_integral_value():
+        raise QuantityError(f"{text!r} is not a whole number; extended resources are integers")
+    count = int(value)
+    if maximum is not None and count > maximum:
+        raise QuantityError(f"{text!r} is more than the allowed maximum of {maximum}")
+    return count
+
+
+def to_amount(resource: str, text: str) -> int:
+    """A quantity as an int in scheduler units: millicores for cpu, else rounded-up units."""
+    value = parse_quantity(text)
+    if resource == "cpu":
+        value = value * 1000
+    return math.ceil(value)
+
+
+def format_amount(resource: str, amount: int) -> str:
+    """Human form of an amount from ``to_amount``."""
+    if resource == "cpu":
+        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+    if resource == "memory" or resource.endswith("storage") or resource.startswith("hugepages-"):
+        for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if amount >= size and amount % size == 0:
+                return f"{amount // size}{unit}"
+            if amount >= size * 10:
+                return f"{amount / size:.1f}{unit}"
+    return str(amount)

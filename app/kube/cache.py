@@ -1,0 +1,418 @@
+"""One shared, watch-fed cache of nodes and pods.
+
+Each kind is listed in pages (``limit``/``continue``), then watched from the
+list's resourceVersion; a 410 Gone leads to a relist, any other failure to a
+reconnect with exponential backoff. Responses are read raw
+(``_preload_content=False``) and parsed with orjson into slim projections:
+only what accounting and the pages need is kept. Per-node totals are kept up
+to date on every event, so a page view never lists anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from kubernetes import client
+
+from app.domain.accounting import Amounts, counts_on_node, extended_only, pod_requests
+from app.domain.quantity import QuantityError, to_amount
+from app.kube.errors import Gone, KubeError, translate
+
+log = logging.getLogger(__name__)
+
+ANNOTATION_PREFIX = "extres.dev/"
+
+
+def _amounts(raw: Mapping[str, Any] | None) -> Amounts:
+    out: Amounts = {}
+    for name, value in (raw or {}).items():
+        try:
+            out[name] = to_amount(name, str(value))
+        except QuantityError:
+            log.warning("ignoring unparsable quantity %s=%r", name, value)
+    return out
+
+
+@dataclass(slots=True)
+class NodeView:
+    name: str
+    labels: dict[str, str]
+    annotations: dict[str, str]  # only this project's own annotations
+    capacity: Amounts
+    allocatable: Amounts
+    resource_version: str
+    unschedulable: bool
+    created: str
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> NodeView:
+        meta = obj.get("metadata") or {}
+        status = obj.get("status") or {}
+        annotations = {
+            k: v for k, v in (meta.get("annotations") or {}).items() if k.startswith(ANNOTATION_PREFIX)
+        }
+        return cls(
+            name=meta.get("name", ""),
+            labels=dict(meta.get("labels") or {}),
+            annotations=annotations,
+            capacity=_amounts(status.get("capacity")),
+            allocatable=_amounts(status.get("allocatable")),
+            resource_version=str(meta.get("resourceVersion", "")),
+            unschedulable=bool((obj.get("spec") or {}).get("unschedulable")),
+            created=str(meta.get("creationTimestamp") or ""),
+        )
+
+
+@dataclass(slots=True)
+class PodView:
+    namespace: str
+    name: str
+    node_name: str
+    phase: str
+    requests: Amounts
+    limits: Amounts
+    created: str
+    unschedulable: str | None = None  # the scheduler's message, when Unschedulable
+    node_selector: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.namespace, self.name)
+
+    @property
+    def counts(self) -> bool:
+        return counts_on_node(self.phase, self.node_name)
+
+    @property
+    def extended_requests(self) -> Amounts:
+        return extended_only(self.requests)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> PodView:
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        unschedulable = None
+        if not spec.get("nodeName"):
+            for cond in status.get("conditions") or ():
+                if (
+                    cond.get("type") == "PodScheduled"
+                    and cond.get("status") == "False"
+                    and cond.get("reason") == "Unschedulable"
+                ):
+                    unschedulable = str(cond.get("message") or "")
+        try:
+            requests = pod_requests(spec)
+            limits = pod_requests(spec, "limits")
+        except QuantityError:
+            log.warning("pod %s/%s has an unparsable quantity", meta.get("namespace"), meta.get("name"))
+            requests, limits = {}, {}
+        return cls(
+            namespace=meta.get("namespace", ""),
+            name=meta.get("name", ""),
+            node_name=spec.get("nodeName") or "",
+            phase=status.get("phase") or "Pending",
+            requests=requests,
+            limits=limits,
+            created=str(meta.get("creationTimestamp") or ""),
+            unschedulable=unschedulable,
+            node_selector=dict(spec.get("nodeSelector") or {}),
+        )
+
+
+@dataclass
+class KindStatus:
+    synced: bool = False
+    connected: bool = False
+    last_ok: float = 0.0  # monotonic time of the last successful contact
+    last_sync_wall: float = 0.0  # wall-clock time of the last successful contact
+    error: str | None = None
+    relists: int = 0
+
+
+@dataclass(frozen=True)
+class Freshness:
+    synced: bool
+    stale: bool
+    age_seconds: float | None
+    error: str | None
+
+
+def _add_into(into: Amounts, amounts: Mapping[str, int], sign: int) -> None:
+    for name, value in amounts.items():
+        new = into.get(name, 0) + sign * value
+        if new:
+            into[name] = new
+        else:
+            into.pop(name, None)
+
+
+class ClusterCache:
+    """Nodes and pods, kept current by watches; safe to read from many threads."""
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        *,
+        page_size: int = 500,
+        watch_timeout: int = 240,
+    ) -> None:
+        self.api = api
+        self.core = client.CoreV1Api(api)
+        self.page_size = page_size
+        self.watch_timeout = watch_timeout
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._responses: dict[str, Any] = {}
+        self.nodes: dict[str, NodeView] = {}
+        self.pods: dict[tuple[str, str], PodView] = {}
+        self.requested: dict[str, Amounts] = {}  # node -> sum of counted pods' requests
+        self.limits: dict[str, Amounts] = {}
+        self.node_pods: dict[str, set[tuple[str, str]]] = {}  # node -> pods with extended requests
+        self.unschedulable: set[tuple[str, str]] = set()
+        self.status = {"nodes": KindStatus(), "pods": KindStatus()}
+        self.listeners: list[Callable[[str], None]] = []
+
+    # ---- lifecycle -------------------------------------------------------
+    def start(self) -> None:
+        with self._lock:
+            if self._threads:
+                return
+            for kind in ("nodes", "pods"):
+                t = threading.Thread(target=self._run, args=(kind,), name=f"extres-watch-{kind}", daemon=True)
+                self._threads.append(t)
+                t.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for resp in list(self._responses.values()):
+            _abort(resp)
+        for t in self._threads:
+            t.join(timeout=5)
+
+    def wait_synced(self, timeout: float = 30.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(s.synced for s in self.status.values()):
+                return True
+            time.sleep(0.05)
+        return False
+
+    # ---- reading ---------------------------------------------------------
+    def freshness(self) -> Freshness:
+        """Live while every watch is open; otherwise stale, with the age of the last contact."""
+        with self._lock:
+            statuses = [KindStatus(**vars(s)) for s in self.status.values()]
+        synced = all(s.synced for s in statuses)
+        if synced and all(s.connected for s in statuses):
+            return Freshness(synced=True, stale=False, age_seconds=0.0, error=None)
+        lasts = [s.last_ok for s in statuses]
+        age = time.monotonic() - min(lasts) if all(lasts) else None
+        error = next((s.error for s in statuses if s.error), None)
+        return Freshness(synced=synced, stale=True, age_seconds=age, error=error)
+
+    def node_list(self) -> list[NodeView]:
+        with self._lock:
+            return sorted(self.nodes.values(), key=lambda n: n.name)
+
+    def node(self, name: str) -> NodeView | None:
+        with self._lock:
+            return self.nodes.get(name)
+
+    def requested_on(self, name: str) -> Amounts:
+        with self._lock:
+            return dict(self.requested.get(name, {}))
+
+    def limits_on(self, name: str) -> Amounts:
+        with self._lock:
+            return dict(self.limits.get(name, {}))
+
+    def pods_requesting_extended(self, node: str) -> list[PodView]:
+        with self._lock:
+            keys = self.node_pods.get(node, set())
+            return sorted((self.pods[k] for k in keys if k in self.pods), key=lambda p: p.key)
+
+    def unschedulable_pods(self) -> list[PodView]:
+        with self._lock:
+            return sorted((self.pods[k] for k in self.unschedulable), key=lambda p: p.key)
+
+    # ---- applying changes (also used for read-your-writes) ---------------
+    def apply_node(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
+        view = NodeView.from_json(obj)
+        with self._lock:
+            if deleted:
+                self.nodes.pop(view.name, None)
+            else:
+                current = self.nodes.get(view.name)
+                if current is None or _rv_newer(view.resource_version, current.resource_version):
+                    self.nodes[view.name] = view
+        self._notify("nodes")
+
+    def apply_pod(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
+        view = PodView.from_json(obj)
+        with self._lock:
+            old = self.pods.pop(view.key, None)
+            if old is not None:
+                self._account(old, -1)
+            if not deleted:
+                self.pods[view.key] = view
+                self._account(view, +1)
+        self._notify("pods")
+
+    def _account(self, pod: PodView, sign: int) -> None:
+        key = pod.key
+        if pod.counts:
+            _add_into(self.requested.setdefault(pod.node_name, {}), pod.requests, sign)
+            _add_into(self.limits.setdefault(pod.node_name, {}), pod.limits, sign)
+            if pod.extended_requests:
+                members = self.node_pods.setdefault(pod.node_name, set())
+                if sign > 0:
+                    members.add(key)
+                else:
+                    members.discard(key)
+        if pod.unschedulable is not None:
+            if sign > 0:
+                self.unschedulable.add(key)
+            else:
+                self.unschedulable.discard(key)
+
+    def _replace(self, kind: str, items: list[Mapping[str, Any]]) -> None:
+        if kind == "nodes":
+            nodes = {v.name: v for v in map(NodeView.from_json, items)}
+            with self._lock:
+                self.nodes = nodes
+        else:
+            with self._lock:
+                self.pods, self.requested, self.limits = {}, {}, {}
+                self.node_pods, self.unschedulable = {}, set()
+                for view in map(PodView.from_json, items):
+                    self.pods[view.key] = view
+                    self._account(view, +1)
+        self._notify(kind)
+
+    def _notify(self, kind: str) -> None:
+        for listener in list(self.listeners):
+            listener(kind)
+
+    # ---- the watch loops -------------------------------------------------
+    def _list_fn(self, kind: str) -> Callable[..., Any]:
+        return self.core.list_node if kind == "nodes" else self.core.list_pod_for_all_namespaces
+
+    def _list(self, kind: str) -> str:
+        items: list[Mapping[str, Any]] = []
+        cont: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"limit": self.page_size, "_preload_content": False}
+            if cont:
+                kwargs["_continue"] = cont
+            resp = self._list_fn(kind)(_request_timeout=(5, 60), **kwargs)
+            body = orjson.loads(resp.data)
+            items.extend(body.get("items") or ())
+            meta = body.get("metadata") or {}
+            cont = meta.get("continue")
+            if not cont:
+                self._replace(kind, items)
+                return str(meta.get("resourceVersion", ""))
+
+    def _events(self, kind: str, rv: str) -> Iterator[dict[str, Any]]:
+        resp = self._list_fn(kind)(
+            watch=True,
+            resource_version=rv,
+            allow_watch_bookmarks=True,
+            timeout_seconds=self.watch_timeout,
+            _preload_content=False,
+            _request_timeout=(5, self.watch_timeout + 30),
+        )
+        self._responses[kind] = resp
+        try:
+            buf = bytearray()
+            for chunk in resp.stream(amt=None, decode_content=False):
+                buf.extend(chunk)
+                while (nl := buf.find(b"\n")) >= 0:
+                    line = bytes(buf[:nl])
+                    del buf[: nl + 1]
+                    if line.strip():
+                        yield orjson.loads(line)
+        finally:
+            self._responses.pop(kind, None)
+            resp.release_conn()
+
+    def _mark(
+        self, kind: str, *, connected: bool, error: str | None = None, synced: bool | None = None
+    ) -> None:
+        with self._lock:
+            st = self.status[kind]
+            st.connected = connected
+            st.error = error
+            if synced is not None:
+                st.synced = st.synced or synced
+            if connected:
+                st.last_ok = time.monotonic()
+                st.last_sync_wall = time.time()
+
+    def _run(self, kind: str) -> None:
+        backoff = 0.5
+        while not self._stop.is_set():
+            try:
+                rv = self._list(kind)
+                self._mark(kind, connected=True, synced=True)
+                with self._lock:
+                    self.status[kind].relists += 1
+                backoff = 0.5
+                while not self._stop.is_set():
+                    rv = self._watch_once(kind, rv)
+                    self._mark(kind, connected=True)
+            except Gone:
+                log.info("watch of %s: resource version too old, relisting", kind)
+                continue
+            except Exception as exc:  # noqa: BLE001 - every failure means: reconnect later
+                if self._stop.is_set():
+                    return
+                err = translate(exc)
+                if isinstance(err, Gone):
+                    continue
+                log.warning("watch of %s failed: %s (retrying in %.1fs)", kind, err.message, backoff)
+                self._mark(kind, connected=False, error=err.message)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+
+    def _watch_once(self, kind: str, rv: str) -> str:
+        apply = self.apply_node if kind == "nodes" else self.apply_pod
+        for event in self._events(kind, rv):
+            etype = event.get("type")
+            obj = event.get("object") or {}
+            if etype == "ERROR":
+                code = obj.get("code")
+                if code == 410:
+                    raise Gone(str(obj.get("message", "")))
+                raise KubeError(f"watch error {code}: {obj.get('message', '')}", int(code or 0))
+            rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
+            if etype != "BOOKMARK":
+                apply(obj, deleted=etype == "DELETED")
+            self._mark(kind, connected=True)
+        return rv
+
+
+def _abort(resp: Any) -> None:
+    """Unblock a thread reading a watch: shut the socket down (close() would wait for its lock)."""
+    sock = getattr(getattr(resp, "connection", None), "sock", None)
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _rv_newer(new: str, old: str) -> bool:
+    """resourceVersions are opaque; etcd-backed ones are integers, compare those."""
+    try:
+        return int(new) >= int(old)
+    except ValueError:
+        return True

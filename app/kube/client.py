@@ -1,0 +1,66 @@
+"""Building an API client from in-cluster config or a kubeconfig."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from kubernetes import client, config
+from kubernetes.config.config_exception import ConfigException
+
+from app.kube.errors import NotConfigured
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    in_cluster: str = "auto"  # auto | true | false
+    kubeconfig: str | None = None
+    context: str | None = None
+
+
+def kubeconfig_paths(explicit: str | None) -> list[str]:
+    if explicit:
+        return [explicit]
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return [p for p in env.split(os.pathsep) if p]
+    return [str(Path.home() / ".kube" / "config")]
+
+
+def cluster_configured(cfg: ClusterConfig) -> bool:
+    if cfg.in_cluster == "true":
+        return True
+    if cfg.in_cluster == "auto" and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return True
+    return any(Path(p).is_file() for p in kubeconfig_paths(cfg.kubeconfig))
+
+
+def load_configuration(cfg: ClusterConfig) -> client.Configuration:
+    """In-cluster first (when available), then the kubeconfig with the chosen context."""
+    conf = client.Configuration()
+    if cfg.in_cluster == "true" or (cfg.in_cluster == "auto" and os.environ.get("KUBERNETES_SERVICE_HOST")):
+        try:
+            config.load_incluster_config(client_configuration=conf)
+            return conf
+        except ConfigException as exc:
+            if cfg.in_cluster == "true":
+                raise NotConfigured(f"In-cluster configuration failed: {exc}") from exc
+    paths = [p for p in kubeconfig_paths(cfg.kubeconfig) if Path(p).is_file()]
+    if not paths:
+        raise NotConfigured(
+            "No in-cluster configuration and no kubeconfig found "
+            "(set EXTRES_KUBECONFIG or KUBECONFIG, or run `extres demo`)."
+        )
+    try:
+        config.load_kube_config(config_file=paths[0], context=cfg.context, client_configuration=conf)
+    except (ConfigException, OSError, ValueError) as exc:
+        raise NotConfigured(f"Cannot use kubeconfig {paths[0]}: {exc}") from exc
+    return conf
+
+
+def api_client(conf: client.Configuration, headers: dict[str, str] | None = None) -> client.ApiClient:
+    api = client.ApiClient(conf)
+    for key, value in (headers or {}).items():
+        api.set_default_header(key, value)
+    return api

@@ -1,0 +1,44 @@
+"""The app's connection to one cluster: API client and the shared cache."""
+
+from __future__ import annotations
+
+import threading
+
+from kubernetes import client
+
+from app.kube.cache import ClusterCache
+from app.kube.client import ClusterConfig, api_client, load_configuration
+
+
+class Cluster:
+    """Created once per app; the watches start on first use, never at import or fork time."""
+
+    def __init__(
+        self,
+        cfg: ClusterConfig,
+        *,
+        page_size: int = 500,
+        watch_timeout: int = 240,
+        request_timeout: float = 10.0,
+        start_watches: bool = True,
+    ) -> None:
+        self.cfg = cfg
+        self.request_timeout = request_timeout
+        self.configuration: client.Configuration = load_configuration(cfg)
+        self.api = api_client(self.configuration)
+        self.cache = ClusterCache(self.api, page_size=page_size, watch_timeout=watch_timeout)
+        self._start_watches = start_watches
+        self._started = threading.Event()
+
+    @property
+    def server(self) -> str:
+        return str(self.configuration.host)
+
+    def ensure_started(self) -> None:
+        if self._start_watches and not self._started.is_set():
+            self._started.set()
+            self.cache.start()
+
+    def close(self) -> None:
+        self.cache.stop()
+        self.api.close()

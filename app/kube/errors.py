@@ -1,0 +1,101 @@
+"""Our own errors for API server failures, with messages fit for a page."""
+
+from __future__ import annotations
+
+import json
+
+from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError as Urllib3Error
+
+
+class KubeError(Exception):
+    """An API call failed; ``message`` is readable, ``status`` the HTTP code (0 if none)."""
+
+    status = 0
+    title = "The API server could not be reached"
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if status is not None:
+            self.status = status
+
+
+class Forbidden(KubeError):
+    status = 403
+    title = "Not allowed"
+
+
+class NotFound(KubeError):
+    status = 404
+    title = "Not found"
+
+
+class Conflict(KubeError):
+    """409 (stale resourceVersion) or 422 from a failed JSON Patch ``test``: changed under you."""
+
+    status = 409
+    title = "Changed since you loaded it"
+
+
+class Invalid(KubeError):
+    status = 422
+    title = "Refused by the API server"
+
+
+class Gone(KubeError):
+    status = 410
+    title = "Resource version too old"
+
+
+class Unavailable(KubeError):
+    status = 503
+    title = "The API server is unavailable"
+
+
+class NotConfigured(KubeError):
+    title = "No cluster configured"
+
+
+def _status_message(exc: ApiException) -> str:
+    try:
+        body = json.loads(exc.body or b"{}")
+        return str(body.get("message") or exc.reason or "")
+    except (ValueError, TypeError, AttributeError):
+        return str(exc.reason or "")
+
+
+def from_api_exception(exc: ApiException) -> KubeError:
+    status = int(exc.status or 0)
+    message = _status_message(exc)
+    if status in (401, 403):
+        return Forbidden(message or "The API server refused this request.", status)
+    if status == 404:
+        return NotFound(message or "It does not exist (any more).")
+    if status == 409:
+        return Conflict(message or "It changed since you loaded it; reload and try again.")
+    if status == 410:
+        return Gone(message or "The resource version is too old.")
+    if status == 422:
+        if "test operation" in message or "testing value" in message.lower():
+            return Conflict(
+                "The value changed since you loaded it (the patch's test failed); reload and try again.",
+                422,
+            )
+        return Invalid(message or "The API server refused the change as invalid.")
+    if status == 0:
+        return Unavailable(f"Could not talk to the API server: {exc.reason or exc}")
+    if status == 429 or status >= 500:
+        return Unavailable(f"The API server answered {status}: {message or exc.reason}", status)
+    return KubeError(f"The API server answered {status}: {message or exc.reason}", status)
+
+
+def translate(exc: BaseException) -> KubeError:
+    """Map any failure of an API call to a KubeError."""
+    if isinstance(exc, KubeError):
+        return exc
+    if isinstance(exc, ApiException):
+        return from_api_exception(exc)
+    if isinstance(exc, (Urllib3Error, OSError, TimeoutError)):
+        return Unavailable(f"Could not talk to the API server: {type(exc).__name__}: {exc}")
+    return KubeError(f"Unexpected failure talking to the API server: {type(exc).__name__}: {exc}")

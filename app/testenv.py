@@ -1,0 +1,70 @@
+"""Drive scripts/kube-testenv: a local etcd + kube-apiserver (+ kube-scheduler).
+
+Used by the test suite and by ``extres demo``. The binaries are built once from
+Debian's Kubernetes source package and cached outside the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "kube-testenv"
+
+
+@dataclass(frozen=True)
+class ControlPlane:
+    state_dir: Path
+    port: int
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.state_dir / "kubeconfig"
+
+    @property
+    def viewer_kubeconfig(self) -> Path:
+        return self.state_dir / "kubeconfig-viewer"
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        subprocess.run(["bash", str(SCRIPT), "stop", str(self.state_dir)], check=False)
+
+
+def free_port() -> int:
+    """A port whose +10000 and +10001 neighbours (etcd) are free too."""
+    for _ in range(100):
+        port = random.randint(20000, 40000)
+        if all(_free(port + d) for d in (0, 10000, 10001)):
+            return port
+    raise RuntimeError("no free port found")
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def start(state_dir: Path, port: int | None = None, scheduler: bool = False) -> ControlPlane:
+    if not SCRIPT.is_file():
+        raise RuntimeError(f"{SCRIPT} is missing; `extres demo` runs from a source checkout")
+    port = port or int(os.environ.get("EXTRES_TESTENV_PORT", "0")) or free_port()
+    cmd = ["bash", str(SCRIPT), "start", str(state_dir), str(port)]
+    if scheduler:
+        cmd.append("--scheduler")
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return ControlPlane(Path(state_dir).resolve(), port)
+
+
+def start_scheduler(plane: ControlPlane) -> None:
+    subprocess.run(["bash", str(SCRIPT), "scheduler", str(plane.state_dir)], check=True)

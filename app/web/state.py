@@ -1,0 +1,54 @@
+"""Per-app state: settings, the device-plugin rule and the (lazily connected) cluster."""
+
+from __future__ import annotations
+
+import threading
+
+from flask import current_app
+
+from app.config import Settings
+from app.domain.ownership import DevicePluginRule
+from app.kube.cache import Freshness
+from app.kube.client import ClusterConfig
+from app.kube.cluster import Cluster
+from app.kube.errors import KubeError
+
+
+class State:
+    def __init__(self, settings: Settings, rule: DevicePluginRule) -> None:
+        self.settings = settings
+        self.device_plugins = rule
+        self._cluster: Cluster | None = None
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def get() -> State:
+        state: State = current_app.extensions["extres"]
+        return state
+
+    @property
+    def cluster(self) -> Cluster:
+        """The cluster connection; raises NotConfigured (a KubeError) when there is none."""
+        if self._cluster is None:
+            with self._lock:
+                if self._cluster is None:
+                    s = self.settings
+                    self._cluster = Cluster(
+                        ClusterConfig(s.in_cluster, s.kubeconfig, s.context),
+                        page_size=s.list_page_size,
+                        watch_timeout=s.watch_timeout,
+                        request_timeout=s.request_timeout,
+                        start_watches=s.start_watches,
+                    )
+        self._cluster.ensure_started()
+        return self._cluster
+
+    def freshness(self) -> Freshness:
+        try:
+            return self.cluster.cache.freshness()
+        except KubeError as exc:
+            return Freshness(synced=False, stale=True, age_seconds=None, error=exc.message)
+
+    def close(self) -> None:
+        if self._cluster is not None:
+            self._cluster.close()

@@ -1,0 +1,107 @@
+"""Shared fixtures: a real etcd + kube-apiserver (and, when asked, kube-scheduler).
+
+The control plane is started once per test session by scripts/kube-testenv
+(which builds and caches the binaries on first use). There is no kubelet:
+tests that need one call app.kube.standin, which copies capacity to
+allocatable and marks bound pods Running, and say so.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from app import create_app, testenv
+from app.kube.client import ClusterConfig, api_client, load_configuration
+
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[testenv.ControlPlane]:
+    plane = testenv.start(tmp_path_factory.mktemp("kube"))
+    yield plane
+    plane.stop()
+
+
+@pytest.fixture(scope="session")
+def scheduler(control_plane: testenv.ControlPlane) -> testenv.ControlPlane:
+    """The real kube-scheduler, running against the session's control plane."""
+    testenv.start_scheduler(control_plane)
+    return control_plane
+
+
+@pytest.fixture(scope="session")
+def admin_api(control_plane: testenv.ControlPlane) -> Iterator[client.ApiClient]:
+    api = api_client(load_configuration(ClusterConfig("false", str(control_plane.kubeconfig))))
+    yield api
+    api.close()
+
+
+@pytest.fixture(scope="session")
+def core(admin_api: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(admin_api)
+
+
+@pytest.fixture
+def uid(request: pytest.FixtureRequest) -> str:
+    """A short name unique to this test, for nodes and pods it creates."""
+    base = "".join(ch if ch.isalnum() else "-" for ch in request.node.name.lower())[:30].strip("-")
+    return f"{base}-{os.getpid() % 1000}-{next(_counter)}"
+
+
+@pytest.fixture
+def make_app(control_plane: testenv.ControlPlane) -> Iterator[Callable[..., Any]]:
+    apps = []
+
+    def factory(**overrides: Any) -> Any:
+        config = {"kubeconfig": str(control_plane.kubeconfig), "in_cluster": "false", **overrides}
+        app = create_app(config)
+        app.config["TESTING"] = True
+        apps.append(app)
+        return app
+
+    yield factory
+    for app in apps:
+        app.extensions["extres"].close()
+
+
+@pytest.fixture
+def app(make_app: Callable[..., Any]) -> Any:
+    app = make_app()
+    with app.app_context():
+        state = app.extensions["extres"]
+        assert state.cluster.cache.wait_synced(30), "cache did not sync"
+    return app
+
+
+@pytest.fixture
+def web(app: Any) -> Any:
+    return app.test_client()
+
+
+def eventually(check: Callable[[], Any], timeout: float = 15.0, interval: float = 0.1) -> Any:
+    """Call ``check`` until it returns a truthy value (or None) without failing an assertion or lookup."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            result = check()
+            if result or result is None:
+                return result
+        except (AssertionError, LookupError):
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        time.sleep(interval)
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent

@@ -1,0 +1,206 @@
+"""The overview and node pages against the real kube-apiserver."""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+from kubernetes import client
+
+from tests.conftest import eventually
+from tests.kube_helpers import container, create_node, create_pod, grid_cells, node_cells, set_pod_phase
+
+D, F = "example.com/dongle", "acme.io/fpga"
+
+
+@pytest.fixture
+def small_cluster(core, uid):
+    a, b, c = f"{uid}-a", f"{uid}-b", f"{uid}-c"
+    create_node(core, a, {D: "4", F: "2"}, labels={"pool": "fpga", "zone": "z1"})
+    create_node(core, b, {D: "2"}, labels={"pool": "plain", "zone": "z1"}, allocatable={D: "1"})
+    create_node(core, c, {}, labels={"pool": "plain", "zone": "z2"})
+    create_pod(core, f"{uid}-p1", a, {D: "2"})
+    # containers ask 1, an init container 2: the pod counts max(1, 2) = 2
+    create_pod(core, f"{uid}-p2", a, {D: "1"}, initContainers=[container("init", {D: "2"})])
+    create_pod(core, f"{uid}-done", a, {D: "1"})
+    set_pod_phase(core, f"{uid}-done", "Succeeded")  # terminated: not counted
+    create_pod(core, f"{uid}-p4", b, {D: "1"})
+    create_pod(core, f"{uid}-unbound", None, {D: "5"})  # not bound: not counted
+    create_pod(core, f"{uid}-p6", a, {F: "1"})
+    return a, b, c
+
+
+def test_overview_shows_capacity_allocatable_requested_free_and_totals(web, small_cluster, uid):
+    a, b, c = small_cluster
+
+    def numbers():
+        cells = grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))
+        assert cells[(a, D, "requested")] == "4"
+        assert cells[(a, F, "requested")] == "1"
+        assert cells[(b, D, "requested")] == "1"
+        return cells
+
+    cells = eventually(numbers)
+    assert [cells[(a, D, f)] for f in ("capacity", "allocatable", "requested", "free")] == [
+        "4",
+        "4",
+        "4",
+        "0",
+    ]
+    assert [cells[(a, F, f)] for f in ("capacity", "allocatable", "requested", "free")] == [
+        "2",
+        "2",
+        "1",
+        "1",
+    ]
+    assert [cells[(b, D, f)] for f in ("capacity", "allocatable", "requested", "free")] == [
+        "2",
+        "1",
+        "1",
+        "0",
+    ]
+    assert cells[(b, F, "none")] == "—"
+    assert cells[(c, D, "none")] == "—"
+    assert [cells[("*", D, f)] for f in ("capacity", "allocatable", "requested", "free")] == [
+        "6",
+        "5",
+        "5",
+        "0",
+    ]
+    assert [cells[("*", F, f)] for f in ("capacity", "allocatable", "requested", "free")] == [
+        "2",
+        "2",
+        "1",
+        "1",
+    ]
+
+
+def test_standard_resources_are_not_in_the_grid(web, small_cluster, uid):
+    html = web.get(f"/?q={uid}").get_data(as_text=True)
+    heads = [th.get_text(" ", strip=True) for th in BeautifulSoup(html, "html.parser").select("th.res")]
+    assert heads == [F, D]
+    assert not any(r in ("cpu", "memory", "pods") for (_, r, _) in grid_cells(html))
+
+
+def test_filter_by_resource_selector_and_name(web, small_cluster, uid):
+    a, b, c = small_cluster
+    eventually(lambda: grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))[(a, D, "requested")] == "4")
+
+    only_fpga = grid_cells(web.get(f"/?q={uid}&resource={F}").get_data(as_text=True))
+    assert {node for node, _, _ in only_fpga} == {a, "*"}
+    assert {res for _, res, _ in only_fpga} == {F}
+
+    plain = grid_cells(web.get(f"/?q={uid}&selector=pool%3Dplain").get_data(as_text=True))
+    assert {node for node, _, _ in plain} == {b, c, "*"}
+    assert plain[("*", D, "capacity")] == "2"
+
+    zone = grid_cells(web.get(f"/?q={uid}&selector=zone+in+(z1),pool!%3Dfpga").get_data(as_text=True))
+    assert {node for node, _, _ in zone} == {b, "*"}
+
+    by_name = grid_cells(web.get(f"/?q={uid}-B").get_data(as_text=True))  # case-insensitive substring
+    assert {node for node, _, _ in by_name} == {b, "*"}
+
+
+def test_bad_filters_get_a_message_next_to_the_field(web, small_cluster, uid):
+    resp = web.get(f"/?q={uid}&selector=zone+in+z1")
+    assert resp.status_code == 200
+    soup = BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+    assert "Label selector" in soup.select_one("#selector-error").get_text()
+    resp = web.get("/?resource=cpu")
+    soup = BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+    assert "'cpu'" in soup.select_one("#resource-error").get_text()
+
+
+def test_active_search_returns_only_the_grid_fragment(web, small_cluster, uid):
+    a, _, _ = small_cluster
+    resp = web.get(f"/?q={uid}-a", headers={"HX-Request": "true", "HX-Target": "grid"})
+    html = resp.get_data(as_text=True)
+    assert resp.status_code == 200
+    assert "<html" not in html
+    assert html.lstrip().startswith('<div id="grid">')
+    assert "HX-Request" in resp.headers.get("Vary", "")
+    assert {node for node, _, _ in grid_cells(html)} == {a, "*"}
+    full = web.get(f"/?q={uid}-a")
+    assert "<html" in full.get_data(as_text=True)
+    assert "HX-Request" in full.headers.get("Vary", "")
+
+
+def test_device_plugin_resources_are_marked(web, core, uid):
+    create_node(core, f"{uid}-gpu", {"nvidia.com/gpu": "8", D: "1"})
+
+    def badges():
+        soup = BeautifulSoup(web.get(f"/?q={uid}").get_data(as_text=True), "html.parser")
+        return {th.contents[0].strip(): bool(th.select(".badge.plugin")) for th in soup.select("th.res")}
+
+    assert eventually(badges) == {D: False, "nvidia.com/gpu": True}
+
+
+def test_page_follows_changes_made_through_the_api(web, core, uid):
+    node = f"{uid}-n"
+    create_node(core, node, {D: "3"})
+    eventually(lambda: grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))[(node, D, "free")] == "3")
+    create_pod(core, f"{uid}-late", node, {D: "2"})
+    eventually(lambda: grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))[(node, D, "free")] == "1")
+    core.delete_namespaced_pod(f"{uid}-late", "default", grace_period_seconds=0)
+    eventually(lambda: grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))[(node, D, "free")] == "3")
+
+
+def test_node_page_shows_every_resource_limits_overhead_and_pods(web, core, admin_api, uid):
+    node = f"{uid}-n"
+    create_node(core, node, {D: "4"})
+    client.NodeV1Api(admin_api).create_runtime_class(
+        {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": f"{uid}-rc"},
+            "handler": "runc",
+            "overhead": {"podFixed": {"cpu": "250m", "memory": "64Mi"}},
+        }
+    )
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{uid}-p"},
+        "spec": {
+            "nodeName": node,
+            "runtimeClassName": f"{uid}-rc",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.example/test:1",
+                    "resources": {
+                        "requests": {"cpu": "500m", "memory": "128Mi", D: "2"},
+                        "limits": {"cpu": "1", "memory": "256Mi", D: "2"},
+                    },
+                }
+            ],
+        },
+    }
+    core.create_namespaced_pod("default", body)
+    create_pod(core, f"{uid}-plain", node, {"cpu": "100m"})  # no extended request: not listed
+
+    def page():
+        cells = node_cells(web.get(f"/nodes/{node}").get_data(as_text=True))
+        assert cells[(D, "requested")] == "2"
+        assert cells[("cpu", "requested")] == "850m"  # 500m + 100m + 250m overhead
+        return cells
+
+    cells = eventually(page)
+    assert cells[("cpu", "capacity")] == "4"
+    assert cells[("cpu", "limits")] == "1250m"  # 1 + 250m overhead
+    assert cells[("memory", "requested")] == "192Mi"
+    assert cells[(D, "limits")] == "2"
+    assert cells[(D, "free")] == "2"
+    soup = BeautifulSoup(web.get(f"/nodes/{node}").get_data(as_text=True), "html.parser")
+    assert [tr["data-pod"] for tr in soup.select("#node-pods tr[data-pod]")] == [f"default/{uid}-p"]
+
+
+def test_unknown_node_is_a_readable_404(web):
+    resp = web.get("/nodes/no-such-node")
+    assert resp.status_code == 404
+    text = BeautifulSoup(resp.get_data(as_text=True), "html.parser").get_text()
+    assert "There is no node named 'no-such-node'." in text
+
+
+def test_health_endpoints(web):
+    assert web.get("/healthz").status_code == 200
+    assert eventually(lambda: web.get("/readyz").status_code == 200)

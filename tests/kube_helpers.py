@@ -1,0 +1,86 @@
+"""Creating nodes and pods on the real API server, and reading numbers off pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bs4 import BeautifulSoup
+from kubernetes import client
+
+BASE = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+
+
+def create_node(
+    core: client.CoreV1Api,
+    name: str,
+    extended: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    allocatable: dict[str, str] | None = None,
+) -> None:
+    capacity = {**BASE, **(extended or {})}
+    body = client.V1Node(
+        metadata=client.V1ObjectMeta(name=name, labels=labels or {}),
+        status=client.V1NodeStatus(
+            capacity=capacity,
+            allocatable={**BASE, **(allocatable if allocatable is not None else extended or {})},
+        ),
+    )
+    core.create_node(body)
+
+
+def container(name: str = "main", requests: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
+    requests = requests or {}
+    extended = {k: v for k, v in requests.items() if "/" in k}
+    return {
+        "name": name,
+        "image": "registry.example/test:1",
+        "resources": {"requests": requests, "limits": extended},
+        **extra,
+    }
+
+
+def create_pod(
+    core: client.CoreV1Api,
+    name: str,
+    node: str | None,
+    requests: dict[str, str] | None = None,
+    namespace: str = "default",
+    **spec: Any,
+) -> None:
+    body: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [container(requests=requests)], **spec},
+    }
+    if node:
+        body["spec"]["nodeName"] = node
+    core.create_namespaced_pod(namespace, body)
+
+
+def set_pod_phase(core: client.CoreV1Api, name: str, phase: str, namespace: str = "default") -> None:
+    core.patch_namespaced_pod_status(name, namespace, {"status": {"phase": phase}})
+
+
+def grid_cells(html: str) -> dict[tuple[str, str, str], str]:
+    """(node, resource, field) -> text, from the overview grid; node '*' is the totals row."""
+    soup = BeautifulSoup(html, "html.parser")
+    cells: dict[tuple[str, str, str], str] = {}
+    for tr in soup.select("#grid tbody tr[data-node]"):
+        for td in tr.select("td[data-resource]"):
+            cells[(tr["data-node"], td["data-resource"], td.get("data-field", "none"))] = td.get_text(
+                strip=True
+            )
+    for td in soup.select("#grid tfoot tr.totals td[data-resource]"):
+        cells[("*", td["data-resource"], td["data-field"])] = td.get_text(strip=True)
+    return cells
+
+
+def node_cells(html: str) -> dict[tuple[str, str], str]:
+    """(resource, field) -> text, from a node page's resource tables."""
+    soup = BeautifulSoup(html, "html.parser")
+    return {
+        (tr["data-resource"], td["data-field"]): td.get_text(strip=True)
+        for tr in soup.select("table.resources tr[data-resource]")
+        for td in tr.select("td[data-field]")
+    }

@@ -1,0 +1,68 @@
+from decimal import Decimal
+
+import pytest
+
+from app.domain.quantity import QuantityError, format_amount, parse_count, parse_quantity, to_amount
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("3", Decimal(3)),
+        ("3000m", Decimal(3)),
+        ("1Ki", Decimal(1024)),
+        ("2Mi", Decimal(2 * 2**20)),
+        ("1k", Decimal(1000)),
+        ("2e3", Decimal(2000)),
+        ("1E2", Decimal(100)),
+        ("0.5", Decimal("0.5")),
+        ("1500m", Decimal("1.5")),
+        ("100n", Decimal("1E-7")),
+        (".5", Decimal("0.5")),
+        ("+4", Decimal(4)),
+    ],
+)
+def test_parse_quantity(text, value):
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "abc", "1.2.3", "3 dongles", "1KB", "e3", "1e999", "Ki"])
+def test_parse_quantity_rejects(text):
+    with pytest.raises(QuantityError):
+        parse_quantity(text)
+
+
+@pytest.mark.parametrize(("text", "count"), [("3", 3), ("3000m", 3), ("1Ki", 1024), ("0", 0), ("1e3", 1000)])
+def test_counts_are_whole_numbers(text, count):
+    assert parse_count(text) == count
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [("0.5", "whole number"), ("1500m", "whole number"), ("-1", "negative"), ("1n", "whole number")],
+)
+def test_counts_reject_fractions_and_negatives(text, reason):
+    with pytest.raises(QuantityError, match=reason):
+        parse_count(text)
+
+
+def test_count_maximum():
+    assert parse_count("1000", maximum=1000) == 1000
+    with pytest.raises(QuantityError, match="maximum"):
+        parse_count("1001", maximum=1000)
+
+
+def test_amounts_use_scheduler_units():
+    assert to_amount("cpu", "250m") == 250
+    assert to_amount("cpu", "2") == 2000
+    assert to_amount("cpu", "1n") == 1  # rounded up, like MilliValue
+    assert to_amount("memory", "1Gi") == 2**30
+    assert to_amount("example.com/dongle", "4") == 4
+
+
+def test_format_amount():
+    assert format_amount("cpu", 2000) == "2"
+    assert format_amount("cpu", 250) == "250m"
+    assert format_amount("memory", 2**30) == "1Gi"
+    assert format_amount("memory", 64 * 2**20) == "64Mi"
+    assert format_amount("example.com/dongle", 7) == "7"
