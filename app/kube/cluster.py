@@ -34,10 +34,12 @@ class Cluster:
     def server(self) -> str:
         return str(self.configuration.host)
 
-    def ensure_started(self) -> None:
+    def ensure_started(self, first_sync_wait: float = 3.0) -> None:
+        """Start the watches; the first caller waits briefly so the first page is not empty."""
         if self._start_watches and not self._started.is_set():
             self._started.set()
             self.cache.start()
+            self.cache.wait_synced(first_sync_wait)
 
     def close(self) -> None:
         self.cache.stop()

@@ -1,9 +1,11 @@
 """A stand-in for the kubelet, for tests and the demo (there is no kubelet here).
 
 A real kubelet copies a node's extended-resource capacity into allocatable and
-runs the pods bound to it. ``sync_once`` does just that, through the API:
-allocatable := capacity for extended resources, and bound Pending pods are
-marked Running.
+runs the pods bound to it, and the node controller lifts the
+``node.kubernetes.io/not-ready`` taint (which the API server puts on every new
+node) once the kubelet reports Ready. ``sync_once`` does just that, through
+the API: allocatable := capacity for extended resources, the not-ready taint
+removed, and bound Pending pods marked Running.
 """
 
 from __future__ import annotations
@@ -15,6 +17,19 @@ import orjson
 from kubernetes import client
 
 from app.domain.names import escape_json_pointer, is_native_resource
+
+
+NOT_READY = "node.kubernetes.io/not-ready"
+
+
+def make_ready(core: client.CoreV1Api, node: Mapping[str, Any]) -> bool:
+    """Lift the not-ready taint, as the node controller does for a Ready node."""
+    taints = (node.get("spec") or {}).get("taints") or []
+    kept = [t for t in taints if t.get("key") != NOT_READY]
+    if len(kept) == len(taints):
+        return False
+    core.patch_node(node["metadata"]["name"], {"spec": {"taints": kept or None}})
+    return True
 
 
 def sync_node(core: client.CoreV1Api, node: Mapping[str, Any]) -> bool:
@@ -56,5 +71,6 @@ def run_bound_pods(core: client.CoreV1Api) -> int:
 def sync_once(core: client.CoreV1Api) -> None:
     resp: Any = core.list_node(_preload_content=False)
     for node in orjson.loads(resp.data)["items"]:
+        make_ready(core, node)
         sync_node(core, node)
     run_bound_pods(core)
