@@ -25,6 +25,13 @@ _DNS1123_SUBDOMAIN_MAX = 253
 _QUALIFIED_NAME_MAX = 63
 _DOMAIN_MAX = _DNS1123_SUBDOMAIN_MAX - len(REQUESTS_PREFIX)  # "requests.<domain>" is a subdomain
 
+STANDARD_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage", "storage"})
+
+
+def is_standard_resource(name: str) -> bool:
+    """The resources the kubelet itself reports: cpu, memory, pods, hugepages-*, ..."""
+    return name in STANDARD_RESOURCES or name.startswith(("hugepages-", "attachable-volumes-"))
+
 
 def is_native_resource(name: str) -> bool:
     """``IsNativeResource``: cpu, memory, pods, hugepages-*, ``*kubernetes.io/*``."""

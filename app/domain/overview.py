@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.domain.accounting import Amounts, ResourceUsage, Totals, extended_only, node_usage
+from app.domain.changes import drift
 from app.domain.selectors import Selector
 
 
@@ -19,6 +20,8 @@ class NodeLike(Protocol):
     def capacity(self) -> Amounts: ...
     @property
     def allocatable(self) -> Amounts: ...
+    @property
+    def desired(self) -> Mapping[str, int]: ...
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class NodeRow:
     name: str
     labels: Mapping[str, str]
     usage: dict[str, ResourceUsage]
+    drifted: frozenset[str] = frozenset()  # resources whose capacity left the desired state
 
 
 @dataclass
@@ -42,6 +46,10 @@ class Grid:
     totals: Totals
     all_resources: list[str]
     node_count: int  # nodes in the cluster, before filtering
+
+    @property
+    def drifted_rows(self) -> list[NodeRow]:
+        return [row for row in self.rows if row.drifted]
 
 
 def build_grid(nodes: Iterable[NodeLike], requested: Callable[[str], Amounts], filters: Filters) -> Grid:
@@ -66,7 +74,10 @@ def build_grid(nodes: Iterable[NodeLike], requested: Callable[[str], Amounts], f
             usage = {k: v for k, v in usage.items() if k in wanted}
             if not usage:
                 continue
-        rows.append(NodeRow(node.name, node.labels, usage))
+        drifted = (
+            frozenset(d.resource for d in drift(node.desired, node.capacity)) if node.desired else frozenset()
+        )
+        rows.append(NodeRow(node.name, node.labels, usage, drifted))
     resources = sorted(wanted) if wanted else sorted({r for row in rows for r in row.usage})
     totals = Totals()
     for row in rows:

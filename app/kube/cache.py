@@ -23,6 +23,7 @@ import orjson
 from kubernetes import client
 
 from app.domain.accounting import Amounts, counts_on_node, extended_only, pod_requests
+from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
 from app.domain.quantity import QuantityError, to_amount
 from app.kube.errors import Gone, KubeError, translate
 
@@ -51,6 +52,11 @@ class NodeView:
     resource_version: str
     unschedulable: bool
     created: str
+    desired: dict[str, int]  # the desired-state annotation, parsed
+
+    @property
+    def drift(self) -> list[Drift]:
+        return drift(self.desired, self.capacity)
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> NodeView:
@@ -68,6 +74,7 @@ class NodeView:
             resource_version=str(meta.get("resourceVersion", "")),
             unschedulable=bool((obj.get("spec") or {}).get("unschedulable")),
             created=str(meta.get("creationTimestamp") or ""),
+            desired=parse_desired(annotations.get(DESIRED_ANNOTATION)),
         )
 
 
@@ -223,6 +230,10 @@ class ClusterCache:
     def node_list(self) -> list[NodeView]:
         with self._lock:
             return sorted(self.nodes.values(), key=lambda n: n.name)
+
+    def drifted_nodes(self) -> list[NodeView]:
+        with self._lock:
+            return sorted((n for n in self.nodes.values() if n.desired and n.drift), key=lambda n: n.name)
 
     def node(self, name: str) -> NodeView | None:
         with self._lock:

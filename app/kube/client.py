@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
+from urllib3 import Retry
 
 from app.kube.errors import NotConfigured
 
@@ -60,6 +61,8 @@ def load_configuration(cfg: ClusterConfig) -> client.Configuration:
 
 
 def api_client(conf: client.Configuration, headers: dict[str, str] | None = None) -> client.ApiClient:
+    # Retry only failed connections (nothing was sent); never a request that may have been applied.
+    conf.retries = Retry(total=2, connect=2, read=0, status=0, other=0, redirect=0)
     api = client.ApiClient(conf)
     for key, value in (headers or {}).items():
         api.set_default_header(key, value)

@@ -8,6 +8,7 @@ from kubernetes import client
 
 from app.kube.cache import ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.kube.writer import NodeWriter
 
 
 class Cluster:
@@ -27,6 +28,7 @@ class Cluster:
         self.configuration: client.Configuration = load_configuration(cfg)
         self.api = api_client(self.configuration)
         self.cache = ClusterCache(self.api, page_size=page_size, watch_timeout=watch_timeout)
+        self.writer = NodeWriter(self.api, timeout=request_timeout, on_node=self.cache.apply_node)
         self._start_watches = start_watches
         self._started = threading.Event()
 

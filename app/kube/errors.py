@@ -42,6 +42,10 @@ class Invalid(KubeError):
     status = 422
     title = "Refused by the API server"
 
+    def __init__(self, message: str, status: int | None = None, causes: list[str] | None = None) -> None:
+        super().__init__(message, status)
+        self.causes = causes or []
+
 
 class Gone(KubeError):
     status = 410
@@ -57,17 +61,29 @@ class NotConfigured(KubeError):
     title = "No cluster configured"
 
 
-def _status_message(exc: ApiException) -> str:
+def _status(exc: ApiException) -> tuple[str, list[str]]:
+    """The Status body's message and its details' causes."""
     try:
         body = json.loads(exc.body or b"{}")
-        return str(body.get("message") or exc.reason or "")
+        causes = [
+            str(c.get("message") or "")
+            for c in (body.get("details") or {}).get("causes") or ()
+            if c.get("message")
+        ]
+        return str(body.get("message") or exc.reason or ""), causes
     except (ValueError, TypeError, AttributeError):
-        return str(exc.reason or "")
+        return str(exc.reason or ""), []
+
+
+TEST_FAILED = (
+    "The value changed since you loaded it (the patch's test failed). "
+    "Nothing was changed; reload and try again."
+)
 
 
 def from_api_exception(exc: ApiException) -> KubeError:
     status = int(exc.status or 0)
-    message = _status_message(exc)
+    message, causes = _status(exc)
     if status in (401, 403):
         return Forbidden(message or "The API server refused this request.", status)
     if status == 404:
@@ -77,11 +93,10 @@ def from_api_exception(exc: ApiException) -> KubeError:
     if status == 410:
         return Gone(message or "The resource version is too old.")
     if status == 422:
-        if "test operation" in message or "testing value" in message.lower():
-            return Conflict(
-                "The value changed since you loaded it (the patch's test failed); reload and try again.",
-                422,
-            )
+        if "testing value" in message.lower() or "test operation" in message.lower():
+            return Conflict(TEST_FAILED, 422)
+        if causes:
+            return Invalid("; ".join(causes), causes=causes)
         return Invalid(message or "The API server refused the change as invalid.")
     if status == 0:
         return Unavailable(f"Could not talk to the API server: {exc.reason or exc}")

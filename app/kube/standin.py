@@ -18,7 +18,6 @@ from kubernetes import client
 
 from app.domain.names import escape_json_pointer, is_native_resource
 
-
 NOT_READY = "node.kubernetes.io/not-ready"
 
 

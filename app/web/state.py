@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 
 from flask import current_app
 
@@ -12,6 +13,7 @@ from app.kube.cache import Freshness
 from app.kube.client import ClusterConfig
 from app.kube.cluster import Cluster
 from app.kube.errors import KubeError
+from app.kube.writer import Outcome
 
 
 class State:
@@ -19,6 +21,7 @@ class State:
         self.settings = settings
         self.device_plugins = rule
         self._cluster: Cluster | None = None
+        self.results: OrderedDict[str, list[Outcome]] = OrderedDict()  # bulk outcomes, by key
         self._lock = threading.Lock()
 
     @staticmethod

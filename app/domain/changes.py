@@ -1,0 +1,176 @@
+"""Changes to extended resources on nodes: validation, JSON Patch, desired state, drift.
+
+Every write is a JSON Patch (a list) against ``nodes/{name}/status``. It carries
+a ``test`` op on the value that was read (``/status/capacity/<resource>``), or,
+when the resource was absent, on the node's resourceVersion (JSON Patch cannot
+test for absence). A failed test (422) or a stale resourceVersion (409) means
+the node changed under the user: nothing is written, and nothing is retried.
+
+The desired amount of each resource managed here is kept on the node itself,
+in the annotation ``extres.dev/desired-capacity`` (a JSON object of resource ->
+count), updated in the same patch. A node whose capacity no longer matches it
+(for instance after it re-registered and lost patched capacity) has drifted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from app.domain.names import escape_json_pointer, extended_resource_name_errors, is_standard_resource
+from app.domain.quantity import QuantityError, parse_count
+
+DESIRED_ANNOTATION = "extres.dev/desired-capacity"
+
+Patch = list[dict[str, object]]
+
+
+def parse_desired(value: str | None) -> dict[str, int]:
+    """The desired-state annotation; malformed content counts as no desired state."""
+    if not value:
+        return {}
+    try:
+        data = json.loads(value)
+        return {str(k): parse_count(str(v)) for k, v in data.items()} if isinstance(data, dict) else {}
+    except (ValueError, QuantityError, AttributeError):
+        return {}
+
+
+def format_desired(desired: Mapping[str, int]) -> str:
+    return json.dumps({k: str(v) for k, v in sorted(desired.items())}, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Drift:
+    resource: str
+    desired: int
+    actual: int | None  # None: the resource is gone from capacity
+
+
+def drift(desired: Mapping[str, int], capacity: Mapping[str, int]) -> list[Drift]:
+    return [
+        Drift(name, want, capacity.get(name))
+        for name, want in sorted(desired.items())
+        if capacity.get(name) != want
+    ]
+
+
+class ChangeError(ValueError):
+    """Bad input: ``errors`` maps each offending form field to a message."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = dict(errors)
+
+
+def validate_resource(resource: str, owns: Callable[[str], bool]) -> str | None:
+    """A message for the ``resource`` field, or None when it may be changed here."""
+    if is_standard_resource(resource):
+        return f"{resource!r} is a standard resource, not an extended resource; it cannot be changed here."
+    problems = extended_resource_name_errors(resource)
+    if problems:
+        return f"Resource name {resource!r} {problems[0]}."
+    if owns(resource):
+        return (
+            f"{resource} is advertised by a device plugin; the kubelet rewrites it, so it is read-only here."
+        )
+    return None
+
+
+def validate_quantity(text: str, maximum: int) -> tuple[int | None, str | None]:
+    text = (text or "").strip()
+    if not text:
+        return None, "Quantity is required."
+    try:
+        count = parse_count(text, maximum=maximum)
+    except QuantityError as exc:
+        return None, f"Quantity {exc}."
+    if count == 0:
+        return None, "Quantity must be at least 1; to take a resource away, remove it instead of setting 0."
+    return count, None
+
+
+def validate_expected(text: str | None) -> tuple[int | None, str | None]:
+    """The value the user saw: empty means "absent"."""
+    text = (text or "").strip()
+    if not text:
+        return None, None
+    try:
+        return parse_count(text), None
+    except QuantityError as exc:
+        return None, f"Expected value {exc}."
+
+
+def validate_set(
+    resource: str, quantity: str, expected: str | None, *, maximum: int, owns: Callable[[str], bool]
+) -> tuple[str, int, int | None]:
+    """Validate an add/change; returns (resource, count, expected) or raises ChangeError."""
+    resource = (resource or "").strip()
+    errors: dict[str, str] = {}
+    if msg := validate_resource(resource, owns):
+        errors["resource"] = msg
+    count, msg = validate_quantity(quantity, maximum)
+    if msg:
+        errors["quantity"] = msg
+    want, msg = validate_expected(expected)
+    if msg:
+        errors["expected"] = msg
+    if errors:
+        raise ChangeError(errors)
+    assert count is not None
+    return resource, count, want
+
+
+def capacity_path(resource: str) -> str:
+    return "/status/capacity/" + escape_json_pointer(resource)
+
+
+def guard(resource: str, raw_current: str | None, resource_version: str) -> dict[str, object]:
+    """The ``test`` op: on the value read, or on the resourceVersion when the resource was absent."""
+    if raw_current is None:
+        return {"op": "test", "path": "/metadata/resourceVersion", "value": resource_version}
+    return {"op": "test", "path": capacity_path(resource), "value": raw_current}
+
+
+def desired_ops(annotations: Mapping[str, str] | None, desired: Mapping[str, int]) -> Patch:
+    if annotations is None:
+        return [
+            {
+                "op": "add",
+                "path": "/metadata/annotations",
+                "value": {DESIRED_ANNOTATION: format_desired(desired)},
+            }
+        ]
+    path = "/metadata/annotations/" + escape_json_pointer(DESIRED_ANNOTATION)
+    if not desired:
+        return [{"op": "remove", "path": path}] if DESIRED_ANNOTATION in annotations else []
+    return [{"op": "add", "path": path, "value": format_desired(desired)}]
+
+
+def set_patch(
+    resource: str,
+    count: int,
+    *,
+    raw_current: str | None,
+    resource_version: str,
+    annotations: Mapping[str, str] | None,
+) -> Patch:
+    desired = {**parse_desired((annotations or {}).get(DESIRED_ANNOTATION)), resource: count}
+    return [
+        guard(resource, raw_current, resource_version),
+        {"op": "add", "path": capacity_path(resource), "value": str(count)},
+        *desired_ops(annotations, desired),
+    ]
+
+
+def remove_patch(
+    resource: str, *, raw_current: str, resource_version: str, annotations: Mapping[str, str] | None
+) -> Patch:
+    desired = parse_desired((annotations or {}).get(DESIRED_ANNOTATION))
+    desired.pop(resource, None)
+    return [
+        guard(resource, raw_current, resource_version),
+        {"op": "remove", "path": capacity_path(resource)},
+        *desired_ops(annotations, desired),
+    ]

@@ -1,0 +1,220 @@
+"""Writing extended resources to nodes: one guarded JSON Patch per node, an Event, a log line.
+
+Writes are never retried: a failure is reported to the user as it happened.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from kubernetes import client
+
+from app.domain import changes
+from app.domain.quantity import QuantityError, parse_count
+from app.kube.errors import TEST_FAILED, Conflict, Invalid, KubeError, NotFound, translate
+
+FIELD_MANAGER = "extres"
+EVENT_REASON = "ExtendedResourceChanged"
+audit = logging.getLogger("extres.audit")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened (or, in a dry run, would happen) on one node."""
+
+    node: str
+    resource: str
+    action: str  # "set" | "remove" | "reapply"
+    old: int | None
+    new: int | None
+    ok: bool
+    message: str
+    dry_run: bool = False
+
+
+class NodeWriter:
+    def __init__(
+        self,
+        api: client.ApiClient,
+        *,
+        timeout: float = 10.0,
+        on_node: Callable[[Mapping[str, Any]], None] | None = None,
+    ) -> None:
+        self.core = client.CoreV1Api(api)
+        self.timeout = timeout
+        self.on_node = on_node  # read-your-writes: feed the patched node to the cache
+
+    # ---- API calls ---------------------------------------------------------
+    def get(self, name: str) -> dict[str, Any]:
+        try:
+            resp: Any = self.core.read_node(name, _preload_content=False, _request_timeout=self.timeout)
+        except Exception as exc:
+            err = translate(exc)
+            if isinstance(err, NotFound):
+                raise NotFound(f"There is no node named {name!r}.") from exc
+            raise err from exc
+        node: dict[str, Any] = orjson.loads(resp.data)
+        return node
+
+    def patch(self, name: str, ops: changes.Patch, dry_run: bool) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"field_manager": FIELD_MANAGER}
+        if dry_run:
+            kwargs["dry_run"] = "All"
+        try:
+            resp: Any = self.core.patch_node_status(
+                name, ops, _preload_content=False, _request_timeout=self.timeout, **kwargs
+            )
+        except Exception as exc:
+            err = translate(exc)
+            if isinstance(err, Invalid) and not err.causes and any(op.get("op") == "test" for op in ops):
+                # Kubernetes answers a failed JSON Patch test with a bare 422 Invalid (no causes).
+                raise Conflict(TEST_FAILED, 422) from exc
+            raise err from exc
+        node: dict[str, Any] = orjson.loads(resp.data)
+        if not dry_run and self.on_node is not None:
+            self.on_node(node)
+        return node
+
+    def event(self, node: Mapping[str, Any], actor: str, message: str) -> None:
+        """Record the change as an Event on the node; a failure here is logged, not raised."""
+        meta = node.get("metadata") or {}
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body: Any = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{meta.get('name', 'node')}.extres.", "namespace": "default"},
+            "involvedObject": {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "name": meta.get("name"),
+                "uid": meta.get("uid"),
+            },
+            "reason": EVENT_REASON,
+            "message": f"{actor}: {message}",
+            "type": "Normal",
+            "source": {"component": FIELD_MANAGER},
+            "reportingComponent": FIELD_MANAGER,
+            "reportingInstance": socket.gethostname(),
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
+        try:
+            self.core.create_namespaced_event("default", body, _request_timeout=self.timeout)
+        except Exception as exc:  # noqa: BLE001
+            audit.warning(
+                "could not record an Event for node %s: %s", meta.get("name"), translate(exc).message
+            )
+
+    # ---- operations -----------------------------------------------------------
+    def set(
+        self, name: str, resource: str, count: int, expected: int | None, actor: str, dry_run: bool = False
+    ) -> Outcome:
+        return self._run(name, resource, "set", count, expected, actor, dry_run)
+
+    def remove(
+        self, name: str, resource: str, expected: int | None, actor: str, dry_run: bool = False
+    ) -> Outcome:
+        return self._run(name, resource, "remove", None, expected, actor, dry_run)
+
+    def reapply(self, name: str, actor: str, dry_run: bool = False) -> list[Outcome]:
+        """Write the desired state back where capacity drifted from it."""
+        node = self.get(name)
+        desired = changes.parse_desired(_annotations(node).get(changes.DESIRED_ANNOTATION))
+        outcomes = []
+        for d in changes.drift(desired, _capacity(node)):
+            outcomes.append(self._run(name, d.resource, "reapply", d.desired, d.actual, actor, dry_run))
+        return outcomes
+
+    def _run(
+        self,
+        name: str,
+        resource: str,
+        action: str,
+        new: int | None,
+        expected: int | None,
+        actor: str,
+        dry_run: bool,
+    ) -> Outcome:
+        old: int | None = expected
+        try:
+            node = self.get(name)
+            raw = ((node.get("status") or {}).get("capacity") or {}).get(resource)
+            old = _count(raw)
+            if old != expected:
+                raise Conflict(
+                    f"{resource} on {name} changed since you loaded it: you saw "
+                    f"{_show(expected)}, it is now {_show(old)}. Nothing was changed; review and try again."
+                )
+            meta = node.get("metadata") or {}
+            annotations = meta.get("annotations")
+            rv = str(meta.get("resourceVersion", ""))
+            if action == "remove":
+                if raw is None:
+                    raise NotFound(f"{resource} is not advertised on {name}; nothing to remove.")
+                ops = changes.remove_patch(
+                    resource, raw_current=raw, resource_version=rv, annotations=annotations
+                )
+            else:
+                assert new is not None
+                ops = changes.set_patch(
+                    resource, new, raw_current=raw, resource_version=rv, annotations=annotations
+                )
+            patched = self.patch(name, ops, dry_run)
+        except KubeError as err:
+            message = err.message
+            if isinstance(err, Conflict) and "changed since you loaded it" not in message:
+                message = f"{name} changed since you loaded it ({message}). Nothing was changed; try again."
+            return Outcome(name, resource, action, old, new, False, message, dry_run)
+        summary = f"{resource} {_show(old)} -> {_show(new)}"
+        verb = "would change" if dry_run else "changed"
+        outcome = Outcome(name, resource, action, old, new, True, f"{verb} {summary}", dry_run)
+        if not dry_run:
+            self.event(patched, actor, f"{action} {summary}")
+            audit.info(
+                json.dumps(
+                    {
+                        "event": "extended_resource_change",
+                        "actor": actor,
+                        "node": name,
+                        "resource": resource,
+                        "action": action,
+                        "old": old,
+                        "new": new,
+                    }
+                )
+            )
+        return outcome
+
+
+def _annotations(node: Mapping[str, Any]) -> dict[str, str]:
+    return dict((node.get("metadata") or {}).get("annotations") or {})
+
+
+def _capacity(node: Mapping[str, Any]) -> dict[str, int]:
+    out = {}
+    for k, v in ((node.get("status") or {}).get("capacity") or {}).items():
+        c = _count(v)
+        if c is not None:
+            out[k] = c
+    return out
+
+
+def _count(raw: Any) -> int | None:
+    if raw is None:
+        return None
+    try:
+        return parse_count(str(raw))
+    except QuantityError:
+        return None
+
+
+def _show(value: int | None) -> str:
+    return "absent" if value is None else str(value)

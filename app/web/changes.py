@@ -1,0 +1,258 @@
+"""Forms that add, change and remove extended resources, on one node or many.
+
+Each form is a plain POST form with post/redirect/get; htmx boosts the same
+forms. Input is validated here before any API call; a refused input changes
+nothing and is answered with 422 and a message next to the field.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response
+
+from app.domain.changes import ChangeError, validate_expected, validate_resource, validate_set
+from app.domain.selectors import SelectorError, parse_selector
+from app.kube.cache import NodeView
+from app.kube.writer import Outcome
+from app.web.state import State
+
+bp = Blueprint("changes", __name__)
+RESULTS_KEPT = 100  # bulk results kept for the GET after the POST
+
+
+def actor() -> str:
+    """Who is making the change, for Events and the audit log."""
+    return request.remote_user or f"dashboard user at {request.remote_addr or 'unknown'}"
+
+
+def _node_or_404(name: str) -> NodeView:
+    node = State.get().cluster.cache.node(name)
+    if node is None:
+        abort(404, description=f"There is no node named {name!r}.")
+    return node
+
+
+def _finish(node: str, outcome: Outcome) -> Response | tuple[str, int]:
+    if outcome.ok:
+        flash(f"{node}: {outcome.message}.", "ok")
+        return redirect(url_for("nodes.detail", name=node), code=303)
+    status = 409 if "changed since you loaded it" in outcome.message else 422
+    return (
+        render_template("changes/failed.html", node=node, outcome=outcome),
+        status,
+    )
+
+
+# ---- one node -----------------------------------------------------------------
+@bp.get("/nodes/<name>/resources/new")
+def new(name: str) -> str:
+    node = _node_or_404(name)
+    resource = request.args.get("resource", "")
+    return render_template(
+        "changes/set.html",
+        node=node,
+        resource=resource,
+        quantity=request.args.get("quantity", ""),
+        expected=node.capacity.get(resource, ""),
+        errors={},
+    )
+
+
+@bp.post("/nodes/<name>/resources")
+def set_resource(name: str) -> Response | tuple[str, int]:
+    state = State.get()
+    node = _node_or_404(name)
+    form = request.form
+    try:
+        resource, count, expected = validate_set(
+            form.get("resource", ""),
+            form.get("quantity", ""),
+            form.get("expected"),
+            maximum=state.settings.max_quantity,
+            owns=state.device_plugins.owns,
+        )
+    except ChangeError as exc:
+        html = render_template(
+            "changes/set.html",
+            node=node,
+            resource=form.get("resource", ""),
+            quantity=form.get("quantity", ""),
+            expected=form.get("expected", ""),
+            errors=exc.errors,
+        )
+        return html, 422
+    return _finish(name, state.cluster.writer.set(name, resource, count, expected, actor()))
+
+
+@bp.get("/nodes/<name>/resources/remove")
+def confirm_remove(name: str) -> str:
+    state = State.get()
+    node = _node_or_404(name)
+    resource = request.args.get("resource", "")
+    if msg := validate_resource(resource, state.device_plugins.owns):
+        abort(422, description=msg)
+    if resource not in node.capacity:
+        abort(404, description=f"{resource} is not advertised on {name}.")
+    pods = [p for p in state.cluster.cache.pods_requesting_extended(name) if resource in p.requests]
+    return render_template("changes/remove.html", node=node, resource=resource, pods=pods)
+
+
+@bp.post("/nodes/<name>/resources/remove")
+def remove_resource(name: str) -> Response | tuple[str, int]:
+    state = State.get()
+    _node_or_404(name)
+    resource = request.form.get("resource", "").strip()
+    errors = {}
+    if msg := validate_resource(resource, state.device_plugins.owns):
+        errors["resource"] = msg
+    expected, msg = validate_expected(request.form.get("expected"))
+    if msg:
+        errors["expected"] = msg
+    elif expected is None:
+        errors["expected"] = "Expected value is required: the amount you saw before removing."
+    if errors:
+        abort(422, description=" ".join(errors.values()))
+    return _finish(name, state.cluster.writer.remove(name, resource, expected, actor()))
+
+
+@bp.post("/nodes/<name>/reapply")
+def reapply_node(name: str) -> Response | tuple[str, int]:
+    _node_or_404(name)
+    outcomes = State.get().cluster.writer.reapply(name, actor())
+    return _bulk_done(outcomes)
+
+
+@bp.post("/reapply")
+def reapply_all() -> Response | tuple[str, int]:
+    cluster = State.get().cluster
+    outcomes: list[Outcome] = []
+    for node in cluster.cache.drifted_nodes():
+        outcomes.extend(cluster.writer.reapply(node.name, actor()))
+    return _bulk_done(outcomes)
+
+
+# ---- many nodes -----------------------------------------------------------------
+@bp.get("/bulk")
+def bulk() -> str:
+    return _bulk_form({}, request.args)
+
+
+def _bulk_form(errors: dict[str, str], values, status: int = 200):
+    html = render_template(
+        "changes/bulk.html",
+        nodes=State.get().cluster.cache.node_list(),
+        values=values,
+        chosen=set(values.getlist("nodes")) if hasattr(values, "getlist") else set(),
+        errors=errors,
+    )
+    return html if status == 200 else (html, status)
+
+
+def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
+    """Validate a bulk form: (action, resource, count, target nodes); raises ChangeError."""
+    state = State.get()
+    cache = state.cluster.cache
+    errors: dict[str, str] = {}
+    action = form.get("action", "set")
+    if action not in ("set", "remove"):
+        errors["action"] = "Action must be 'set' or 'remove'."
+    count = None
+    resource = form.get("resource", "").strip()
+    if action == "set":
+        try:
+            resource, count, _ = validate_set(
+                resource,
+                form.get("quantity", ""),
+                None,
+                maximum=state.settings.max_quantity,
+                owns=state.device_plugins.owns,
+            )
+        except ChangeError as exc:
+            errors.update(exc.errors)
+    elif msg := validate_resource(resource, state.device_plugins.owns):
+        errors["resource"] = msg
+    names = [n for n in form.getlist("nodes") if n]
+    selector_text = form.get("selector", "").strip()
+    targets: list[NodeView] = []
+    if names and selector_text:
+        errors["nodes"] = "Choose nodes or give a label selector, not both."
+    elif names:
+        unknown = [n for n in names if cache.node(n) is None]
+        if unknown:
+            errors["nodes"] = f"Unknown node(s): {', '.join(sorted(unknown))}."
+        targets = [n for n in (cache.node(x) for x in dict.fromkeys(names)) if n is not None]
+    elif selector_text:
+        try:
+            selector = parse_selector(selector_text)
+            targets = [n for n in cache.node_list() if selector.matches(n.labels)]
+            if not targets:
+                errors["selector"] = f"No node matches the label selector {selector_text!r}."
+        except SelectorError as exc:
+            errors["selector"] = f"Label selector: {exc}."
+    else:
+        errors["nodes"] = "Choose at least one node, or give a label selector."
+    if errors:
+        raise ChangeError(errors)
+    return action, resource, count, targets
+
+
+def _apply(
+    action: str, resource: str, count: int | None, targets: Iterable[tuple[str, int | None]], dry_run: bool
+) -> list[Outcome]:
+    writer = State.get().cluster.writer
+    out = []
+    for name, expected in targets:
+        if action == "set":
+            assert count is not None
+            out.append(writer.set(name, resource, count, expected, actor(), dry_run=dry_run))
+        else:
+            out.append(writer.remove(name, resource, expected, actor(), dry_run=dry_run))
+    return out
+
+
+@bp.post("/bulk/preview")
+def bulk_preview():
+    try:
+        action, resource, count, targets = _parse_bulk(request.form)
+    except ChangeError as exc:
+        return _bulk_form(exc.errors, request.form, 422)
+    outcomes = _apply(action, resource, count, [(n.name, n.capacity.get(resource)) for n in targets], True)
+    return render_template(
+        "changes/preview.html", action=action, resource=resource, count=count, outcomes=outcomes
+    )
+
+
+@bp.post("/bulk/apply")
+def bulk_apply():
+    form = request.form
+    try:
+        action, resource, count, targets = _parse_bulk(form)
+    except ChangeError as exc:
+        return _bulk_form(exc.errors, form, 422)
+    planned = []
+    for node in targets:
+        expected, msg = validate_expected(form.get(f"expected-{node.name}"))
+        if msg:
+            return _bulk_form({"nodes": f"{node.name}: {msg}"}, form, 422)
+        planned.append((node.name, expected))
+    return _bulk_done(_apply(action, resource, count, planned, False))
+
+
+def _bulk_done(outcomes: list[Outcome]) -> Response:
+    key = secrets.token_urlsafe(12)
+    kept = State.get().results
+    kept[key] = outcomes
+    while len(kept) > RESULTS_KEPT:
+        kept.popitem(last=False)
+    return redirect(url_for("changes.results", key=key), code=303)
+
+
+@bp.get("/results/<key>")
+def results(key: str) -> str:
+    outcomes = State.get().results.get(key)
+    if outcomes is None:
+        abort(404, description="These results are no longer kept; see the node pages for the current state.")
+    return render_template("changes/results.html", outcomes=outcomes)
