@@ -279,7 +279,9 @@ def test_drift_after_reregistration_is_shown_and_reapplied(web, core, node):
 
     def drift_badge():
         soup = BeautifulSoup(web.get(f"/?q={node}").get_data(as_text=True), "html.parser")
-        return soup.select_one(f'tr[data-node="{node}"] .badge.drift')["data-drift"]
+        badge = soup.select_one(f'tr[data-node="{node}"] .badge.drift')
+        assert badge is not None, "no drift badge yet"
+        return badge["data-drift"]
 
     assert eventually(drift_badge) == F
     page = BeautifulSoup(web.get(f"/nodes/{node}").get_data(as_text=True), "html.parser")
