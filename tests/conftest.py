@@ -88,12 +88,12 @@ def web(app: Any) -> Any:
 
 
 def eventually(check: Callable[[], Any], timeout: float = 15.0, interval: float = 0.1) -> Any:
-    """Call ``check`` until it returns a truthy value (or None) without failing an assertion or lookup."""
+    """Call ``check`` until it returns a truthy value without failing an assertion or lookup."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             result = check()
-            if result or result is None:
+            if result:
                 return result
         except (AssertionError, LookupError):
             if time.monotonic() > deadline:

@@ -24,12 +24,15 @@ from kubernetes import client
 
 from app.domain.accounting import Amounts, counts_on_node, extended_only, pod_requests
 from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
+from app.domain.names import is_native_resource
 from app.domain.quantity import QuantityError, to_amount
 from app.kube.errors import Gone, KubeError, translate
 
 log = logging.getLogger(__name__)
 
 ANNOTATION_PREFIX = "extres.dev/"
+REQUESTS = "requests."
+KINDS = ("nodes", "pods", "quotas")
 
 
 def _amounts(raw: Mapping[str, Any] | None) -> Amounts:
@@ -135,6 +138,32 @@ class PodView:
         )
 
 
+@dataclass(slots=True)
+class QuotaView:
+    """A ResourceQuota's ``requests.<extended resource>`` items: resource -> (hard, used)."""
+
+    namespace: str
+    name: str
+    items: dict[str, tuple[int, int]]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.namespace, self.name)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> QuotaView:
+        meta = obj.get("metadata") or {}
+        status = obj.get("status") or {}
+        hard = _amounts(status.get("hard") or (obj.get("spec") or {}).get("hard"))
+        used = _amounts(status.get("used"))
+        items = {
+            key[len(REQUESTS) :]: (value, used.get(key, 0))
+            for key, value in hard.items()
+            if key.startswith(REQUESTS) and not is_native_resource(key[len(REQUESTS) :])
+        }
+        return cls(meta.get("namespace", ""), meta.get("name", ""), items)
+
+
 @dataclass
 class KindStatus:
     synced: bool = False
@@ -186,7 +215,8 @@ class ClusterCache:
         self.limits: dict[str, Amounts] = {}
         self.node_pods: dict[str, set[tuple[str, str]]] = {}  # node -> pods with extended requests
         self.unschedulable: set[tuple[str, str]] = set()
-        self.status = {"nodes": KindStatus(), "pods": KindStatus()}
+        self.quotas: dict[tuple[str, str], QuotaView] = {}  # only quotas on extended resources
+        self.status = {kind: KindStatus() for kind in KINDS}
         self.listeners: list[Callable[[str], None]] = []
 
     # ---- lifecycle -------------------------------------------------------
@@ -194,7 +224,7 @@ class ClusterCache:
         with self._lock:
             if self._threads:
                 return
-            for kind in ("nodes", "pods"):
+            for kind in KINDS:
                 t = threading.Thread(target=self._run, args=(kind,), name=f"extres-watch-{kind}", daemon=True)
                 self._threads.append(t)
                 t.start()
@@ -252,6 +282,10 @@ class ClusterCache:
             keys = self.node_pods.get(node, set())
             return sorted((self.pods[k] for k in keys if k in self.pods), key=lambda p: p.key)
 
+    def quota_list(self) -> list[QuotaView]:
+        with self._lock:
+            return sorted(self.quotas.values(), key=lambda q: q.key)
+
     def unschedulable_pods(self) -> list[PodView]:
         with self._lock:
             return sorted((self.pods[k] for k in self.unschedulable), key=lambda p: p.key)
@@ -279,6 +313,15 @@ class ClusterCache:
                 self._account(view, +1)
         self._notify("pods")
 
+    def apply_quota(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
+        view = QuotaView.from_json(obj)
+        with self._lock:
+            if deleted or not view.items:
+                self.quotas.pop(view.key, None)
+            else:
+                self.quotas[view.key] = view
+        self._notify("quotas")
+
     def _account(self, pod: PodView, sign: int) -> None:
         key = pod.key
         if pod.counts:
@@ -301,6 +344,10 @@ class ClusterCache:
             nodes = {v.name: v for v in map(NodeView.from_json, items)}
             with self._lock:
                 self.nodes = nodes
+        elif kind == "quotas":
+            quotas = {v.key: v for v in map(QuotaView.from_json, items) if v.items}
+            with self._lock:
+                self.quotas = quotas
         else:
             with self._lock:
                 self.pods, self.requested, self.limits = {}, {}, {}
@@ -316,7 +363,12 @@ class ClusterCache:
 
     # ---- the watch loops -------------------------------------------------
     def _list_fn(self, kind: str) -> Callable[..., Any]:
-        return self.core.list_node if kind == "nodes" else self.core.list_pod_for_all_namespaces
+        fns: dict[str, Callable[..., Any]] = {
+            "nodes": self.core.list_node,
+            "pods": self.core.list_pod_for_all_namespaces,
+            "quotas": self.core.list_resource_quota_for_all_namespaces,
+        }
+        return fns[kind]
 
     def _list(self, kind: str) -> str:
         items: list[Mapping[str, Any]] = []
@@ -397,7 +449,7 @@ class ClusterCache:
                 backoff = min(backoff * 2, 30.0)
 
     def _watch_once(self, kind: str, rv: str) -> str:
-        apply = self.apply_node if kind == "nodes" else self.apply_pod
+        apply = {"nodes": self.apply_node, "pods": self.apply_pod, "quotas": self.apply_quota}[kind]
         for event in self._events(kind, rv):
             etype = event.get("type")
             obj = event.get("object") or {}

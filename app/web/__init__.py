@@ -23,12 +23,13 @@ def init_app(app: Flask, settings: Settings) -> None:
     app.extensions["extres"] = State(settings, DevicePluginRule(settings.device_plugin_resources))
     filters.register(app)
 
-    from app.web import changes, health, nodes, overview
+    from app.web import changes, health, nodes, overview, pending
 
     app.register_blueprint(overview.bp)
     app.register_blueprint(nodes.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(changes.bp, url_prefix="/changes")
+    app.register_blueprint(pending.bp)
 
     @app.context_processor
     def inject_state() -> dict[str, object]:

@@ -52,6 +52,13 @@ class State:
         except KubeError as exc:
             return Freshness(synced=False, stale=True, age_seconds=None, error=exc.message)
 
+    def pending_count(self) -> int:
+        """Unschedulable pods, for the navigation badge (0 when there is no cluster)."""
+        try:
+            return len(self.cluster.cache.unschedulable)
+        except KubeError:
+            return 0
+
     def close(self) -> None:
         if self._cluster is not None:
             self._cluster.close()

@@ -1,0 +1,160 @@
+"""Why a pending pod cannot be scheduled, and what would make it fit.
+
+Two sources, kept apart: the scheduler's own message (parsed tolerantly; its
+format changed between Kubernetes versions) and this project's accounting
+(allocatable minus requested on each node), which alone gives the shortfall
+and the suggestion.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from app.domain.accounting import Amounts
+from app.domain.overview import NodeLike
+
+_HEAD = re.compile(r"^\s*(?P<avail>\d+)/(?P<total>\d+) nodes are available(?::\s*(?P<rest>.*))?$", re.S)
+_REASON_SPLIT = re.compile(r",\s+(?=\d+\s)")
+_REASON = re.compile(r"^(?P<count>\d+)\s+(?P<text>.+?)\.?$", re.S)
+_INSUFFICIENT = re.compile(r"^Insufficient (?P<resource>\S+)$")
+
+
+@dataclass(frozen=True)
+class SchedulerMessage:
+    raw: str
+    total_nodes: int | None = None
+    reasons: tuple[tuple[int, str], ...] = ()  # (node count, reason), scheduling part only
+    preemption: str | None = None  # the "preemption: ..." clause, when present
+
+    @property
+    def insufficient(self) -> dict[str, int]:
+        """resource -> how many nodes the scheduler found short of it."""
+        out: dict[str, int] = {}
+        for count, text in self.reasons:
+            if m := _INSUFFICIENT.match(text):
+                out[m["resource"]] = out.get(m["resource"], 0) + count
+        return out
+
+    @property
+    def other_reasons(self) -> list[tuple[int, str]]:
+        return [(c, t) for c, t in self.reasons if not _INSUFFICIENT.match(t)]
+
+
+def parse_scheduler_message(message: str) -> SchedulerMessage:
+    """Parse ``0/N nodes are available: 3 Insufficient x, 1 node(s) didn't match ...``.
+
+    Unknown shapes are kept whole in ``raw`` with no reasons, never guessed at.
+    """
+    text = (message or "").strip()
+    main, _, preemption = text.partition(" preemption: ")
+    m = _HEAD.match(main)
+    if not m:
+        return SchedulerMessage(raw=text)
+    reasons: list[tuple[int, str]] = []
+    rest = (m["rest"] or "").strip()
+    if rest.endswith("."):
+        rest = rest[:-1]
+    for part in _REASON_SPLIT.split(rest) if rest else ():
+        if r := _REASON.match(part.strip()):
+            reasons.append((int(r["count"]), r["text"].strip().rstrip(".")))
+    return SchedulerMessage(
+        raw=text,
+        total_nodes=int(m["total"]),
+        reasons=tuple(reasons),
+        preemption=preemption.strip().rstrip(".") or None,
+    )
+
+
+@dataclass(frozen=True)
+class ResourceFit:
+    resource: str
+    requested: int
+    advertised_on: int  # nodes that advertise the resource (among the candidates)
+    max_free: int  # the largest free amount on any candidate node
+    best_node: str | None  # where max_free is (first by name)
+    shortfall: int  # how much more the best node needs (0: some node fits)
+    fit_with_shortfall: int  # how many candidate nodes would fit with `shortfall` more
+
+    @property
+    def unadvertised(self) -> bool:
+        return self.advertised_on == 0
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    node: str
+    resource: str
+    add: int
+    new_capacity: int
+
+    @property
+    def text(self) -> str:
+        return f"add {self.add} {self.resource} to {self.node}"
+
+
+@dataclass
+class Diagnosis:
+    kind: str  # "short" | "unadvertised" | "other"
+    fits: list[ResourceFit] = field(default_factory=list)
+    suggestions: list[Suggestion] = field(default_factory=list)
+    candidates: int = 0  # nodes matching the pod's nodeSelector and not cordoned
+
+
+class CandidateNode(NodeLike, Protocol):
+    @property
+    def unschedulable(self) -> bool: ...  # cordoned
+
+
+def _selected(node: CandidateNode, selector: Mapping[str, str]) -> bool:
+    return not node.unschedulable and all(node.labels.get(k) == v for k, v in selector.items())
+
+
+def diagnose(
+    requests: Mapping[str, int],
+    node_selector: Mapping[str, str],
+    nodes: Iterable[CandidateNode],
+    requested: Callable[[str], Amounts],
+) -> Diagnosis:
+    """Our own accounting for one pod's extended-resource requests."""
+    candidates = [n for n in nodes if _selected(n, node_selector)]
+    free_by_node = {
+        n.name: {r: n.allocatable.get(r, 0) - requested(n.name).get(r, 0) for r in requests}
+        for n in candidates
+    }
+    fits: list[ResourceFit] = []
+    for resource, want in sorted(requests.items()):
+        advertising = sorted((n for n in candidates if resource in n.allocatable), key=lambda n: n.name)
+        if not advertising:
+            fits.append(ResourceFit(resource, want, 0, 0, None, want, 0))
+            continue
+        best = max(advertising, key=lambda n: free_by_node[n.name][resource])  # first max, by name
+        max_free = free_by_node[best.name][resource]
+        shortfall = max(0, want - max_free)
+        fit_with = sum(1 for n in advertising if free_by_node[n.name][resource] + shortfall >= want)
+        fits.append(ResourceFit(resource, want, len(advertising), max_free, best.name, shortfall, fit_with))
+
+    diagnosis = Diagnosis(kind="other", fits=fits, candidates=len(candidates))
+    if any(f.unadvertised for f in fits):
+        diagnosis.kind = "unadvertised"
+        return diagnosis
+    if any(all(free[r] >= want for r, want in requests.items()) for free in free_by_node.values()):
+        return diagnosis  # some node has room for all of it: the reason is elsewhere (taints, cpu, ...)
+    diagnosis.kind = "short"
+
+    # One node for all resources: the one needing the least added in total.
+    def total_short(n: NodeLike) -> tuple[int, str]:
+        return (sum(max(0, want - free_by_node[n.name][r]) for r, want in requests.items()), n.name)
+
+    advertising_all = [n for n in candidates if all(r in n.allocatable for r in requests)]
+    if advertising_all:
+        best = min(advertising_all, key=total_short)
+        for resource, want in sorted(requests.items()):
+            add = max(0, want - free_by_node[best.name][resource])
+            if add:
+                diagnosis.suggestions.append(
+                    Suggestion(best.name, resource, add, best.capacity.get(resource, 0) + add)
+                )
+    return diagnosis

@@ -1,0 +1,136 @@
+"""Pending pods, with the real kube-scheduler deciding what does not fit.
+
+There is no kubelet: app.kube.standin stands in for it (lifts the not-ready
+taint, copies capacity to allocatable, marks bound pods Running).
+Each test uses a resource name of its own, so other tests' nodes never compete.
+"""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+
+from app.kube import standin
+from tests.conftest import eventually
+from tests.kube_helpers import create_node, create_pod
+
+pytestmark = pytest.mark.scheduler
+
+
+def make_ready(core, *names):
+    """What the kubelet and node controller would do for a healthy node."""
+    for name in names:
+        node = core.api_client.sanitize_for_serialization(core.read_node(name))
+        standin.make_ready(core, node)
+        standin.sync_node(core, node)
+
+
+def scheduled_condition(core, name):
+    pod = core.read_namespaced_pod(name, "default")
+    for cond in pod.status.conditions or ():
+        if cond.type == "PodScheduled":
+            return pod.spec.node_name, cond.reason, cond.message
+    return pod.spec.node_name, None, None
+
+
+def article(web, pod, query=""):
+    soup = BeautifulSoup(web.get(f"/pending/{query}").get_data(as_text=True), "html.parser")
+    return soup.select_one(f'article[data-pod="default/{pod}"]')
+
+
+def test_short_pod_is_explained_fixed_by_the_suggestion_and_leaves(web, core, scheduler, uid):
+    r = f"t{uid[-6:].strip('-')}.example.com/dongle".replace("--", "-")
+    a, b = f"{uid}-a", f"{uid}-b"
+    create_node(core, a, {r: "3"})
+    create_node(core, b, {r: "1"})
+    make_ready(core, a, b)
+    create_pod(core, f"{uid}-holder", a, {r: "1"})  # a: 2 free, b: 1 free
+    pod = f"{uid}-big"
+    create_pod(core, pod, None, {r: "3"})
+
+    # the scheduler's own verdict
+    def unschedulable():
+        node, reason, message = scheduled_condition(core, pod)
+        assert node is None and reason == "Unschedulable", (node, reason)
+        return message
+
+    message = eventually(unschedulable, timeout=30)
+    assert f"Insufficient {r}" in message
+
+    def shown():
+        art = article(web, pod)
+        assert art is not None
+        return art
+
+    art = eventually(shown)
+    assert art["data-kind"] == "short"
+    row = art.select_one(f'tr[data-resource="{r}"]')
+    assert row.select_one('[data-field="max_free"]').get_text(" ", strip=True) == f"2 on {a}"
+    assert row.select_one('[data-field="shortfall"]').get_text() == "1"
+    assert row.select_one('[data-field="advertised"]').get_text() == "2"
+    link = art.select_one("a[data-suggestion]")
+    assert link.get_text(strip=True) == f"add 1 {r} to {a}"
+    assert f"Insufficient {r}" in art.select_one(".scheduler").get_text()
+    assert BeautifulSoup(web.get("/").get_data(as_text=True), "html.parser").select_one("#pending-badge")
+
+    # follow the suggestion: the prefilled form, submitted as it is
+    form_page = BeautifulSoup(web.get(link["href"]).get_data(as_text=True), "html.parser")
+    form = form_page.select_one("form.change")
+    data = {i["name"]: i.get("value", "") for i in form.select("input")}
+    assert data["resource"] == r and data["quantity"] == "4" and data["expected"] == "3"
+    assert web.post(form["action"], data=data).status_code == 303
+    make_ready(core, a)  # the kubelet copies the new capacity to allocatable
+
+    def bound():
+        node, _, _ = scheduled_condition(core, pod)
+        assert node == a
+        return True
+
+    eventually(bound, timeout=90)  # the scheduler retries on the node update
+    eventually(lambda: article(web, pod) is None)
+
+
+def test_resource_no_node_advertises_and_non_resource_reasons(web, core, scheduler, uid):
+    r = f"t{uid[-6:].strip('-')}.example.com/dongle".replace("--", "-")
+    n = f"{uid}-n"
+    create_node(core, n, {r: "2"}, labels={"pool": uid})
+    make_ready(core, n)
+    core.patch_node(n, {"spec": {"taints": [{"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]}})
+    typo = f"{uid}-typo"
+    create_pod(core, typo, None, {f"{r}s": "1"})
+    elsewhere = f"{uid}-selector"
+    create_pod(core, elsewhere, None, {r: "1"}, nodeSelector={"pool": "nowhere"})
+    fits = f"{uid}-fits-but-taint"
+    create_pod(core, fits, None, {r: "1"}, nodeSelector={"pool": uid})
+
+    art = eventually(lambda: article(web, typo))
+    assert art["data-kind"] == "unadvertised"
+    assert "no node advertises" in art.get_text()
+    assert eventually(lambda: article(web, elsewhere))["data-kind"] == "unadvertised"
+    art = eventually(lambda: article(web, fits), timeout=30)
+    assert art["data-kind"] == "other"
+    assert "not a resource problem" in art.get_text()
+    assert not art.select("a[data-suggestion]")
+
+    # filters
+    assert article(web, typo, f"?resource={r}s") is not None
+    assert article(web, fits, f"?resource={r}s") is None
+    assert article(web, typo, "?namespace=kube-system") is None
+
+
+def test_quota_on_extended_resource_is_shown(web, core, uid):
+    r = "example.com/dongle"
+    core.create_namespaced_resource_quota(
+        "default",
+        {"metadata": {"name": f"{uid}-q"}, "spec": {"hard": {f"requests.{r}": "5", "cpu": "10"}}},
+    )
+
+    def row():
+        soup = BeautifulSoup(web.get("/pending/").get_data(as_text=True), "html.parser")
+        tr = soup.select_one(f'tr[data-quota="default/{uid}-q"]')
+        assert tr is not None
+        return tr
+
+    tr = eventually(row)
+    assert tr["data-resource"] == r
+    assert tr.select_one('[data-field="hard"]').get_text() == "5"
