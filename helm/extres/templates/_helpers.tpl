@@ -1,0 +1,38 @@
+{{- define "extres.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}{{ .Release.Name | trunc 63 | trimSuffix "-" }}{{- else -}}{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}{{- end -}}
+{{- end -}}
+
+{{- define "extres.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "extres.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "extres.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}{{ default (include "extres.fullname" .) .Values.serviceAccount.name }}{{- else -}}{{ default "default" .Values.serviceAccount.name }}{{- end -}}
+{{- end -}}
+
+{{- /* Does the app's own service account write? Only in service-account mode without readOnly. */ -}}
+{{- define "extres.saWrites" -}}
+{{- if and (eq .Values.auth.mode "service-account") (not .Values.auth.readOnly) -}}true{{- end -}}
+{{- end -}}
+
+{{- define "extres.subjects" -}}
+{{- range .groups }}
+  - kind: Group
+    apiGroup: rbac.authorization.k8s.io
+    name: {{ . | quote }}
+{{- end }}
+{{- range .users }}
+  - kind: User
+    apiGroup: rbac.authorization.k8s.io
+    name: {{ . | quote }}
+{{- end }}
+{{- end -}}
