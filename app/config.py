@@ -11,6 +11,7 @@ from typing import Any
 from app.domain.ownership import DEFAULT_DEVICE_PLUGIN_PATTERNS
 
 PREFIX = "EXTRES_"
+AUTH_MODES = ("service-account", "impersonate", "token")
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,13 @@ class Settings:
     device_plugin_resources: tuple[str, ...] = DEFAULT_DEVICE_PLUGIN_PATTERNS
     max_quantity: int = 1_000_000
     log_level: str = "INFO"
+    auth_mode: str = "service-account"  # service-account | impersonate | token
+    read_only: bool = False  # service-account mode: no write route at all
+    user_header: str = "X-Forwarded-User"  # impersonate mode: set by the trusted auth proxy
+    groups_header: str = "X-Forwarded-Groups"
+    trusted_proxies: tuple[str, ...] = ()  # addresses/CIDRs allowed to set those headers
+    cookie_secure: bool = True
+    max_request_bytes: int = 64 * 1024
     start_watches: bool = True  # start the cache's watches on the first request
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -45,6 +53,10 @@ class Settings:
             values[f.name] = _convert(f.name, f.type, raw)
         values.update(overrides)
         settings = cls(**values)
+        if settings.auth_mode not in AUTH_MODES:
+            raise ValueError(
+                f"{PREFIX}AUTH_MODE must be one of {', '.join(AUTH_MODES)}, not {settings.auth_mode!r}"
+            )
         if not settings.secret_key:
             settings = cls(**{**vars(settings), "secret_key": secrets.token_hex(32)})
         return settings

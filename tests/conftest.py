@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from flask.testing import FlaskClient
 from kubernetes import client
 
 from app import create_app, testenv
@@ -82,9 +83,33 @@ def app(make_app: Callable[..., Any]) -> Any:
     return app
 
 
+CSRF = "test-csrf-token"
+
+
+class Browser(FlaskClient):
+    """A test client that speaks HTTPS (the session cookie is Secure) and sends the
+    session's CSRF token with every form, as the dashboard's own pages do."""
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("base_url", "https://localhost")
+        data = kwargs.get("data")
+        wants = kwargs.pop("csrf", True) and kwargs.get("method") == "POST"
+        if wants and (data is None or isinstance(data, dict)) and "csrf_token" not in (data or {}):
+            kwargs["data"] = {**(data or {}), "csrf_token": CSRF}
+        return super().open(*args, **kwargs)
+
+
+def browser(app: Any) -> Browser:
+    app.test_client_class = Browser
+    client = app.test_client()
+    with client.session_transaction(base_url="https://localhost") as session:
+        session["csrf"] = CSRF
+    return client
+
+
 @pytest.fixture
 def web(app: Any) -> Any:
-    return app.test_client()
+    return browser(app)
 
 
 def eventually(check: Callable[[], Any], timeout: float = 15.0, interval: float = 0.1) -> Any:

@@ -6,6 +6,7 @@ import threading
 
 from kubernetes import client
 
+from app.kube.access import Access, Identity
 from app.kube.cache import ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from app.kube.writer import NodeWriter
@@ -28,7 +29,7 @@ class Cluster:
         self.configuration: client.Configuration = load_configuration(cfg)
         self.api = api_client(self.configuration)
         self.cache = ClusterCache(self.api, page_size=page_size, watch_timeout=watch_timeout)
-        self.writer = NodeWriter(self.api, timeout=request_timeout, on_node=self.cache.apply_node)
+        self.access = Access(self.configuration, self.api)
         self._start_watches = start_watches
         self._started = threading.Event()
 
@@ -43,6 +44,13 @@ class Cluster:
             self.cache.start()
             self.cache.wait_synced(first_sync_wait)
 
+    def writer_for(self, identity: Identity) -> NodeWriter:
+        """Writes go out as the acting user, so the API server's RBAC decides too."""
+        return NodeWriter(
+            self.access.client_for(identity), timeout=self.request_timeout, on_node=self.cache.apply_node
+        )
+
     def close(self) -> None:
+        self.access.close()
         self.cache.stop()
         self.api.close()

@@ -37,6 +37,7 @@ class Outcome:
     ok: bool
     message: str
     dry_run: bool = False
+    status: int = 200  # the HTTP status that fits: 409 changed, 403 refused, 404, 422, 503
 
 
 class NodeWriter:
@@ -172,7 +173,8 @@ class NodeWriter:
             message = err.message
             if isinstance(err, Conflict) and "changed since you loaded it" not in message:
                 message = f"{name} changed since you loaded it ({message}). Nothing was changed; try again."
-            return Outcome(name, resource, action, old, new, False, message, dry_run)
+            status = 409 if isinstance(err, Conflict) else err.status if 400 <= err.status < 600 else 503
+            return Outcome(name, resource, action, old, new, False, message, dry_run, status)
         summary = f"{resource} {_show(old)} -> {_show(new)}"
         verb = "would change" if dry_run else "changed"
         outcome = Outcome(name, resource, action, old, new, True, f"{verb} {summary}", dry_run)

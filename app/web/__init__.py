@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, render_template
+from flask import Flask, g, render_template
 from flask_htmx import HTMX
 from werkzeug.exceptions import HTTPException
 
 from app.config import Settings
 from app.domain.ownership import DevicePluginRule
 from app.kube.errors import KubeError
-from app.web import filters
+from app.web import filters, security
 from app.web.state import State
 
 htmx = HTMX()
@@ -22,18 +22,34 @@ def init_app(app: Flask, settings: Settings) -> None:
     htmx.init_app(app)
     app.extensions["extres"] = State(settings, DevicePluginRule(settings.device_plugin_resources))
     filters.register(app)
+    security.init_app(app, settings)
 
-    from app.web import changes, health, nodes, overview, pending
+    from app.web import auth, changes, health, nodes, overview, pending
 
     app.register_blueprint(overview.bp)
     app.register_blueprint(nodes.bp)
     app.register_blueprint(health.bp)
-    app.register_blueprint(changes.bp, url_prefix="/changes")
     app.register_blueprint(pending.bp)
+    writes = not (settings.auth_mode == "service-account" and settings.read_only)
+    if writes:  # read-only: no write route exists at all
+        app.register_blueprint(changes.bp, url_prefix="/changes")
+    if settings.auth_mode == "token":
+        app.register_blueprint(auth.bp)
 
     @app.context_processor
     def inject_state() -> dict[str, object]:
-        return {"state": State.get()}
+        state = State.get()
+
+        def can_write() -> bool:
+            """Whether to show write forms: asked once per request (SelfSubjectAccessReview)."""
+            if "can_write" not in g:
+                try:
+                    g.can_write = writes and state.cluster.access.can_edit(security.identity())
+                except KubeError:
+                    g.can_write = False
+            return bool(g.can_write)
+
+        return {"state": state, "can_write": can_write, "identity": security.identity}
 
     @app.after_request
     def vary_on_htmx(response):

@@ -16,16 +16,31 @@ from werkzeug.wrappers import Response
 from app.domain.changes import ChangeError, validate_expected, validate_resource, validate_set
 from app.domain.selectors import SelectorError, parse_selector
 from app.kube.cache import NodeView
-from app.kube.writer import Outcome
+from app.kube.writer import NodeWriter, Outcome
+from app.web.security import identity
 from app.web.state import State
 
 bp = Blueprint("changes", __name__)
 RESULTS_KEPT = 100  # bulk results kept for the GET after the POST
 
 
+@bp.before_request
+def require_edit_right() -> None:
+    """Re-checked on every write: the acting user must be allowed to patch nodes/status."""
+    who = identity()
+    if not State.get().cluster.access.can_edit(who):
+        abort(
+            403, description=f"{who.label} may view but not change nodes (patch nodes/status is not allowed)."
+        )
+
+
 def actor() -> str:
     """Who is making the change, for Events and the audit log."""
-    return request.remote_user or f"dashboard user at {request.remote_addr or 'unknown'}"
+    return identity().label
+
+
+def writer() -> NodeWriter:
+    return State.get().cluster.writer_for(identity())
 
 
 def _node_or_404(name: str) -> NodeView:
@@ -39,7 +54,7 @@ def _finish(node: str, outcome: Outcome) -> Response | tuple[str, int]:
     if outcome.ok:
         flash(f"{node}: {outcome.message}.", "ok")
         return redirect(url_for("nodes.detail", name=node), code=303)
-    status = 409 if "changed since you loaded it" in outcome.message else 422
+    status = outcome.status
     return (
         render_template("changes/failed.html", node=node, outcome=outcome),
         status,
@@ -84,7 +99,7 @@ def set_resource(name: str) -> Response | tuple[str, int]:
             errors=exc.errors,
         )
         return html, 422
-    return _finish(name, state.cluster.writer.set(name, resource, count, expected, actor()))
+    return _finish(name, writer().set(name, resource, count, expected, actor()))
 
 
 @bp.get("/nodes/<name>/resources/remove")
@@ -115,22 +130,22 @@ def remove_resource(name: str) -> Response | tuple[str, int]:
         errors["expected"] = "Expected value is required: the amount you saw before removing."
     if errors:
         abort(422, description=" ".join(errors.values()))
-    return _finish(name, state.cluster.writer.remove(name, resource, expected, actor()))
+    return _finish(name, writer().remove(name, resource, expected, actor()))
 
 
 @bp.post("/nodes/<name>/reapply")
 def reapply_node(name: str) -> Response | tuple[str, int]:
     _node_or_404(name)
-    outcomes = State.get().cluster.writer.reapply(name, actor())
+    outcomes = writer().reapply(name, actor())
     return _bulk_done(outcomes)
 
 
 @bp.post("/reapply")
 def reapply_all() -> Response | tuple[str, int]:
-    cluster = State.get().cluster
+    w = writer()
     outcomes: list[Outcome] = []
-    for node in cluster.cache.drifted_nodes():
-        outcomes.extend(cluster.writer.reapply(node.name, actor()))
+    for node in State.get().cluster.cache.drifted_nodes():
+        outcomes.extend(w.reapply(node.name, actor()))
     return _bulk_done(outcomes)
 
 
@@ -202,14 +217,14 @@ def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
 def _apply(
     action: str, resource: str, count: int | None, targets: Iterable[tuple[str, int | None]], dry_run: bool
 ) -> list[Outcome]:
-    writer = State.get().cluster.writer
+    w = writer()
     out = []
     for name, expected in targets:
         if action == "set":
             assert count is not None
-            out.append(writer.set(name, resource, count, expected, actor(), dry_run=dry_run))
+            out.append(w.set(name, resource, count, expected, actor(), dry_run=dry_run))
         else:
-            out.append(writer.remove(name, resource, expected, actor(), dry_run=dry_run))
+            out.append(w.remove(name, resource, expected, actor(), dry_run=dry_run))
     return out
 
 

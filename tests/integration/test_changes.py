@@ -9,6 +9,7 @@ from bs4 import BeautifulSoup
 from kubernetes import client
 
 from app.domain import changes
+from app.kube.access import Identity
 from app.kube.errors import Conflict, translate
 from tests.conftest import eventually
 from tests.kube_helpers import create_node, create_pod, grid_cells
@@ -107,7 +108,7 @@ def test_concurrent_change_is_refused_not_overwritten(web, core, node):
 
 
 def test_failed_test_op_and_stale_resource_version_both_mean_changed(app, core, node):
-    writer = app.extensions["extres"].cluster.writer
+    writer = app.extensions["extres"].cluster.writer_for(Identity())
     raw = core.read_node(node)
     stale = changes.set_patch(
         D, 9, raw_current="3", resource_version=raw.metadata.resource_version, annotations=None

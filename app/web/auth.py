@@ -1,0 +1,48 @@
+"""Token mode: paste a bearer token; it is checked, then kept in the signed, HttpOnly session."""
+
+from __future__ import annotations
+
+from flask import Blueprint, redirect, render_template, request, session, url_for
+from werkzeug.wrappers import Response
+
+from app.kube.access import Identity
+from app.web.security import csrf_token
+from app.web.state import State
+
+bp = Blueprint("auth", __name__)
+
+
+@bp.get("/login")
+def login_form() -> str:
+    csrf_token()
+    return render_template("auth/login.html", error="", next=request.args.get("next", "/"))
+
+
+@bp.post("/login")
+def login() -> Response | tuple[str, int]:
+    import hmac
+
+    sent = request.form.get("csrf_token", "")
+    token = request.form.get("token", "").strip()
+    target = request.form.get("next", "/")
+    if not target.startswith("/") or target.startswith("//"):
+        target = "/"
+    error = ""
+    if not sent or not hmac.compare_digest(sent, session.get("csrf", "")):
+        error = "The form expired; try again."
+    elif not token or len(token) > 4096:
+        error = "Token: paste a bearer token."
+    elif not State.get().cluster.access.allowed(Identity(token=token, mode="token"), "list", "nodes"):
+        error = "Token: the API server did not accept this token, or it may not list nodes."
+    if error:
+        return render_template("auth/login.html", error=error, next=target), 401
+    session.clear()
+    session["token"] = token
+    csrf_token()
+    return redirect(target, code=303)
+
+
+@bp.post("/logout")
+def logout() -> Response:
+    session.clear()
+    return redirect(url_for("overview.index"), code=303)
