@@ -1,0 +1,47 @@
+"""Rendering the Helm chart with helm-python-sdk (Helm v4 embedded; no helm binary)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import helm_python as helm
+import yaml
+from kubernetes import client
+
+CHART = Path(__file__).resolve().parent.parent / "helm" / "extres"
+NAMESPACE = "extres"
+
+IMPERSONATE = {
+    "auth": {"mode": "impersonate", "trustedProxies": ["10.0.0.0/8"]},
+    "rbac": {"viewerGroups": ["extres-viewers"], "editorGroups": ["extres-editors"]},
+}
+
+
+def render(values: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    chart = helm.Chart.load(CHART)
+    out = chart.render(values or {}, name="extres", namespace=NAMESPACE, is_install=True)
+    docs = []
+    for path, text in sorted(out.items()):
+        if path.endswith(".yaml"):
+            docs.extend(d for d in yaml.safe_load_all(text) if d)
+    return docs
+
+
+def apply_rbac(api: client.ApiClient, docs: list[dict[str, Any]]) -> None:
+    """Create (or replace) the rendered ClusterRoles and ClusterRoleBindings."""
+    rbac = client.RbacAuthorizationV1Api(api)
+    for doc in docs:
+        kind, name = doc["kind"], doc["metadata"]["name"]
+        if kind == "ClusterRole":
+            create, replace = rbac.create_cluster_role, rbac.replace_cluster_role
+        elif kind == "ClusterRoleBinding":
+            create, replace = rbac.create_cluster_role_binding, rbac.replace_cluster_role_binding
+        else:
+            continue
+        try:
+            create(doc)
+        except client.ApiException as exc:
+            if exc.status != 409:
+                raise
+            replace(name, doc)
