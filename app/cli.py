@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.config import Settings
+from app.serving import gunicorn_options
 
 log = logging.getLogger("extres")
 
@@ -34,17 +35,7 @@ def serve_app(settings: Settings, threads: int = 8) -> None:
         def load(self) -> Any:
             return create_app(settings)
 
-    Server(
-        {
-            "bind": f"{settings.host}:{settings.port}",
-            "workers": 1,
-            "worker_class": "gthread",
-            "threads": threads,
-            "accesslog": "-",
-            "errorlog": "-",
-            "loglevel": settings.log_level.lower(),
-        }
-    ).run()
+    Server(gunicorn_options(settings, threads)).run()
 
 
 def demo(settings: Settings, state_dir: Path | None) -> None:

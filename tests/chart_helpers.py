@@ -34,9 +34,9 @@ def apply_rbac(api: client.ApiClient, docs: list[dict[str, Any]]) -> None:
     for doc in docs:
         kind, name = doc["kind"], doc["metadata"]["name"]
         if kind == "ClusterRole":
-            create, replace = rbac.create_cluster_role, rbac.replace_cluster_role
+            create, delete = rbac.create_cluster_role, rbac.delete_cluster_role
         elif kind == "ClusterRoleBinding":
-            create, replace = rbac.create_cluster_role_binding, rbac.replace_cluster_role_binding
+            create, delete = rbac.create_cluster_role_binding, rbac.delete_cluster_role_binding
         else:
             continue
         try:
@@ -44,4 +44,5 @@ def apply_rbac(api: client.ApiClient, docs: list[dict[str, Any]]) -> None:
         except client.ApiException as exc:
             if exc.status != 409:
                 raise
-            replace(name, doc)
+            delete(name)  # a binding's roleRef cannot change: replace the object whole
+            create(doc)

@@ -1,0 +1,156 @@
+"""The Helm chart: rendered and linted with helm-python-sdk, validated with
+kubernetes-validate, and its RBAC applied to the real kube-apiserver and
+checked with SubjectAccessReview."""
+
+from __future__ import annotations
+
+import helm_python as helm
+import kubernetes_validate
+import pytest
+from kubernetes import client
+
+from tests.chart_helpers import CHART, IMPERSONATE, NAMESPACE, apply_rbac, render
+
+VALUE_SETS = {
+    "viewer-only": {"auth": {"mode": "service-account", "readOnly": True}},
+    "editor": {"auth": {"mode": "service-account"}, "rbac": {"editorGroups": ["platform"]}},
+    "impersonation": IMPERSONATE,
+    "token": {"auth": {"mode": "token"}, "rbac": {"viewerUsers": ["carol"]}},
+    "ingress": {
+        "ingress": {
+            "enabled": True,
+            "className": "nginx",
+            "host": "extres.example.org",
+            "tlsSecretName": "extres-tls",
+            "annotations": {"nginx.ingress.kubernetes.io/auth-url": "https://auth.example.org/oauth2/auth"},
+        }
+    },
+}
+SA = f"system:serviceaccount:{NAMESPACE}:extres"
+
+
+def kinds(docs):
+    return sorted(d["kind"] for d in docs)
+
+
+@pytest.mark.parametrize("name", sorted(VALUE_SETS))
+def test_chart_renders_lints_and_validates(name):
+    values = VALUE_SETS[name]
+    report = helm.lint(CHART, values, strict=True)
+    assert report["errors"] == []
+    assert not [m for m in report["messages"] if m["severity"] >= 2], report["messages"]
+    docs = render(values)
+    for doc in docs:
+        for version in ("1.30.0", kubernetes_validate.latest_version()):
+            kubernetes_validate.validate(doc, version, strict=True)
+    assert "Deployment" in kinds(docs)
+    assert ("Ingress" in kinds(docs)) is (name == "ingress")
+    text = repr(docs)
+    assert "cluster-admin" not in text
+    assert "secrets" not in text
+
+
+def test_deployment_is_locked_down():
+    [deploy] = [d for d in render() if d["kind"] == "Deployment"]
+    pod = deploy["spec"]["template"]["spec"]
+    [c] = pod["containers"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert c["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert c["resources"]["limits"]["memory"]
+
+
+def test_ingress_values():
+    [ing] = [d for d in render(VALUE_SETS["ingress"]) if d["kind"] == "Ingress"]
+    assert ing["spec"]["ingressClassName"] == "nginx"
+    assert ing["spec"]["tls"] == [{"hosts": ["extres.example.org"], "secretName": "extres-tls"}]
+    assert "nginx.ingress.kubernetes.io/auth-url" in ing["metadata"]["annotations"]
+
+
+def test_impersonation_rights_only_in_impersonate_mode():
+    for name, values in VALUE_SETS.items():
+        roles = [d for d in render(values) if d["kind"] == "ClusterRole"]
+        impersonating = [r for r in roles if any("impersonate" in rule["verbs"] for rule in r["rules"])]
+        assert bool(impersonating) is (name == "impersonation"), name
+
+
+def test_schema_rejects_bad_values():
+    chart = helm.Chart.load(CHART)
+    for bad in (
+        {"auth": {"mode": "root"}},
+        {"rbac": {"editorGroups": ["system:masters"]}},
+        {"replicaCount": 0},
+    ):
+        with pytest.raises(helm.HelmError):
+            chart.validate_schema(bad)
+
+
+def review(api, subject, verb, resource, subresource="", name="", group=""):
+    user, groups = subject
+    body = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": user,
+            "groups": groups,
+            "resourceAttributes": {
+                "verb": verb,
+                "group": group,
+                "resource": resource,
+                "subresource": subresource,
+                "name": name,
+            },
+        },
+    }
+    return client.AuthorizationV1Api(api).create_subject_access_review(body).status.allowed
+
+
+VIEWER = ("alice", ["extres-viewers"])
+EDITOR = ("bob", ["extres-editors"])
+SERVICE_ACCOUNT = (SA, ["system:serviceaccounts", f"system:serviceaccounts:{NAMESPACE}"])
+EXPECTED = [
+    # subject, verb, resource, subresource, name, allowed
+    (VIEWER, "list", "nodes", "", "", True),
+    (VIEWER, "watch", "pods", "", "", True),
+    (VIEWER, "list", "resourcequotas", "", "", True),
+    (VIEWER, "get", "events", "", "", True),
+    (VIEWER, "patch", "nodes", "status", "", False),
+    (VIEWER, "create", "events", "", "", False),
+    (VIEWER, "get", "secrets", "", "", False),
+    (EDITOR, "patch", "nodes", "status", "", True),
+    (EDITOR, "create", "events", "", "", True),
+    (EDITOR, "list", "nodes", "", "", True),
+    (EDITOR, "patch", "nodes", "", "", False),
+    (EDITOR, "update", "nodes", "status", "", False),
+    (EDITOR, "delete", "nodes", "", "", False),
+    (EDITOR, "delete", "pods", "", "", False),
+    (EDITOR, "get", "secrets", "", "", False),
+    (SERVICE_ACCOUNT, "list", "nodes", "", "", True),
+    (SERVICE_ACCOUNT, "watch", "pods", "", "", True),
+    (SERVICE_ACCOUNT, "patch", "nodes", "status", "", False),
+    (SERVICE_ACCOUNT, "impersonate", "users", "", "anyone", True),
+    (SERVICE_ACCOUNT, "impersonate", "groups", "", "extres-editors", True),
+    (SERVICE_ACCOUNT, "impersonate", "groups", "", "system:masters", False),
+    (SERVICE_ACCOUNT, "impersonate", "serviceaccounts", "", "", False),
+    (SERVICE_ACCOUNT, "get", "secrets", "", "", False),
+]
+
+
+@pytest.mark.parametrize(("subject", "verb", "resource", "sub", "name", "allowed"), EXPECTED)
+def test_rendered_rbac_grants_exactly_what_it_should(admin_api, subject, verb, resource, sub, name, allowed):
+    apply_rbac(admin_api, render(IMPERSONATE))
+    assert review(admin_api, subject, verb, resource, sub, name) is allowed
+
+
+def test_service_account_may_write_only_in_service_account_mode(admin_api):
+    apply_rbac(admin_api, render(VALUE_SETS["editor"]))
+    assert review(admin_api, SERVICE_ACCOUNT, "patch", "nodes", "status")
+    apply_rbac(admin_api, render(VALUE_SETS["viewer-only"]))
+    assert not review(admin_api, SERVICE_ACCOUNT, "patch", "nodes", "status")
+    apply_rbac(admin_api, render(IMPERSONATE))  # leave the roles as the security tests expect them
