@@ -1,0 +1,180 @@
+"""The dashboard as people use it, in a real browser.
+
+There is no kubelet: app.kube.standin stands in for it where a test needs
+allocatable to follow capacity or a node to be Ready.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from app.kube import standin
+from tests.browser.conftest import DOCS, open_page
+from tests.kube_helpers import create_node, create_pod
+
+pytestmark = pytest.mark.browser
+
+
+def ready(core, *names):
+    for name in names:
+        node = core.api_client.sanitize_for_serialization(core.read_node(name))
+        standin.make_ready(core, node)
+        standin.sync_node(core, node)
+
+
+@pytest.fixture
+def cluster(core, uid):
+    r = f"b{uid[-5:].strip('-')}.example.com/dongle".replace("--", "-")
+    a, b = f"{uid}-a", f"{uid}-b"
+    create_node(core, a, {r: "2"}, labels={"suite": uid, "pool": "x"})
+    create_node(core, b, {r: "1"}, labels={"suite": uid, "pool": "y"})
+    ready(core, a, b)
+    return r, a, b
+
+
+def cell(page, node, resource, field):
+    return page.locator(f'tr[data-node="{node}"] td[data-resource="{resource}"][data-field="{field}"]')
+
+
+def test_overview_filter_and_search_update_in_place(browser, server, cluster, uid):
+    r, a, b = cluster
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + "/")
+    expect(cell(page, a, r, "capacity")).to_have_text("2")
+    page.evaluate("window.__kept = 42")  # survives only if the page is not reloaded
+    page.fill('input[name="q"]', f"{uid}-b")
+    expect(page.locator(f'tr[data-node="{a}"]')).to_have_count(0)
+    expect(cell(page, b, r, "capacity")).to_have_text("1")
+    assert page.evaluate("window.__kept") == 42
+    assert f"q={uid}-b" in page.url  # the URL follows, so the view can be shared
+    page.fill('input[name="q"]', uid)
+    page.fill('input[name="selector"]', "pool=x")
+    page.press('input[name="selector"]', "Enter")
+    expect(page.locator(f'tr[data-node="{b}"]')).to_have_count(0)
+    expect(cell(page, a, r, "free")).to_have_text("2")
+    page.fill('input[name="selector"]', "pool in x")
+    page.press('input[name="selector"]', "Enter")
+    expect(page.locator("#selector-error")).to_contain_text("Label selector")
+    assert page.evaluate("window.__kept") == 42
+    assert w.problems == []
+
+
+def test_add_to_two_nodes_then_remove_one(browser, server, cluster, uid):
+    _r, a, b = cluster
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + "/changes/bulk")
+    page.evaluate("window.__kept = 1")
+    page.fill('input[name="resource"]', "acme.io/fpga")
+    page.fill('input[name="quantity"]', "3")
+    page.check(f'input[name="nodes"][value="{a}"]')
+    page.check(f'input[name="nodes"][value="{b}"]')
+    page.click("text=Preview (dry run)")
+    expect(page.locator(f'tr[data-node="{a}"] .result')).to_contain_text(
+        "would change acme.io/fpga absent -> 3"
+    )
+    page.click("text=Apply to 2 node(s)")
+    expect(page.locator("h1")).to_have_text("Results")
+    expect(page.locator("tr.ok")).to_have_count(2)
+    assert page.evaluate("window.__kept") == 1  # boosted: swapped in place
+    page.goto(server.url + f"/?q={uid}")
+    expect(cell(page, a, "acme.io/fpga", "capacity")).to_have_text("3")
+    expect(cell(page, b, "acme.io/fpga", "capacity")).to_have_text("3")
+    # remove from b, through the confirmation
+    page.goto(server.url + f"/nodes/{b}")
+    page.locator('tr[data-resource="acme.io/fpga"] >> text=Remove…').click()
+    expect(page.locator("h1")).to_contain_text(f"Remove acme.io/fpga from {b}?")
+    expect(page.locator("main")).to_contain_text("New pods requesting acme.io/fpga will no longer fit")
+    page.click("button.danger")
+    expect(page.locator(".flash.ok")).to_contain_text("acme.io/fpga 3 -> absent")
+    expect(page.locator('table.resources tr[data-resource="acme.io/fpga"]')).to_have_count(0)
+    page.screenshot(path=str(DOCS / "node.png"), full_page=True)
+    assert w.problems == []
+
+
+def test_pending_pod_leaves_after_the_suggested_fix(browser, server, core, cluster, uid):
+    r, a, _b = cluster
+    pod = f"{uid}-wants3"
+    create_pod(core, pod, None, {r: "3"})
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + "/pending/")
+    article = page.locator(f'article[data-pod="default/{pod}"]')
+    for _ in range(60):
+        if article.count():
+            break
+        page.wait_for_timeout(500)
+        page.reload()
+    expect(article).to_have_attribute("data-kind", "short")
+    link = article.locator("a[data-suggestion]")
+    expect(link).to_have_text(f"add 1 {r} to {a}")
+    page.screenshot(path=str(DOCS / "pending.png"), full_page=True)
+    link.click()
+    expect(page.locator('input[name="quantity"]')).to_have_value("3")
+    page.click("text=Save")
+    expect(page.locator(".flash.ok")).to_contain_text(f"{r} 2 -> 3")
+    ready(core, a)  # the kubelet stand-in copies capacity to allocatable
+    page.goto(server.url + "/pending/")
+    for _ in range(120):
+        if not article.count():
+            break
+        page.wait_for_timeout(500)
+        page.reload()
+    expect(article).to_have_count(0)
+    assert core.read_namespaced_pod(pod, "default").spec.node_name == a
+    assert w.problems == []
+
+
+def test_viewer_sees_no_form(browser, token_server, cluster):
+    _r, a, _ = cluster
+    w = open_page(browser, headers={"Authorization": "Bearer viewer-token"})
+    page = w.page
+    page.goto(token_server.url + f"/nodes/{a}")
+    expect(page.locator("#viewer-badge")).to_be_visible()
+    expect(page.locator('form[method="post"]')).to_have_count(0)
+    expect(page.locator("text=Bulk change")).to_have_count(0)
+    assert w.problems == []
+
+
+def test_plain_forms_work_without_javascript(browser, server, cluster, uid):
+    r, a, b = cluster
+    w = open_page(browser, js=False)
+    page = w.page
+    page.goto(server.url + f"/?q={uid}-a")
+    expect(page.locator(f'tr[data-node="{b}"]')).to_have_count(0)  # GET form, server-side filter
+    page.goto(server.url + f"/nodes/{a}")
+    row = page.locator(f'tr[data-resource="{r}"]')
+    row.locator('input[name="quantity"]').fill("5")
+    row.locator("text=Set").click()
+    expect(page.locator(".flash.ok")).to_contain_text(f"{r} 2 -> 5")  # post/redirect/get
+    expect(page.locator(f'tr[data-resource="{r}"] td[data-field="capacity"]')).to_have_text("5")
+    page.fill('form.change input[name="resource"]', "dongle")
+    page.fill('form.change input[name="quantity"]', "1")
+    page.click("form.change >> text=Save")
+    expect(page.locator("#resource-error")).to_contain_text("qualified name")
+
+
+def test_keyboard_reaches_every_action(browser, server, cluster, uid):
+    _r, a, _ = cluster
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + f"/nodes/{a}")
+    seen = []
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        seen.append(
+            page.evaluate("document.activeElement.textContent.trim() || document.activeElement.name || ''")
+        )
+    for wanted in ("Overview", "Pending", "Set", "Remove…", "Save", "resource", "quantity"):
+        assert wanted in seen, (wanted, seen)
+    # and acting by keyboard alone: focus the search, type, Enter
+    page.goto(server.url + "/")
+    page.focus('input[name="q"]')
+    page.keyboard.type(f"{uid}-a")
+    page.keyboard.press("Enter")
+    expect(page.locator(f'tr[data-node="{a}"]')).to_have_count(1)
+    page.goto(server.url + f"/?q={uid}")
+    page.screenshot(path=str(DOCS / "overview.png"), full_page=True)
+    assert w.problems == []
