@@ -218,6 +218,7 @@ class ClusterCache:
         self.quotas: dict[tuple[str, str], QuotaView] = {}  # only quotas on extended resources
         self.status = {kind: KindStatus() for kind in KINDS}
         self.listeners: list[Callable[[str], None]] = []
+        self.on_error: Callable[[str, str], None] | None = None  # (operation, error kind)
 
     # ---- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -444,6 +445,8 @@ class ClusterCache:
                 if isinstance(err, Gone):
                     continue
                 log.warning("watch of %s failed: %s (retrying in %.1fs)", kind, err.message, backoff)
+                if self.on_error is not None:
+                    self.on_error(f"watch {kind}", type(err).__name__)
                 self._mark(kind, connected=False, error=err.message)
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, 30.0)

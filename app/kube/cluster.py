@@ -47,7 +47,10 @@ class Cluster:
     def writer_for(self, identity: Identity) -> NodeWriter:
         """Writes go out as the acting user, so the API server's RBAC decides too."""
         return NodeWriter(
-            self.access.client_for(identity), timeout=self.request_timeout, on_node=self.cache.apply_node
+            self.access.client_for(identity),
+            timeout=self.request_timeout,
+            on_node=self.cache.apply_node,
+            on_error=self.cache.on_error,
         )
 
     def close(self) -> None:

@@ -47,10 +47,12 @@ class NodeWriter:
         *,
         timeout: float = 10.0,
         on_node: Callable[[Mapping[str, Any]], None] | None = None,
+        on_error: Callable[[str, str], None] | None = None,
     ) -> None:
         self.core = client.CoreV1Api(api)
         self.timeout = timeout
         self.on_node = on_node  # read-your-writes: feed the patched node to the cache
+        self.on_error = on_error  # (operation, error kind), for /metrics
 
     # ---- API calls ---------------------------------------------------------
     def get(self, name: str) -> dict[str, Any]:
@@ -170,6 +172,8 @@ class NodeWriter:
                 )
             patched = self.patch(name, ops, dry_run)
         except KubeError as err:
+            if self.on_error is not None:
+                self.on_error(f"{action} nodes/status", type(err).__name__)
             message = err.message
             if isinstance(err, Conflict) and "changed since you loaded it" not in message:
                 message = f"{name} changed since you loaded it ({message}). Nothing was changed; try again."

@@ -24,8 +24,10 @@ def init_app(app: Flask, settings: Settings) -> None:
     filters.register(app)
     security.init_app(app, settings)
 
-    from app.web import auth, changes, health, nodes, overview, pending
+    from app.web import auth, changes, health, metrics, nodes, overview, pending
 
+    metrics.init_app(app)
+    app.register_blueprint(metrics.bp)
     app.register_blueprint(overview.bp)
     app.register_blueprint(nodes.bp)
     app.register_blueprint(health.bp)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template, request
+import csv
+import io
+
+from flask import Blueprint, Response, jsonify, render_template, request
 
 from app.domain.names import extended_resource_name_errors
 from app.domain.overview import Filters, build_grid
@@ -33,12 +36,22 @@ def parse_filters(args) -> tuple[Filters, dict[str, str]]:
     return Filters(q=q, resources=resources, selector=selector), errors
 
 
+PAGE_SIZE = 100
+FIELDS = ("capacity", "allocatable", "requested", "free")
+
+
+def _grid():
+    filters, errors = parse_filters(request.args)
+    cache = State.get().cluster.cache
+    return build_grid(cache.node_list(), cache.requested_on, filters), filters, errors
+
+
 @bp.get("/")
 def index() -> str:
     state = State.get()
-    filters, errors = parse_filters(request.args)
-    cache = state.cluster.cache
-    grid = build_grid(cache.node_list(), cache.requested_on, filters)
+    grid, filters, errors = _grid()
+    pages = max(1, -(-len(grid.rows) // PAGE_SIZE))
+    page = min(max(1, request.args.get("page", 1, type=int) or 1), pages)
     from app.web import htmx
 
     fragment = bool(htmx) and htmx.target == "grid"
@@ -46,8 +59,53 @@ def index() -> str:
         "overview/_grid.html" if fragment else "overview/index.html",
         fragment=fragment,
         grid=grid,
+        rows=grid.rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
+        page=page,
+        pages=pages,
         filters=filters,
         errors=errors,
         selector_text=request.args.get("selector", ""),
         owns=state.device_plugins.owns,
+        args={k: v for k, v in request.args.to_dict(flat=False).items() if k != "page"},
+    )
+
+
+def _records(grid) -> list[dict[str, object]]:
+    out = []
+    for row in grid.rows:
+        for resource, u in sorted(row.usage.items()):
+            out.append(
+                {
+                    "node": row.name,
+                    "resource": resource,
+                    **{f: getattr(u, f) for f in FIELDS},
+                    "device_plugin": State.get().device_plugins.owns(resource),
+                    "drift": resource in row.drifted,
+                }
+            )
+    return out
+
+
+@bp.get("/export.json")
+def export_json() -> Response:
+    grid, _, errors = _grid()
+    if errors:
+        return jsonify({"errors": errors}), 422  # type: ignore[return-value]
+    totals = {r: {f: getattr(u, f) for f in FIELDS} for r, u in sorted(grid.totals.by_resource.items())}
+    return jsonify({"nodes": _records(grid), "totals": totals})
+
+
+@bp.get("/export.csv")
+def export_csv() -> Response:
+    grid, _, errors = _grid()
+    if errors:
+        return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=["node", "resource", *FIELDS, "device_plugin", "drift"])
+    writer.writeheader()
+    writer.writerows(_records(grid))
+    return Response(
+        buf.getvalue(),
+        mimetype="text/csv",
+        headers={"Content-Disposition": "attachment; filename=extres-overview.csv"},
     )

@@ -16,7 +16,9 @@ from app.kube.access import Identity
 
 log = logging.getLogger("extres.security")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-OPEN_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "static", "auth.login", "auth.login_form"})
+OPEN_ENDPOINTS = frozenset(
+    {"health.healthz", "health.readyz", "metrics.metrics", "static", "auth.login", "auth.login_form"}
+)
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"

@@ -14,6 +14,7 @@ from app.kube.client import ClusterConfig
 from app.kube.cluster import Cluster
 from app.kube.errors import KubeError
 from app.kube.writer import Outcome
+from app.metrics import Registry
 
 
 class State:
@@ -22,6 +23,7 @@ class State:
         self.device_plugins = rule
         self._cluster: Cluster | None = None
         self.results: OrderedDict[str, list[Outcome]] = OrderedDict()  # bulk outcomes, by key
+        self.metrics = Registry()
         self._lock = threading.Lock()
 
     @staticmethod
@@ -43,6 +45,7 @@ class State:
                         request_timeout=s.request_timeout,
                         start_watches=s.start_watches,
                     )
+                    self._cluster.cache.on_error = self.metrics.api_error
         self._cluster.ensure_started()
         return self._cluster
 

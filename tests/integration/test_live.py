@@ -1,0 +1,162 @@
+"""The shared watch-fed cache: live changes, relist on 410 Gone, stale when the API
+server is down, no list call on the request path; /metrics and exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import signal
+import threading
+
+from bs4 import BeautifulSoup
+
+from app import testenv
+from app.kube.cache import ClusterCache
+from app.kube.client import ClusterConfig, api_client, load_configuration
+from tests.conftest import browser, eventually
+from tests.kube_helpers import create_node, create_pod, grid_cells
+
+D = "example.com/dongle"
+
+
+def test_metrics_export_and_latency(web, core, uid):
+    node = f"{uid}-n"
+    create_node(core, node, {D: "4"})
+    create_pod(core, f"{uid}-p", node, {D: "1"})
+    line = f'extres_node_requested{{node="{node}",resource="{D}"}} 1'
+    eventually(lambda: line in web.get("/metrics").get_data(as_text=True))
+    web.get("/")
+    text = web.get("/metrics").get_data(as_text=True)
+    assert f'extres_node_capacity{{node="{node}",resource="{D}"}} 4' in text
+    assert 'extres_request_duration_seconds_count{endpoint="overview.index",method="GET"}' in text
+    assert "extres_cache_synced 1" in text
+    # a refused write is counted as an API error
+    core.patch_node_status(
+        node, [{"op": "replace", "path": "/status/capacity/example.com~1dongle", "value": "5"}]
+    )
+    web.post(f"/changes/nodes/{node}/resources", data={"resource": D, "quantity": "6", "expected": "4"})
+    assert 'extres_api_errors_total{error="Conflict",operation="set nodes/status"}' in web.get(
+        "/metrics"
+    ).get_data(as_text=True)
+
+    expected = {
+        "node": node,
+        "resource": D,
+        "capacity": 5,
+        "allocatable": 4,
+        "requested": 1,
+        "free": 3,
+        "device_plugin": False,
+        "drift": False,
+    }
+    eventually(lambda: web.get(f"/export.json?q={node}").get_json()["nodes"] == [expected])
+    assert web.get(f"/export.json?q={node}").get_json()["totals"][D]["capacity"] == 5
+    rows = list(csv.DictReader(io.StringIO(web.get(f"/export.csv?q={node}").get_data(as_text=True))))
+    assert [(r["node"], r["resource"], r["requested"]) for r in rows] == [(node, D, "1")]
+    assert web.get("/export.json?selector=a+in+b").status_code == 422
+
+
+def test_large_tables_are_paginated_server_side(web, core, uid):
+    names = [f"{uid}-{i:03d}" for i in range(105)]
+    threads = [threading.Thread(target=create_node, args=(core, n, {D: "1"})) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    def first_page():
+        soup = BeautifulSoup(web.get(f"/?q={uid}-").get_data(as_text=True), "html.parser")
+        assert "105 of" in soup.select_one(".summary").get_text()
+        return soup
+
+    soup = eventually(first_page)
+    assert len(soup.select("#grid tbody tr[data-node]")) == 100
+    assert grid_cells(str(soup))[("*", D, "capacity")] == "105"  # totals cover every page
+    second = BeautifulSoup(web.get(f"/?q={uid}-&page=2").get_data(as_text=True), "html.parser")
+    assert [tr["data-node"] for tr in second.select("#grid tbody tr[data-node]")] == names[100:]
+
+
+def test_page_views_make_no_list_call(app, web, core, uid):
+    node = f"{uid}-n"
+    create_node(core, node, {D: "2"})
+    eventually(lambda: web.get(f"/nodes/{node}").status_code == 200)
+    rest = app.extensions["extres"].cluster.api.rest_client
+    calls = []
+    original = rest.request
+
+    def counting(method, url, *args, **kwargs):
+        calls.append((method, url))
+        return original(method, url, *args, **kwargs)
+
+    rest.request = counting
+    try:
+        for path in ("/", f"/?q={uid}", f"/nodes/{node}", "/pending/", "/metrics", "/export.json"):
+            assert web.get(path).status_code == 200
+        web.get("/", headers={"HX-Request": "true", "HX-Target": "grid"})
+    finally:
+        rest.request = original
+    assert [c for c in calls if c[0] == "GET"] == []
+
+
+def test_a_410_gone_leads_to_a_relist(control_plane, core, uid):
+    """The API server ends a watch whose resourceVersion is too old with an ERROR event of
+    code 410. kube-apiserver 1.20's watch cache would not produce one on demand here, so the
+    first watch stream is replaced by exactly that event; the lists before and after are real."""
+    api = api_client(load_configuration(ClusterConfig("false", str(control_plane.kubeconfig))))
+    cache = ClusterCache(api, watch_timeout=30)
+    real_events = cache._events
+    gone_sent = []
+
+    def events(kind, rv):
+        if kind == "pods" and not gone_sent:
+            gone_sent.append(rv)
+            yield {
+                "type": "ERROR",
+                "object": {"kind": "Status", "code": 410, "message": "too old resource version"},
+            }
+            return
+        yield from real_events(kind, rv)
+
+    cache._events = events
+    cache.start()
+    try:
+        eventually(lambda: cache.status["pods"].relists >= 2, timeout=30)
+        create_pod(core, f"{uid}-after", "nowhere", {})
+        eventually(lambda: ("default", f"{uid}-after") in cache.pods)
+    finally:
+        cache.stop()
+        api.close()
+
+
+def test_down_api_server_gives_a_stale_banner_not_an_error(make_app, tmp_path):
+    plane = testenv.start(tmp_path / "kube")
+    try:
+        app = make_app(kubeconfig=str(plane.kubeconfig))
+        web = browser(app)
+        api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
+        from kubernetes import client
+
+        client.CoreV1Api(api).create_node(
+            {"metadata": {"name": "survivor"}, "status": {"capacity": {D: "3"}, "allocatable": {D: "3"}}}
+        )
+        eventually(
+            lambda: grid_cells(web.get("/").get_data(as_text=True))[("survivor", D, "capacity")] == "3"
+        )
+        assert 'class="banner stale"' not in web.get("/").get_data(as_text=True)
+        os.kill(int((plane.state_dir / "apiserver.pid").read_text()), signal.SIGKILL)
+
+        def stale():
+            html = web.get("/").get_data(as_text=True)
+            assert 'class="banner stale"' in html
+            return html
+
+        html = eventually(stale, timeout=30)
+        assert "Stale: showing what was known" in html
+        assert grid_cells(html)[("survivor", D, "capacity")] == "3"  # what is known is still shown
+        assert web.get("/nodes/survivor").status_code == 200
+        assert web.get("/readyz").status_code == 503
+        fragment = web.get("/", headers={"HX-Request": "true", "HX-Target": "grid"}).get_data(as_text=True)
+        assert 'data-stale="true"' in fragment
+    finally:
+        plane.stop()
