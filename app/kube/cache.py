@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -33,6 +34,24 @@ log = logging.getLogger(__name__)
 ANNOTATION_PREFIX = "extres.dev/"
 REQUESTS = "requests."
 KINDS = ("nodes", "pods", "quotas")
+
+
+_EMPTY: dict[str, Any] = {}
+_SHARED: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
+_SHARED_MAX = 100_000
+
+
+def _shared(values: dict[str, Any]) -> dict[str, Any]:
+    """One dict per distinct content (pods mostly repeat a few request shapes): never mutate it."""
+    if not values:
+        return _EMPTY
+    key = tuple(sorted(values.items()))
+    found = _SHARED.get(key)
+    if found is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            return values
+        found = _SHARED[key] = {sys.intern(k): v for k, v in key}
+    return found
 
 
 def _amounts(raw: Mapping[str, Any] | None) -> Amounts:
@@ -91,7 +110,7 @@ class PodView:
     limits: Amounts
     created: str
     unschedulable: str | None = None  # the scheduler's message, when Unschedulable
-    node_selector: dict[str, str] = field(default_factory=dict)
+    node_selector: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -120,21 +139,22 @@ class PodView:
                 ):
                     unschedulable = str(cond.get("message") or "")
         try:
-            requests = pod_requests(spec)
-            limits = pod_requests(spec, "limits")
+            requests = _shared(pod_requests(spec))
+            limits = _shared(pod_requests(spec, "limits"))
         except QuantityError:
             log.warning("pod %s/%s has an unparsable quantity", meta.get("namespace"), meta.get("name"))
-            requests, limits = {}, {}
+            requests = limits = _EMPTY
+        selector = spec.get("nodeSelector")
         return cls(
-            namespace=meta.get("namespace", ""),
+            namespace=sys.intern(meta.get("namespace", "")),
             name=meta.get("name", ""),
-            node_name=spec.get("nodeName") or "",
-            phase=status.get("phase") or "Pending",
+            node_name=sys.intern(spec.get("nodeName") or ""),
+            phase=sys.intern(status.get("phase") or "Pending"),
             requests=requests,
             limits=limits,
             created=str(meta.get("creationTimestamp") or ""),
             unschedulable=unschedulable,
-            node_selector=dict(spec.get("nodeSelector") or {}),
+            node_selector=_shared(selector) if selector else _EMPTY,
         )
 
 
@@ -219,6 +239,7 @@ class ClusterCache:
         self.status = {kind: KindStatus() for kind in KINDS}
         self.listeners: list[Callable[[str], None]] = []
         self.on_error: Callable[[str, str], None] | None = None  # (operation, error kind)
+        self.version = 0  # bumped on every change: a key for memoised views
 
     # ---- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -359,6 +380,7 @@ class ClusterCache:
         self._notify(kind)
 
     def _notify(self, kind: str) -> None:
+        self.version += 1
         for listener in list(self.listeners):
             listener(kind)
 

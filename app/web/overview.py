@@ -37,13 +37,23 @@ def parse_filters(args) -> tuple[Filters, dict[str, str]]:
 
 
 PAGE_SIZE = 100
+GRIDS_KEPT = 16
 FIELDS = ("capacity", "allocatable", "requested", "free")
 
 
 def _grid():
+    """The grid for the request's filters; memoised until the cache next changes."""
     filters, errors = parse_filters(request.args)
-    cache = State.get().cluster.cache
-    return build_grid(cache.node_list(), cache.requested_on, filters), filters, errors
+    state = State.get()
+    cache = state.cluster.cache
+    key = (cache.version, filters)
+    grid = state.grids.get(key)
+    if grid is None:
+        grid = build_grid(cache.node_list(), cache.requested_on, filters)
+        state.grids[key] = grid
+        while len(state.grids) > GRIDS_KEPT:
+            state.grids.popitem(last=False)
+    return grid, filters, errors
 
 
 @bp.get("/")

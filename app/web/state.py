@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from flask import current_app
 
@@ -24,6 +25,7 @@ class State:
         self._cluster: Cluster | None = None
         self.results: OrderedDict[str, list[Outcome]] = OrderedDict()  # bulk outcomes, by key
         self.metrics = Registry()
+        self.grids: OrderedDict[tuple[int, Any], Any] = OrderedDict()  # memoised overview grids
         self._lock = threading.Lock()
 
     @staticmethod
