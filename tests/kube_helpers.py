@@ -7,6 +7,8 @@ from typing import Any
 from bs4 import BeautifulSoup
 from kubernetes import client
 
+from app.kube import standin
+
 BASE = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 
 
@@ -84,3 +86,17 @@ def node_cells(html: str) -> dict[tuple[str, str], str]:
         for tr in soup.select("table.resources tr[data-resource]")
         for td in tr.select("td[data-field]")
     }
+
+
+def kubelet_standin(core: client.CoreV1Api, *names: str) -> None:
+    """What the kubelet and node controller would do for a healthy node (there is no kubelet
+    here): lift the not-ready taint and copy extended capacity to allocatable."""
+    for name in names:
+        node = core.api_client.sanitize_for_serialization(core.read_node(name))
+        standin.make_ready(core, node)
+        standin.sync_node(core, node)
+
+
+def own_resource(uid: str, letter: str = "t") -> str:
+    """An extended resource name no other test uses, so other tests' nodes never compete."""
+    return f"{letter}{uid[-6:].strip('-')}.example.com/dongle".replace("--", "-")

@@ -9,27 +9,19 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from app.kube import standin
 from tests.browser.conftest import DOCS, open_page
-from tests.kube_helpers import create_node, create_pod
+from tests.kube_helpers import create_node, create_pod, kubelet_standin, own_resource
 
 pytestmark = pytest.mark.browser
 
 
-def ready(core, *names):
-    for name in names:
-        node = core.api_client.sanitize_for_serialization(core.read_node(name))
-        standin.make_ready(core, node)
-        standin.sync_node(core, node)
-
-
 @pytest.fixture
 def cluster(core, uid):
-    r = f"b{uid[-5:].strip('-')}.example.com/dongle".replace("--", "-")
+    r = own_resource(uid, "b")
     a, b = f"{uid}-a", f"{uid}-b"
     create_node(core, a, {r: "2"}, labels={"suite": uid, "pool": "x"})
     create_node(core, b, {r: "1"}, labels={"suite": uid, "pool": "y"})
-    ready(core, a, b)
+    kubelet_standin(core, a, b)
     return r, a, b
 
 
@@ -115,7 +107,7 @@ def test_pending_pod_leaves_after_the_suggested_fix(browser, server, core, clust
     expect(page.locator('input[name="quantity"]')).to_have_value("3")
     page.click("text=Save")
     expect(page.locator(".flash.ok")).to_contain_text(f"{r} 2 -> 3")
-    ready(core, a)  # the kubelet stand-in copies capacity to allocatable
+    kubelet_standin(core, a)  # the kubelet stand-in copies capacity to allocatable
     page.goto(server.url + "/pending/")
     for _ in range(120):
         if not article.count():
@@ -177,4 +169,19 @@ def test_keyboard_reaches_every_action(browser, server, cluster, uid):
     expect(page.locator(f'tr[data-node="{a}"]')).to_have_count(1)
     page.goto(server.url + f"/?q={uid}")
     page.screenshot(path=str(DOCS / "overview.png"), full_page=True)
+    assert w.problems == []
+
+
+def test_overview_follows_the_cluster_live(browser, server, core, cluster, uid):
+    r, a, _ = cluster
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + f"/?q={uid}")
+    expect(cell(page, a, r, "capacity")).to_have_text("2")
+    page.evaluate("window.__kept = 7")
+    escaped = r.replace("/", "~1")
+    core.patch_node_status(a, [{"op": "replace", "path": f"/status/capacity/{escaped}", "value": "9"}])
+    expect(cell(page, a, r, "capacity")).to_have_text("9", timeout=15_000)  # polled fragment
+    expect(page.locator(".age")).to_have_text("live")
+    assert page.evaluate("window.__kept") == 7
     assert w.problems == []

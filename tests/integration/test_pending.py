@@ -10,19 +10,10 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
-from app.kube import standin
 from tests.conftest import eventually
-from tests.kube_helpers import create_node, create_pod
+from tests.kube_helpers import create_node, create_pod, kubelet_standin, own_resource
 
 pytestmark = pytest.mark.scheduler
-
-
-def make_ready(core, *names):
-    """What the kubelet and node controller would do for a healthy node."""
-    for name in names:
-        node = core.api_client.sanitize_for_serialization(core.read_node(name))
-        standin.make_ready(core, node)
-        standin.sync_node(core, node)
 
 
 def scheduled_condition(core, name):
@@ -39,11 +30,11 @@ def article(web, pod, query=""):
 
 
 def test_short_pod_is_explained_fixed_by_the_suggestion_and_leaves(web, core, scheduler, uid):
-    r = f"t{uid[-6:].strip('-')}.example.com/dongle".replace("--", "-")
+    r = own_resource(uid)
     a, b = f"{uid}-a", f"{uid}-b"
     create_node(core, a, {r: "3"})
     create_node(core, b, {r: "1"})
-    make_ready(core, a, b)
+    kubelet_standin(core, a, b)
     create_pod(core, f"{uid}-holder", a, {r: "1"})  # a: 2 free, b: 1 free
     pod = f"{uid}-big"
     create_pod(core, pod, None, {r: "3"})
@@ -79,7 +70,7 @@ def test_short_pod_is_explained_fixed_by_the_suggestion_and_leaves(web, core, sc
     data = {i["name"]: i.get("value", "") for i in form.select("input")}
     assert data["resource"] == r and data["quantity"] == "4" and data["expected"] == "3"
     assert web.post(form["action"], data=data).status_code == 303
-    make_ready(core, a)  # the kubelet copies the new capacity to allocatable
+    kubelet_standin(core, a)  # the kubelet copies the new capacity to allocatable
 
     def bound():
         node, _, _ = scheduled_condition(core, pod)
@@ -91,10 +82,10 @@ def test_short_pod_is_explained_fixed_by_the_suggestion_and_leaves(web, core, sc
 
 
 def test_resource_no_node_advertises_and_non_resource_reasons(web, core, scheduler, uid):
-    r = f"t{uid[-6:].strip('-')}.example.com/dongle".replace("--", "-")
+    r = own_resource(uid)
     n = f"{uid}-n"
     create_node(core, n, {r: "2"}, labels={"pool": uid})
-    make_ready(core, n)
+    kubelet_standin(core, n)
     core.patch_node(n, {"spec": {"taints": [{"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]}})
     typo = f"{uid}-typo"
     create_pod(core, typo, None, {f"{r}s": "1"})
