@@ -37,6 +37,7 @@ KINDS = ("nodes", "pods", "quotas")
 
 
 _EMPTY: dict[str, Any] = {}
+_ONE_POD = {"pods": 1}
 _SHARED: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
 _SHARED_MAX = 100_000
 
@@ -347,7 +348,9 @@ class ClusterCache:
     def _account(self, pod: PodView, sign: int) -> None:
         key = pod.key
         if pod.counts:
-            _add_into(self.requested.setdefault(pod.node_name, {}), pod.requests, sign)
+            requested = self.requested.setdefault(pod.node_name, {})
+            _add_into(requested, pod.requests, sign)
+            _add_into(requested, _ONE_POD, sign)  # each pod takes one of the node's "pods"
             _add_into(self.limits.setdefault(pod.node_name, {}), pod.limits, sign)
             if pod.extended_requests:
                 members = self.node_pods.setdefault(pod.node_name, set())
