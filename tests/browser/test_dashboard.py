@@ -146,6 +146,23 @@ def test_plain_forms_work_without_javascript(browser, server, cluster, uid):
     page.fill('form.change input[name="quantity"]', "1")
     page.click("form.change >> text=Save")
     expect(page.locator("#resource-error")).to_contain_text("qualified name")
+    # remove, through the confirmation page
+    page.goto(server.url + f"/nodes/{a}")
+    page.locator(f'tr[data-resource="{r}"] >> text=Remove…').click()
+    page.click("button.danger")
+    expect(page.locator(".flash.ok")).to_contain_text(f"{r} 5 -> absent")
+    # bulk, with the dry-run preview
+    page.goto(server.url + "/changes/bulk")
+    page.fill('input[name="resource"]', r)
+    page.fill('input[name="quantity"]', "2")
+    page.fill('input[name="selector"]', f"suite={uid}")
+    page.click("text=Preview (dry run)")
+    expect(page.locator("tr.ok")).to_have_count(2)
+    page.click("text=Apply to 2 node(s)")
+    expect(page.locator("tr.ok")).to_have_count(2)
+    page.goto(server.url + f"/?q={uid}")
+    expect(cell(page, a, r, "capacity")).to_have_text("2")
+    expect(cell(page, b, r, "capacity")).to_have_text("2")
 
 
 def test_keyboard_reaches_every_action(browser, server, cluster, uid):
