@@ -6,7 +6,7 @@ from flask import Blueprint, redirect, render_template, request, session, url_fo
 from werkzeug.wrappers import Response
 
 from app.kube.access import Identity
-from app.web.security import csrf_token
+from app.web.security import csrf_ok, csrf_token
 from app.web.state import State
 
 bp = Blueprint("auth", __name__)
@@ -20,15 +20,12 @@ def login_form() -> str:
 
 @bp.post("/login")
 def login() -> Response | tuple[str, int]:
-    import hmac
-
-    sent = request.form.get("csrf_token", "")
     token = request.form.get("token", "").strip()
     target = request.form.get("next", "/")
     if not target.startswith("/") or target.startswith("//"):
         target = "/"
     error = ""
-    if not sent or not hmac.compare_digest(sent, session.get("csrf", "")):
+    if not csrf_ok():
         error = "The form expired; try again."
     elif not token or len(token) > 4096:
         error = "Token: paste a bearer token."

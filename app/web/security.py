@@ -8,7 +8,7 @@ import logging
 import secrets
 from collections.abc import Iterable
 
-from flask import Flask, abort, g, request, session
+from flask import Flask, abort, g, redirect, request, session, url_for
 from werkzeug.wrappers import Response
 
 from app.config import Settings
@@ -69,6 +69,12 @@ def csrf_token() -> str:
     return str(token)
 
 
+def csrf_ok() -> bool:
+    """The request carries the session's CSRF token (form field, or the header htmx sends)."""
+    sent = request.form.get("csrf_token") or request.headers.get("X-CSRF-Token", "")
+    return bool(sent) and hmac.compare_digest(sent, session.get("csrf", ""))
+
+
 def init_app(app: Flask, settings: Settings) -> None:
     networks = _networks(settings.trusted_proxies)
     app.config.update(
@@ -86,20 +92,15 @@ def init_app(app: Flask, settings: Settings) -> None:
         if request.endpoint in OPEN_ENDPOINTS:
             return None
         if not g.identity.known:
-            if settings.auth_mode == "token":
-                from flask import redirect, url_for
-
-                if request.method in SAFE_METHODS:
-                    return redirect(url_for("auth.login_form", next=request.full_path))
+            if settings.auth_mode == "token" and request.method in SAFE_METHODS:
+                return redirect(url_for("auth.login_form", next=request.full_path))
             abort(401, description="Sign in through the dashboard's authentication proxy to use it.")
-        if request.method not in SAFE_METHODS:
-            sent = request.form.get("csrf_token") or request.headers.get("X-CSRF-Token", "")
-            if not sent or not hmac.compare_digest(sent, session.get("csrf", "")):
-                abort(
-                    400,
-                    description="This form did not carry a valid CSRF token (it may have expired). "
-                    "Reload the page and try again; nothing was changed.",
-                )
+        if request.method not in SAFE_METHODS and not csrf_ok():
+            abort(
+                400,
+                description="This form did not carry a valid CSRF token (it may have expired). "
+                "Reload the page and try again; nothing was changed.",
+            )
         return None
 
     @app.after_request
