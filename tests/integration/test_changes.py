@@ -300,3 +300,23 @@ def test_drift_after_reregistration_is_shown_and_reapplied(web, core, node):
             )
         )
     )
+
+
+def test_reapply_all_restores_every_drifted_node(web, core, uid):
+    a, b = _two_nodes(core, web, uid)
+    for n, expected in ((a, "1"), (b, "")):
+        web.post(f"/changes/nodes/{n}/resources", data={"resource": D, "quantity": "3", "expected": expected})
+        core.patch_node_status(n, [{"op": "replace", "path": changes.capacity_path(D), "value": "0"}])
+
+    def both_drifted():
+        soup = BeautifulSoup(web.get(f"/?q={uid}").get_data(as_text=True), "html.parser")
+        assert len(soup.select(".badge.drift")) == 2
+        return soup
+
+    eventually(both_drifted)
+    resp = web.post("/changes/reapply")
+    assert resp.status_code == 303
+    rows = BeautifulSoup(web.get(resp.headers["Location"]).get_data(as_text=True), "html.parser")
+    done = {tr["data-node"] for tr in rows.select("table.outcomes tr.ok") if tr["data-node"] in (a, b)}
+    assert done == {a, b}
+    assert capacity(core, a)[D] == "3" and capacity(core, b)[D] == "3"
