@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from app.kube import standin
 from tests.browser.conftest import DOCS, open_page
 from tests.kube_helpers import create_node, create_pod, kubelet_standin, own_resource
 
@@ -82,7 +83,6 @@ def test_add_to_two_nodes_then_remove_one(browser, server, cluster, uid):
     page.click("button.danger")
     expect(page.locator(".flash.ok")).to_contain_text("acme.io/fpga 3 -> absent")
     expect(page.locator('table.resources tr[data-resource="acme.io/fpga"]')).to_have_count(0)
-    page.screenshot(path=str(DOCS / "node.png"), full_page=True)
     assert w.problems == []
 
 
@@ -184,8 +184,6 @@ def test_keyboard_reaches_every_action(browser, server, cluster, uid):
     page.keyboard.type(f"{uid}-a")
     page.keyboard.press("Enter")
     expect(page.locator(f'tr[data-node="{a}"]')).to_have_count(1)
-    page.goto(server.url + f"/?q={uid}")
-    page.screenshot(path=str(DOCS / "overview.png"), full_page=True)
     assert w.problems == []
 
 
@@ -201,4 +199,22 @@ def test_overview_follows_the_cluster_live(browser, server, core, cluster, uid):
     expect(cell(page, a, r, "capacity")).to_have_text("9", timeout=15_000)  # polled fragment
     expect(page.locator(".age")).to_have_text("live")
     assert page.evaluate("window.__kept") == 7
+    assert w.problems == []
+
+
+def test_screenshots_of_the_demo_cluster(browser, server, core, admin_api):
+    """The README's pictures: the demo cluster's nodes, seeded into the test cluster."""
+    from app.kube import demo
+
+    demo.seed(admin_api)
+    kubelet_standin(core, *(name for name, _, _ in demo.NODES))
+    standin.run_bound_pods(core)
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + "/?q=demo-node")
+    expect(cell(page, "demo-node-1", "example.com/dongle", "requested")).to_have_text("3")
+    page.screenshot(path=str(DOCS / "overview.png"), full_page=True)
+    page.goto(server.url + "/nodes/demo-node-1")
+    expect(page.locator('table.resources tr[data-resource="example.com/dongle"]')).to_have_count(1)
+    page.screenshot(path=str(DOCS / "node.png"), full_page=True)
     assert w.problems == []
