@@ -26,14 +26,6 @@ class ControlPlane:
         return self.state_dir / "kubeconfig"
 
     @property
-    def viewer_kubeconfig(self) -> Path:
-        return self.state_dir / "kubeconfig-viewer"
-
-    @property
-    def editor_kubeconfig(self) -> Path:
-        return self.state_dir / "kubeconfig-editor"
-
-    @property
     def server(self) -> str:
         return f"https://127.0.0.1:{self.port}"
 

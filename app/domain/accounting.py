@@ -14,7 +14,7 @@ to it (``spec.nodeName``) that are not terminated (phase Succeeded or Failed).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.domain.names import is_native_resource
@@ -135,10 +135,3 @@ class Totals:
             self.by_resource[name] = self.by_resource.get(name, ResourceUsage(advertised=False)) + u
             if u.advertised:
                 self.nodes_with[name] = self.nodes_with.get(name, 0) + 1
-
-
-def sum_requests(pods: Iterable[Mapping[str, int]]) -> Amounts:
-    total: Amounts = {}
-    for requests in pods:
-        _add(total, requests)
-    return total

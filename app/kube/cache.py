@@ -190,7 +190,6 @@ class KindStatus:
     synced: bool = False
     connected: bool = False
     last_ok: float = 0.0  # monotonic time of the last successful contact
-    last_sync_wall: float = 0.0  # wall-clock time of the last successful contact
     error: str | None = None
     relists: int = 0
 
@@ -238,7 +237,6 @@ class ClusterCache:
         self.unschedulable: set[tuple[str, str]] = set()
         self.quotas: dict[tuple[str, str], QuotaView] = {}  # only quotas on extended resources
         self.status = {kind: KindStatus() for kind in KINDS}
-        self.listeners: list[Callable[[str], None]] = []
         self.on_error: Callable[[str, str], None] | None = None  # (operation, error kind)
         self.version = 0  # bumped on every change: a key for memoised views
 
@@ -323,7 +321,7 @@ class ClusterCache:
                 current = self.nodes.get(view.name)
                 if current is None or _rv_newer(view.resource_version, current.resource_version):
                     self.nodes[view.name] = view
-        self._notify("nodes")
+        self._changed()
 
     def apply_pod(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
         view = PodView.from_json(obj)
@@ -334,7 +332,7 @@ class ClusterCache:
             if not deleted:
                 self.pods[view.key] = view
                 self._account(view, +1)
-        self._notify("pods")
+        self._changed()
 
     def apply_quota(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
         view = QuotaView.from_json(obj)
@@ -343,7 +341,7 @@ class ClusterCache:
                 self.quotas.pop(view.key, None)
             else:
                 self.quotas[view.key] = view
-        self._notify("quotas")
+        self._changed()
 
     def _account(self, pod: PodView, sign: int) -> None:
         key = pod.key
@@ -380,12 +378,10 @@ class ClusterCache:
                 for view in map(PodView.from_json, items):
                     self.pods[view.key] = view
                     self._account(view, +1)
-        self._notify(kind)
+        self._changed()
 
-    def _notify(self, kind: str) -> None:
+    def _changed(self) -> None:
         self.version += 1
-        for listener in list(self.listeners):
-            listener(kind)
 
     # ---- the watch loops -------------------------------------------------
     def _list_fn(self, kind: str) -> Callable[..., Any]:
@@ -446,7 +442,6 @@ class ClusterCache:
                 st.synced = st.synced or synced
             if connected:
                 st.last_ok = time.monotonic()
-                st.last_sync_wall = time.time()
 
     def _run(self, kind: str) -> None:
         backoff = 0.5
