@@ -8,6 +8,7 @@ import logging
 import pytest
 from bs4 import BeautifulSoup
 
+from app.kube.access import Identity
 from tests.chart_helpers import IMPERSONATE, apply_rbac, render
 from tests.conftest import browser, eventually
 from tests.kube_helpers import create_node
@@ -43,10 +44,14 @@ def mutating_requests(node):
     ]
 
 
-def ready_client(make_app, node, **settings):
-    app = make_app(**settings)
-    web = browser(app)
-    return app, web
+def client_for(make_app, **settings):
+    return browser(make_app(**settings))
+
+
+def set_capacity(web, node, quantity, headers):
+    """The node page's Set form, from 4 to ``quantity``."""
+    data = {"resource": D, "quantity": quantity, "expected": "4"}
+    return web.post(f"/changes/nodes/{node}/resources", data=data, headers=headers)
 
 
 def wait_for_node(web, node, **kw):
@@ -59,7 +64,7 @@ def snapshot(core, node):
 
 
 def test_token_mode_viewer_gets_403_everywhere_and_nothing_changes(make_app, core, node):
-    _, web = ready_client(make_app, node, auth_mode="token")
+    web = client_for(make_app, auth_mode="token")
     viewer = {"Authorization": "Bearer viewer-token"}
     wait_for_node(web, node, headers=viewer)
     page = web.get(f"/nodes/{node}", headers=viewer).get_data(as_text=True)
@@ -75,25 +80,32 @@ def test_token_mode_viewer_gets_403_everywhere_and_nothing_changes(make_app, cor
 
 
 def test_token_mode_editor_may_change(make_app, core, node):
-    _, web = ready_client(make_app, node, auth_mode="token")
+    web = client_for(make_app, auth_mode="token")
     editor = {"Authorization": "Bearer editor-token"}
     wait_for_node(web, node, headers=editor)
     html = web.get(f"/nodes/{node}", headers=editor).get_data(as_text=True)
     assert 'action="/changes/nodes/' in html
-    resp = web.post(
-        f"/changes/nodes/{node}/resources",
-        data={"resource": D, "quantity": "5", "expected": "4"},
-        headers=editor,
-    )
-    assert resp.status_code == 303
+    assert set_capacity(web, node, "5", editor).status_code == 303
     assert core.read_node(node).status.capacity[D] == "5"
-    # the write went out with the editor's own token
-    managers = {(m.manager, m.operation) for m in core.read_node(node).metadata.managed_fields}
-    assert ("extres", "Update") in managers
+
+
+def test_writes_go_out_with_the_users_own_token(make_app, core, node):
+    """The API server, not only the app, refuses a viewer's write: the patch carries her token."""
+    app = make_app(auth_mode="token")
+    with app.app_context():
+        cluster = app.extensions["extres"].cluster
+        assert cluster.cache.wait_synced(30)
+        viewer = cluster.writer_for(Identity(token="viewer-token", mode="token"))
+        outcome = viewer.set(node, D, 5, 4, "viewer")
+        assert (outcome.ok, outcome.status) == (False, 403)
+        assert "forbidden" in outcome.message
+        editor = cluster.writer_for(Identity(token="editor-token", mode="token"))
+        assert editor.set(node, D, 5, 4, "editor").ok
+    assert core.read_node(node).status.capacity[D] == "5"
 
 
 def test_token_mode_login_page_keeps_token_in_session(make_app, node):
-    _, web = ready_client(make_app, node, auth_mode="token")
+    web = client_for(make_app, auth_mode="token")
     resp = web.get("/")
     assert resp.status_code == 302 and "/login" in resp.headers["Location"]
     bad = web.post("/login", data={"token": "not-a-token", "next": "/"})
@@ -107,7 +119,7 @@ def test_token_mode_login_page_keeps_token_in_session(make_app, node):
 
 
 def test_impersonation_from_a_trusted_proxy(make_app, core, node):
-    _, web = ready_client(make_app, node, auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",))
+    web = client_for(make_app, auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",))
     viewer = {"X-Forwarded-User": "alice", "X-Forwarded-Groups": "extres-viewers"}
     editor = {"X-Forwarded-User": "bob", "X-Forwarded-Groups": "staff, extres-editors"}
     wait_for_node(web, node, headers=viewer)
@@ -115,19 +127,14 @@ def test_impersonation_from_a_trusted_proxy(make_app, core, node):
     for url, data in mutating_requests(node):
         assert web.post(url, data=data, headers=viewer).status_code == 403, url
     assert snapshot(core, node) == before
-    resp = web.post(
-        f"/changes/nodes/{node}/resources",
-        data={"resource": D, "quantity": "6", "expected": "4"},
-        headers=editor,
-    )
-    assert resp.status_code == 303
+    assert set_capacity(web, node, "6", editor).status_code == 303
     assert core.read_node(node).status.capacity[D] == "6"
     events = core.list_namespaced_event("default", field_selector=f"involvedObject.name={node}").items
     assert any(e.message.startswith("bob: set") for e in events)
 
 
 def test_spoofed_identity_headers_from_an_untrusted_address_are_ignored(make_app, core, node, caplog):
-    _, web = ready_client(make_app, node, auth_mode="impersonate", trusted_proxies=("10.0.0.0/8",))
+    web = client_for(make_app, auth_mode="impersonate", trusted_proxies=("10.0.0.0/8",))
     spoof = {"X-Forwarded-User": "admin", "X-Forwarded-Groups": "extres-editors,system:masters"}
     before = snapshot(core, node)
     with caplog.at_level(logging.WARNING, logger="extres.security"):
@@ -159,7 +166,7 @@ def test_writes_without_csrf_token_are_refused(web, core, node):
 
 
 def test_read_only_mode_has_no_write_route_and_no_form(make_app, core, node):
-    _, web = ready_client(make_app, node, read_only=True)
+    web = client_for(make_app, read_only=True)
     wait_for_node(web, node)
     assert "<form" not in web.get(f"/nodes/{node}").get_data(as_text=True).split("<main>")[1].replace(
         'role="search"', ""
