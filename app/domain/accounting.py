@@ -14,7 +14,7 @@ to it (``spec.nodeName``) that are not terminated (phase Succeeded or Failed).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from app.domain.names import is_native_resource
@@ -75,7 +75,7 @@ def extended_only(amounts: Mapping[str, int]) -> Amounts:
     return {name: value for name, value in amounts.items() if not is_native_resource(name)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResourceUsage:
     """One resource on one node (or summed over nodes)."""
 
@@ -128,10 +128,22 @@ class Totals:
     """Cluster totals per resource."""
 
     by_resource: dict[str, ResourceUsage] = field(default_factory=dict)
-    nodes_with: dict[str, int] = field(default_factory=dict)
+    nodes_with: dict[str, int] = field(default_factory=dict)  # nodes advertising each resource
 
-    def add(self, usage: Mapping[str, ResourceUsage]) -> None:
-        for name, u in usage.items():
-            self.by_resource[name] = self.by_resource.get(name, ResourceUsage(advertised=False)) + u
-            if u.advertised:
-                self.nodes_with[name] = self.nodes_with.get(name, 0) + 1
+    @classmethod
+    def of(cls, usages: Iterable[Mapping[str, ResourceUsage]]) -> Totals:
+        """Sum per-node usages (as plain integers: one ResourceUsage per resource, not per node)."""
+        sums: dict[str, list[int]] = {}
+        for usage in usages:
+            for name, u in usage.items():
+                s = sums.get(name)
+                if s is None:
+                    s = sums[name] = [0, 0, 0, 0]
+                s[0] += u.capacity
+                s[1] += u.allocatable
+                s[2] += u.requested
+                s[3] += u.advertised
+        return cls(
+            {name: ResourceUsage(c, a, r, n > 0) for name, (c, a, r, n) in sums.items()},
+            {name: s[3] for name, s in sums.items() if s[3]},
+        )

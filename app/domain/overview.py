@@ -1,8 +1,13 @@
-"""The overview grid: which nodes and resources to show, with totals."""
+"""The overview grid: which nodes and resources to show, with totals.
+
+A node's row (its extended resources' usage and drift) depends only on that
+node and the pods bound to it, so the cache keeps rows and rebuilds only the
+one an event touched; building the grid then only filters rows and sums.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -31,12 +36,23 @@ class Filters:
     selector: Selector = field(default_factory=Selector)
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeRow:
     name: str
     labels: Mapping[str, str]
-    usage: dict[str, ResourceUsage]
+    usage: dict[str, ResourceUsage]  # extended resources only
     drifted: frozenset[str] = frozenset()  # resources whose capacity left the desired state
+
+
+def node_row(node: NodeLike, requested: Mapping[str, int]) -> NodeRow:
+    """One node's overview row, from the node and the sum of its counted pods' requests."""
+    usage = node_usage(
+        extended_only(node.capacity), extended_only(node.allocatable), extended_only(requested)
+    )
+    drifted = (
+        frozenset(d.resource for d in drift(node.desired, node.capacity)) if node.desired else frozenset()
+    )
+    return NodeRow(node.name, node.labels, usage, drifted)
 
 
 @dataclass
@@ -46,40 +62,30 @@ class Grid:
     totals: Totals
     all_resources: list[str]
     node_count: int  # nodes in the cluster, before filtering
-
-    @property
-    def drifted_rows(self) -> list[NodeRow]:
-        return [row for row in self.rows if row.drifted]
+    drifted_rows: list[NodeRow]
 
 
-def build_grid(nodes: Iterable[NodeLike], requested: Callable[[str], Amounts], filters: Filters) -> Grid:
+def build_grid(rows: Iterable[NodeRow], filters: Filters) -> Grid:
+    """Filter the rows of every node (in display order) and total what is left."""
     q = filters.q.strip().lower()
     wanted = set(filters.resources)
     seen: set[str] = set()
-    rows: list[NodeRow] = []
+    kept: list[NodeRow] = []
     count = 0
-    for node in nodes:
+    for row in rows:
         count += 1
-        usage = node_usage(
-            extended_only(node.capacity),
-            extended_only(node.allocatable),
-            extended_only(requested(node.name)),
-        )
-        seen.update(usage)
-        if q and q not in node.name.lower():
+        seen.update(row.usage)
+        if q and q not in row.name.lower():
             continue
-        if filters.selector and not filters.selector.matches(node.labels):
+        if filters.selector and not filters.selector.matches(row.labels):
             continue
         if wanted:
-            usage = {k: v for k, v in usage.items() if k in wanted}
-            if not usage:
-                continue
-        drifted = (
-            frozenset(d.resource for d in drift(node.desired, node.capacity)) if node.desired else frozenset()
-        )
-        rows.append(NodeRow(node.name, node.labels, usage, drifted))
-    resources = sorted(wanted) if wanted else sorted({r for row in rows for r in row.usage})
-    totals = Totals()
-    for row in rows:
-        totals.add(row.usage)
-    return Grid(resources, rows, totals, sorted(seen | wanted), count)
+            usage = {k: v for k, v in row.usage.items() if k in wanted}
+            if usage:
+                kept.append(NodeRow(row.name, row.labels, usage, row.drifted))
+        else:
+            kept.append(row)
+    resources = sorted(wanted) if wanted else sorted({r for row in kept for r in row.usage})
+    totals = Totals.of(row.usage for row in kept)
+    drifted = [row for row in kept if row.drifted]
+    return Grid(resources, kept, totals, sorted(seen | wanted), count, drifted)

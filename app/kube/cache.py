@@ -11,6 +11,7 @@ to date on every event, so a page view never lists anything.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import socket
 import sys
@@ -26,6 +27,7 @@ from kubernetes import client
 from app.domain.accounting import Amounts, counts_on_node, extended_only, pod_requests
 from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
 from app.domain.names import is_native_resource
+from app.domain.overview import NodeRow, node_row
 from app.domain.quantity import QuantityError, to_amount
 from app.kube.errors import Gone, KubeError, translate
 
@@ -81,6 +83,15 @@ class NodeView:
     def drift(self) -> list[Drift]:
         return drift(self.desired, self.capacity)
 
+    def same_row(self, other: NodeView) -> bool:
+        """Whether the overview shows ``other`` as it shows this (a heartbeat changes nothing here)."""
+        return (
+            self.capacity == other.capacity
+            and self.allocatable == other.allocatable
+            and self.labels == other.labels
+            and self.desired == other.desired
+        )
+
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> NodeView:
         meta = obj.get("metadata") or {}
@@ -110,6 +121,7 @@ class PodView:
     requests: Amounts
     limits: Amounts
     created: str
+    extended_requests: Amounts = field(default_factory=dict)  # the extended part of requests
     unschedulable: str | None = None  # the scheduler's message, when Unschedulable
     node_selector: Mapping[str, Any] = field(default_factory=dict)
 
@@ -122,8 +134,11 @@ class PodView:
         return counts_on_node(self.phase, self.node_name)
 
     @property
-    def extended_requests(self) -> Amounts:
-        return extended_only(self.requests)
+    def extended_share(self) -> tuple[str, Amounts] | None:
+        """What this pod adds to a node's extended requested amounts, if anything."""
+        if self.extended_requests and self.counts:
+            return (self.node_name, self.extended_requests)
+        return None
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> PodView:
@@ -154,6 +169,7 @@ class PodView:
             requests=requests,
             limits=limits,
             created=str(meta.get("creationTimestamp") or ""),
+            extended_requests=_shared(extended_only(requests)),
             unschedulable=unschedulable,
             node_selector=_shared(selector) if selector else _EMPTY,
         )
@@ -220,8 +236,10 @@ class ClusterCache:
         *,
         page_size: int = 500,
         watch_timeout: int = 240,
+        freeze_gc: bool = True,
     ) -> None:
         self.api = api
+        self.freeze_gc = freeze_gc
         self.core = client.CoreV1Api(api)
         self.page_size = page_size
         self.watch_timeout = watch_timeout
@@ -238,7 +256,11 @@ class ClusterCache:
         self.quotas: dict[tuple[str, str], QuotaView] = {}  # only quotas on extended resources
         self.status = {kind: KindStatus() for kind in KINDS}
         self.on_error: Callable[[str, str], None] | None = None  # (operation, error kind)
-        self.version = 0  # bumped on every change: a key for memoised views
+        # The overview's rows, kept per node: an event marks only its node's row for rebuilding.
+        self._rows: dict[str, NodeRow] = {}
+        self._dirty: set[str] = set()
+        self._order: list[str] | None = None  # node names, sorted; None after a node came or went
+        self.rows_version = 0  # bumped whenever a row changes: a key for memoised grids
 
     # ---- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -278,9 +300,26 @@ class ClusterCache:
         error = next((s.error for s in statuses if s.error), None)
         return Freshness(synced=synced, stale=True, age_seconds=age, error=error)
 
+    def _names(self) -> list[str]:
+        if self._order is None:
+            self._order = sorted(self.nodes)
+        return self._order
+
     def node_list(self) -> list[NodeView]:
         with self._lock:
-            return sorted(self.nodes.values(), key=lambda n: n.name)
+            return [self.nodes[name] for name in self._names()]
+
+    def overview_rows(self) -> list[NodeRow]:
+        """Every node's overview row, by name; rebuilds only the rows events have touched."""
+        with self._lock:
+            for name in self._dirty:
+                node = self.nodes.get(name)
+                if node is None:
+                    self._rows.pop(name, None)
+                else:
+                    self._rows[name] = node_row(node, self.requested.get(name, _EMPTY))
+            self._dirty.clear()
+            return [self._rows[name] for name in self._names()]
 
     def drifted_nodes(self) -> list[NodeView]:
         with self._lock:
@@ -315,13 +354,18 @@ class ClusterCache:
     def apply_node(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
         view = NodeView.from_json(obj)
         with self._lock:
+            current = self.nodes.get(view.name)
             if deleted:
-                self.nodes.pop(view.name, None)
-            else:
-                current = self.nodes.get(view.name)
-                if current is None or _rv_newer(view.resource_version, current.resource_version):
-                    self.nodes[view.name] = view
-        self._changed()
+                if current is not None:
+                    del self.nodes[view.name]
+                    self._order = None
+                    self._touch(view.name)
+            elif current is None or _rv_newer(view.resource_version, current.resource_version):
+                self.nodes[view.name] = view
+                if current is None:
+                    self._order = None
+                if current is None or not current.same_row(view):
+                    self._touch(view.name)
 
     def apply_pod(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
         view = PodView.from_json(obj)
@@ -332,7 +376,12 @@ class ClusterCache:
             if not deleted:
                 self.pods[view.key] = view
                 self._account(view, +1)
-        self._changed()
+            before = old.extended_share if old is not None else None
+            after = None if deleted else view.extended_share
+            if before != after:  # most pod updates (status, phase) leave the overview as it was
+                for share in (before, after):
+                    if share is not None:
+                        self._touch(share[0])
 
     def apply_quota(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
         view = QuotaView.from_json(obj)
@@ -341,7 +390,11 @@ class ClusterCache:
                 self.quotas.pop(view.key, None)
             else:
                 self.quotas[view.key] = view
-        self._changed()
+
+    def _touch(self, node: str) -> None:
+        """The overview row of ``node`` has changed (caller holds the lock)."""
+        self._dirty.add(node)
+        self.rows_version += 1
 
     def _account(self, pod: PodView, sign: int) -> None:
         key = pod.key
@@ -366,7 +419,10 @@ class ClusterCache:
         if kind == "nodes":
             nodes = {v.name: v for v in map(NodeView.from_json, items)}
             with self._lock:
-                self.nodes = nodes
+                self._dirty.update(self.nodes)  # rows of vanished nodes are dropped too
+                self.nodes, self._order = nodes, None
+                self._dirty.update(nodes)
+                self.rows_version += 1
         elif kind == "quotas":
             quotas = {v.key: v for v in map(QuotaView.from_json, items) if v.items}
             with self._lock:
@@ -378,10 +434,13 @@ class ClusterCache:
                 for view in map(PodView.from_json, items):
                     self.pods[view.key] = view
                     self._account(view, +1)
-        self._changed()
-
-    def _changed(self) -> None:
-        self.version += 1
+                self._dirty.update(self.nodes)
+                self.rows_version += 1
+        if self.freeze_gc:
+            # What a list brought in lives until the next relist: move it out of the collector's
+            # sight, so full collections no longer traverse the whole cache (objects are still
+            # freed by reference counting when an event replaces them).
+            gc.freeze()
 
     # ---- the watch loops -------------------------------------------------
     def _list_fn(self, kind: str) -> Callable[..., Any]:

@@ -46,10 +46,10 @@ def _grid():
     filters, errors = parse_filters(request.args)
     state = State.get()
     cache = state.cluster.cache
-    key = (cache.version, filters)
+    key = (cache.rows_version, filters)
     grid = state.grids.get(key)
     if grid is None:
-        grid = build_grid(cache.node_list(), cache.requested_on, filters)
+        grid = build_grid(cache.overview_rows(), filters)
         state.grids[key] = grid
         while len(state.grids) > GRIDS_KEPT:
             state.grids.popitem(last=False)

@@ -12,10 +12,11 @@ import threading
 from bs4 import BeautifulSoup
 
 from app import testenv
+from app.domain.overview import node_row
 from app.kube.cache import ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from tests.conftest import browser, eventually
-from tests.kube_helpers import create_node, create_pod, grid_cells
+from tests.kube_helpers import create_node, create_pod, grid_cells, set_pod_phase
 
 D = "example.com/dongle"
 
@@ -55,6 +56,66 @@ def test_metrics_export_and_latency(web, core, uid):
     rows = list(csv.DictReader(io.StringIO(web.get(f"/export.csv?q={node}").get_data(as_text=True))))
     assert [(r["node"], r["resource"], r["requested"]) for r in rows] == [(node, D, "1")]
     assert web.get("/export.json?selector=a+in+b").status_code == 422
+
+
+def test_kept_rows_follow_every_change_and_ignore_heartbeats(app, web, core, uid):
+    """The overview keeps one row per node and rebuilds only rows an event touched; after each
+    change made through the API the kept rows equal rows computed afresh, and the page shows it.
+    Updates the overview does not show (a node heartbeat, a pod's status) keep the memoised grid."""
+    cache = app.extensions["extres"].cluster.cache
+    node, other = f"{uid}-a", f"{uid}-b"
+
+    def rows_match_fresh():
+        kept = {r.name: r for r in cache.overview_rows()}
+        fresh = {n.name: node_row(n, cache.requested_on(n.name)) for n in cache.node_list()}
+        assert kept == fresh
+        return kept
+
+    def requested_on_page(name):
+        return grid_cells(web.get(f"/?q={uid}").get_data(as_text=True)).get((name, D, "requested"))
+
+    create_node(core, node, {D: "4"})
+    create_node(core, other, {D: "2"}, labels={"zone": "b"})
+    create_pod(core, f"{uid}-p1", node, {D: "1"})
+    create_pod(core, f"{uid}-p2", node, {D: "2"})
+    eventually(lambda: requested_on_page(node) == "3")
+    assert rows_match_fresh()[node].usage[D].free == 1
+
+    # a heartbeat: the kubelet updates the node's conditions, nothing the overview shows
+    web.get("/")
+    version = cache.rows_version
+    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": uid}
+    rv = core.read_node(node).metadata.resource_version
+    core.patch_node_status(node, {"status": {"conditions": [ready]}})
+    eventually(lambda: int(cache.node(node).resource_version) > int(rv))
+    # a pod's phase changes, but it still counts against the node
+    set_pod_phase(core, f"{uid}-p1", "Running")
+    eventually(lambda: cache.pods[("default", f"{uid}-p1")].phase == "Running")
+    assert cache.rows_version == version
+
+    # a pod ends: its request no longer counts
+    set_pod_phase(core, f"{uid}-p2", "Succeeded")
+    eventually(lambda: requested_on_page(node) == "1")
+    rows_match_fresh()
+    # capacity changes, a label moves the node into a selector, a pod is deleted
+    core.patch_node_status(
+        node, [{"op": "replace", "path": "/status/capacity/example.com~1dongle", "value": "6"}]
+    )
+    core.patch_node(node, {"metadata": {"labels": {"zone": "b"}}})
+    core.delete_namespaced_pod(f"{uid}-p1", "default", grace_period_seconds=0)
+
+    def settled():
+        cells = grid_cells(web.get(f"/?q={uid}&selector=zone%3Db").get_data(as_text=True))
+        assert cells[(node, D, "capacity")] == "6"
+        assert cells[(node, D, "requested")] == "0"
+        assert cells[("*", D, "capacity")] == "8"
+        return True
+
+    eventually(settled)
+    rows_match_fresh()
+    # a node goes away: its row with it
+    core.delete_node(other)
+    eventually(lambda: requested_on_page(other) is None and other not in rows_match_fresh())
 
 
 def test_large_tables_are_paginated_server_side(web, core, uid):

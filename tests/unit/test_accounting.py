@@ -8,6 +8,7 @@ from app.domain.accounting import (
 )
 
 D = "example.com/dongle"
+F = "acme.io/fpga"
 
 
 def c(requests=None, limits=None, **extra):
@@ -82,12 +83,18 @@ def test_node_usage_and_free():
 
 
 def test_totals():
-    t = Totals()
-    t.add(node_usage({D: 4}, {D: 4}, {D: 1}))
-    t.add(node_usage({D: 2}, {D: 2}, {D: 2}))
-    t.add(node_usage({}, {}, {}))
+    t = Totals.of(
+        [
+            node_usage({D: 4}, {D: 4}, {D: 1}),
+            node_usage({D: 2}, {D: 2}, {D: 2}),
+            node_usage({}, {}, {}),
+            node_usage({}, {}, {F: 1}),  # requested where nobody advertises it
+        ]
+    )
     assert t.by_resource[D] == ResourceUsage(6, 6, 3, True)
-    assert t.nodes_with[D] == 2
+    assert t.nodes_with == {D: 2}
+    assert t.by_resource[F] == ResourceUsage(0, 0, 1, False)
+    assert t.by_resource[F].overcommitted
 
 
 def test_extended_only():

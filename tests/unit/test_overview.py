@@ -1,0 +1,63 @@
+from dataclasses import dataclass, field
+
+from app.domain.accounting import ResourceUsage
+from app.domain.overview import Filters, build_grid, node_row
+from app.domain.selectors import parse_selector
+
+D = "example.com/dongle"
+F = "acme.io/fpga"
+
+
+@dataclass
+class Node:
+    name: str
+    capacity: dict[str, int]
+    labels: dict[str, str] = field(default_factory=dict)
+    desired: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def allocatable(self) -> dict[str, int]:
+        return self.capacity
+
+
+def rows():
+    return [
+        node_row(Node("a", {"cpu": 4000, D: 4}, {"zone": "x"}), {"cpu": 100, D: 1, "pods": 1}),
+        node_row(Node("b", {D: 2, F: 1}, {"zone": "y"}, desired={D: 3}), {F: 1}),
+        node_row(Node("c", {"cpu": 2000}), {}),
+    ]
+
+
+def test_a_row_holds_extended_resources_only_with_drift():
+    a, b, c = rows()
+    assert a.usage == {D: ResourceUsage(4, 4, 1, True)}
+    assert a.drifted == frozenset()
+    assert b.drifted == {D}
+    assert c.usage == {}
+
+
+def test_grid_without_filters_totals_every_row():
+    grid = build_grid(rows(), Filters())
+    assert [r.name for r in grid.rows] == ["a", "b", "c"]
+    assert grid.resources == [F, D]
+    assert grid.totals.by_resource[D] == ResourceUsage(6, 6, 1, True)
+    assert grid.totals.nodes_with == {D: 2, F: 1}
+    assert [r.name for r in grid.drifted_rows] == ["b"]
+    assert grid.node_count == 3
+
+
+def test_filters_narrow_rows_and_totals_but_not_the_resource_choices():
+    by_label = build_grid(rows(), Filters(selector=parse_selector("zone=x")))
+    assert [r.name for r in by_label.rows] == ["a"]
+    assert by_label.totals.by_resource[D].capacity == 4
+    assert by_label.all_resources == [F, D]
+
+    by_resource = build_grid(rows(), Filters(resources=(F,)))
+    assert [r.name for r in by_resource.rows] == ["b"]
+    assert by_resource.rows[0].usage == {F: ResourceUsage(1, 1, 1, True)}
+    assert set(by_resource.totals.by_resource) == {F}
+
+    by_name = build_grid(rows(), Filters(q=" B "))
+    assert [r.name for r in by_name.rows] == ["b"]
+    assert by_name.drifted_rows == by_name.rows
+    assert build_grid(rows(), Filters(q="zzz")).rows == []
