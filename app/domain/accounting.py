@@ -95,6 +95,11 @@ class ResourceUsage:
         return min(100, round(100 * self.requested / self.allocatable))
 
     @property
+    def meter_max(self) -> int:
+        """The scale of a usage bar: allocatable, or more when overcommitted (never 0)."""
+        return max(self.allocatable, self.requested, 1)
+
+    @property
     def overcommitted(self) -> bool:
         return self.requested > self.allocatable
 

@@ -75,11 +75,14 @@ def test_node_usage_and_free():
     assert usage[D] == ResourceUsage(4, 3, 2, True)
     assert usage[D].free == 1
     assert usage[D].percent == 67
+    assert usage[D].meter_max == 3
     fpga = usage["acme.io/fpga"]
     assert not fpga.advertised
     assert fpga.free == -1
     assert fpga.overcommitted
     assert fpga.percent == 100
+    assert fpga.meter_max == 1
+    assert ResourceUsage(0, 0, 0).meter_max == 1
 
 
 def test_totals():
