@@ -8,7 +8,8 @@ ratios measured in the same run:
   cold start: synced cache vs. naive list + model objects vs. raw json.loads (the floor)
   warm: p50/p95 of the overview and its grid fragment (memoised; after a pod event before
         every view; and, as the baseline, with every node's row rebuilt before every view),
-        a node page, the pending page
+        a node page, the pending page (unschedulable pods seeded with the scheduler's
+        condition; memoised diagnoses, and after a pod event)
   memory: RSS growth of the synced cache per pod, vs. the raw list JSON per pod
   API load: API requests per page view
   events: time to apply a pod event on the big cache vs. on a 1-pod cache (O(1) means ~1x)
@@ -81,11 +82,34 @@ def seed(api: client.ApiClient, nodes: int, per_node: int) -> None:
             _preload_content=False,
         )
 
+    def pending(j: int) -> None:
+        """A pod no node can take, with the condition kube-scheduler would write (none runs here)."""
+        name, resource = f"pending-{j:05d}", RESOURCES[j % 2]
+        spec: dict = {
+            "containers": [
+                {"name": "c", "image": "registry.example/i:1", "resources": {"limits": {resource: "9"}}}
+            ]
+        }
+        if j % 3 == 0:
+            spec["nodeSelector"] = {"zone": "z0"}
+        core.create_namespaced_pod(
+            "default", {"metadata": {"name": name}, "spec": spec}, _preload_content=False
+        )
+        message = f"0/{nodes} nodes are available: {nodes} Insufficient {resource}."
+        condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+        core.patch_namespaced_pod_status(
+            name, "default", {"status": {"conditions": [condition]}}, _preload_content=False
+        )
+
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(node, range(nodes)))
         t = time.perf_counter()
         list(pool.map(pod, range(nodes * per_node)))
-        print(f"seeded {nodes} nodes and {nodes * per_node} pods ({time.perf_counter() - t:.0f}s for pods)")
+        list(pool.map(pending, range(max(10, nodes // 50))))
+        print(
+            f"seeded {nodes} nodes, {nodes * per_node} pods and {max(10, nodes // 50)} unschedulable pods "
+            f"({time.perf_counter() - t:.0f}s for pods)"
+        )
 
 
 def timed(fn):  # type: ignore[no-untyped-def]
@@ -220,6 +244,7 @@ def main() -> None:
             "fragment, rebuilt": ("/?q=n0", fragment, rebuild_all),
             "node page": ("/nodes/n00001", {}, None),
             "pending page": ("/pending/", {}, None),
+            "pending, changed": ("/pending/", {}, pod_event),
         }
         views = 0
         p50s: dict[str, float] = {}

@@ -84,12 +84,13 @@ class NodeView:
         return drift(self.desired, self.capacity)
 
     def same_row(self, other: NodeView) -> bool:
-        """Whether the overview shows ``other`` as it shows this (a heartbeat changes nothing here)."""
+        """Whether ``other`` gives the same overview row and candidacy (a heartbeat changes neither)."""
         return (
             self.capacity == other.capacity
             and self.allocatable == other.allocatable
             and self.labels == other.labels
             and self.desired == other.desired
+            and self.unschedulable == other.unschedulable  # cordoned: no longer a candidate
         )
 
     @classmethod

@@ -26,6 +26,7 @@ class State:
         self.results: OrderedDict[str, list[Outcome]] = OrderedDict()  # bulk outcomes, by key
         self.metrics = Registry()
         self.grids: OrderedDict[tuple[int, Any], Any] = OrderedDict()  # memoised overview grids
+        self.diagnoses: tuple[int, dict[Any, Any]] = (-1, {})  # pending-pod shapes, by rows_version
         self._lock = threading.Lock()
 
     @staticmethod

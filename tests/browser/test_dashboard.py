@@ -92,7 +92,7 @@ def test_pending_pod_leaves_after_the_suggested_fix(browser, server, core, clust
     create_pod(core, pod, None, {r: "3"})
     w = open_page(browser)
     page = w.page
-    page.goto(server.url + "/pending/")
+    page.goto(server.url + f"/pending/?resource={r}")  # other tests' pending pods may fill page 1
     article = page.locator(f'article[data-pod="default/{pod}"]')
     for _ in range(60):
         if article.count():
@@ -108,7 +108,7 @@ def test_pending_pod_leaves_after_the_suggested_fix(browser, server, core, clust
     page.click("text=Save")
     expect(page.locator(".flash.ok")).to_contain_text(f"{r} 2 -> 3")
     kubelet_standin(core, a)  # the kubelet stand-in copies capacity to allocatable
-    page.goto(server.url + "/pending/")
+    page.goto(server.url + f"/pending/?resource={r}")
     for _ in range(120):
         if not article.count():
             break

@@ -49,7 +49,7 @@ def test_short_pod_is_explained_fixed_by_the_suggestion_and_leaves(web, core, sc
     assert f"Insufficient {r}" in message
 
     def shown():
-        art = article(web, pod)
+        art = article(web, pod, f"?resource={r}")
         assert art is not None
         return art
 
@@ -78,7 +78,7 @@ def test_short_pod_is_explained_fixed_by_the_suggestion_and_leaves(web, core, sc
         return True
 
     eventually(bound, timeout=90)  # the scheduler retries on the node update
-    eventually(lambda: article(web, pod) is None)
+    eventually(lambda: article(web, pod, f"?resource={r}") is None)
 
 
 def test_resource_no_node_advertises_and_non_resource_reasons(web, core, scheduler, uid):
@@ -94,11 +94,11 @@ def test_resource_no_node_advertises_and_non_resource_reasons(web, core, schedul
     fits = f"{uid}-fits-but-taint"
     create_pod(core, fits, None, {r: "1"}, nodeSelector={"pool": uid})
 
-    art = eventually(lambda: article(web, typo))
+    art = eventually(lambda: article(web, typo, f"?resource={r}s"))
     assert art["data-kind"] == "unadvertised"
     assert "no node advertises" in art.get_text()
-    assert eventually(lambda: article(web, elsewhere))["data-kind"] == "unadvertised"
-    art = eventually(lambda: article(web, fits), timeout=30)
+    assert eventually(lambda: article(web, elsewhere, f"?resource={r}"))["data-kind"] == "unadvertised"
+    art = eventually(lambda: article(web, fits, f"?resource={r}"), timeout=30)
     assert art["data-kind"] == "other"
     assert "not a resource problem" in art.get_text()
     assert not art.select("a[data-suggestion]")
@@ -107,6 +107,53 @@ def test_resource_no_node_advertises_and_non_resource_reasons(web, core, schedul
     assert article(web, typo, f"?resource={r}s") is not None
     assert article(web, fits, f"?resource={r}s") is None
     assert article(web, typo, "?namespace=kube-system") is None
+
+
+def test_pending_pods_are_paged_and_diagnoses_follow_node_changes(web, core, scheduler, uid, monkeypatch):
+    """Diagnoses are shared by pods of one shape and kept until a node's row changes."""
+    from app.web import pending
+
+    monkeypatch.setattr(pending, "PAGE_SIZE", 2)
+    r = own_resource(uid)
+    n = f"{uid}-n"
+    create_node(core, n, {r: "1"})
+    kubelet_standin(core, n)
+    pods = [f"{uid}-p{i}" for i in range(3)]
+    for pod in pods:
+        create_pod(core, pod, None, {r: "3"})
+
+    def page(number):
+        soup = BeautifulSoup(
+            web.get(f"/pending/?resource={r}&page={number}").get_data(as_text=True), "html.parser"
+        )
+        return soup, {a["data-pod"]: a for a in soup.select("article[data-pod]")}
+
+    def max_free(articles):
+        return {a.select_one('[data-field="max_free"]').get_text(" ", strip=True) for a in articles.values()}
+
+    def both_pages(free):
+        (first, one), (_, two) = page(1), page(2)
+        assert sorted(one) + sorted(two) == [f"default/{p}" for p in pods]
+        assert max_free(one) == max_free(two) == {f"{free} on {n}"}
+        return first
+
+    def all_pending():
+        soup, _ = page(1)
+        summary = soup.select_one(".summary")
+        assert summary is not None and "3 pending pods, 2 on this page" in summary.get_text()
+        return soup
+
+    eventually(all_pending, timeout=30)
+    first = both_pages(1)
+    link = first.select_one('nav.pages a[href*="page=2"]')
+    assert f"resource={r}" in link["href"]
+
+    # the node grows, still short of 3: every pod's diagnosis follows, on both pages
+    core.patch_node_status(
+        n, [{"op": "replace", "path": f"/status/capacity/{r.replace('/', '~1')}", "value": "2"}]
+    )
+    kubelet_standin(core, n)
+    eventually(lambda: both_pages(2))
 
 
 def test_quota_on_extended_resource_is_shown(web, core, uid):
