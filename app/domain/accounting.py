@@ -137,18 +137,35 @@ class Totals:
 
     @classmethod
     def of(cls, usages: Iterable[Mapping[str, ResourceUsage]]) -> Totals:
-        """Sum per-node usages (as plain integers: one ResourceUsage per resource, not per node)."""
-        sums: dict[str, list[int]] = {}
+        running = RunningTotals()
         for usage in usages:
-            for name, u in usage.items():
-                s = sums.get(name)
-                if s is None:
-                    s = sums[name] = [0, 0, 0, 0]
-                s[0] += u.capacity
-                s[1] += u.allocatable
-                s[2] += u.requested
-                s[3] += u.advertised
-        return cls(
-            {name: ResourceUsage(c, a, r, n > 0) for name, (c, a, r, n) in sums.items()},
-            {name: s[3] for name, s in sums.items() if s[3]},
+            running.add(usage)
+        return running.totals()
+
+
+class RunningTotals:
+    """Totals kept current as per-node usages come and go: add a node's usage, subtract it
+    (``sign=-1``) when it is replaced. Sums plain integers: no object per node and resource."""
+
+    def __init__(self) -> None:
+        # resource -> [capacity, allocatable, requested, nodes advertising, nodes with it at all]
+        self._sums: dict[str, list[int]] = {}
+
+    def add(self, usage: Mapping[str, ResourceUsage], sign: int = 1) -> None:
+        for name, u in usage.items():
+            s = self._sums.get(name)
+            if s is None:
+                s = self._sums[name] = [0, 0, 0, 0, 0]
+            s[0] += sign * u.capacity
+            s[1] += sign * u.allocatable
+            s[2] += sign * u.requested
+            s[3] += sign * u.advertised
+            s[4] += sign
+            if not s[4]:
+                del self._sums[name]
+
+    def totals(self) -> Totals:
+        return Totals(
+            {name: ResourceUsage(c, a, r, n > 0) for name, (c, a, r, n, _) in self._sums.items()},
+            {name: s[3] for name, s in self._sums.items() if s[3]},
         )

@@ -65,16 +65,21 @@ class Grid:
     drifted_rows: list[NodeRow]
 
 
-def build_grid(rows: Iterable[NodeRow], filters: Filters) -> Grid:
-    """Filter the rows of every node (in display order) and total what is left."""
+def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | None = None) -> Grid:
+    """Filter the rows of every node (in display order) and total what is left.
+
+    ``every_row``, when the caller keeps it, is the totals of all rows: then a grid filtered by
+    resource only (or not at all) needs no summing, and its resource choices no scan.
+    """
     q = filters.q.strip().lower()
     wanted = set(filters.resources)
-    seen: set[str] = set()
+    seen: set[str] = set() if every_row is None else set(every_row.by_resource)
     kept: list[NodeRow] = []
     count = 0
     for row in rows:
         count += 1
-        seen.update(row.usage)
+        if every_row is None:
+            seen.update(row.usage)
         if q and q not in row.name.lower():
             continue
         if filters.selector and not filters.selector.matches(row.labels):
@@ -85,7 +90,15 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters) -> Grid:
                 kept.append(NodeRow(row.name, row.labels, usage, row.drifted))
         else:
             kept.append(row)
-    resources = sorted(wanted) if wanted else sorted({r for row in kept for r in row.usage})
-    totals = Totals.of(row.usage for row in kept)
+    if q or filters.selector or every_row is None:  # sum over the rows kept
+        totals = Totals.of(row.usage for row in kept)
+        resources = sorted(wanted) if wanted else sorted(totals.by_resource)
+    else:
+        keep = wanted or set(every_row.by_resource)
+        totals = Totals(
+            {r: u for r, u in every_row.by_resource.items() if r in keep},
+            {r: n for r, n in every_row.nodes_with.items() if r in keep},
+        )
+        resources = sorted(keep)
     drifted = [row for row in kept if row.drifted]
     return Grid(resources, kept, totals, sorted(seen | wanted), count, drifted)

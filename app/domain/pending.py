@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from app.domain.accounting import Amounts
 from app.domain.overview import NodeLike
 
 _HEAD = re.compile(r"^\s*(?P<avail>\d+)/(?P<total>\d+) nodes are available(?::\s*(?P<rest>.*))?$", re.S)
@@ -116,7 +115,7 @@ def diagnose(
     requests: Mapping[str, int],
     node_selector: Mapping[str, str],
     nodes: Iterable[CandidateNode],
-    requested: Callable[[str], Amounts],
+    requested: Callable[[str], Mapping[str, int]],
 ) -> Diagnosis:
     """Our own accounting for one pod's extended-resource requests."""
     candidates = [n for n in nodes if _selected(n, node_selector)]

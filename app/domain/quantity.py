@@ -7,6 +7,7 @@ does). Extended resources must be whole numbers.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from decimal import Decimal, InvalidOperation
@@ -74,6 +75,7 @@ def parse_count(text: str, *, maximum: int | None = None) -> int:
     return count
 
 
+@functools.lru_cache(maxsize=4096)  # pods repeat a few quantities ("100m", "64Mi", "1")
 def to_amount(resource: str, text: str) -> int:
     """A quantity as an int in scheduler units: millicores for cpu, else rounded-up units."""
     value = parse_quantity(text)

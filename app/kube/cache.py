@@ -24,7 +24,14 @@ from typing import Any
 import orjson
 from kubernetes import client
 
-from app.domain.accounting import Amounts, counts_on_node, extended_only, pod_requests
+from app.domain.accounting import (
+    Amounts,
+    RunningTotals,
+    Totals,
+    counts_on_node,
+    extended_only,
+    pod_requests,
+)
 from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
 from app.domain.names import is_native_resource
 from app.domain.overview import NodeRow, node_row
@@ -261,6 +268,7 @@ class ClusterCache:
         self._rows: dict[str, NodeRow] = {}
         self._dirty: set[str] = set()
         self._order: list[str] | None = None  # node names, sorted; None after a node came or went
+        self._totals = RunningTotals()  # of the rows in self._rows
         self.rows_version = 0  # bumped whenever a row changes: a key for memoised grids
 
     # ---- lifecycle -------------------------------------------------------
@@ -310,17 +318,20 @@ class ClusterCache:
         with self._lock:
             return [self.nodes[name] for name in self._names()]
 
-    def overview_rows(self) -> list[NodeRow]:
-        """Every node's overview row, by name; rebuilds only the rows events have touched."""
+    def overview_rows(self) -> tuple[list[NodeRow], Totals]:
+        """Every node's overview row, by name, and their totals; rebuilds only the rows events
+        have touched, and moves the totals by the difference."""
         with self._lock:
             for name in self._dirty:
+                old = self._rows.pop(name, None)
+                if old is not None:
+                    self._totals.add(old.usage, -1)
                 node = self.nodes.get(name)
-                if node is None:
-                    self._rows.pop(name, None)
-                else:
-                    self._rows[name] = node_row(node, self.requested.get(name, _EMPTY))
+                if node is not None:
+                    row = self._rows[name] = node_row(node, self.requested.get(name, _EMPTY))
+                    self._totals.add(row.usage)
             self._dirty.clear()
-            return [self._rows[name] for name in self._names()]
+            return [self._rows[name] for name in self._names()], self._totals.totals()
 
     def drifted_nodes(self) -> list[NodeView]:
         with self._lock:
@@ -333,6 +344,10 @@ class ClusterCache:
     def requested_on(self, name: str) -> Amounts:
         with self._lock:
             return dict(self.requested.get(name, {}))
+
+    def requested_live(self, name: str) -> Mapping[str, int]:
+        """A node's requested amounts without a copy, for loops over every node: read, never keep."""
+        return self.requested.get(name, _EMPTY)
 
     def limits_on(self, name: str) -> Amounts:
         with self._lock:

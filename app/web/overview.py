@@ -49,7 +49,8 @@ def _grid():
     key = (cache.rows_version, filters)
     grid = state.grids.get(key)
     if grid is None:
-        grid = build_grid(cache.overview_rows(), filters)
+        rows, totals = cache.overview_rows()
+        grid = build_grid(rows, filters, totals)
         state.grids[key] = grid
         while len(state.grids) > GRIDS_KEPT:
             state.grids.popitem(last=False)

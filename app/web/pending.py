@@ -54,7 +54,7 @@ def explain(pods: list[PodView]) -> list[PendingPod]:
             if nodes is None:
                 nodes = cache.node_list()
             diagnosis = memo[shape] = diagnose(
-                pod.extended_requests, pod.node_selector, nodes, cache.requested_on
+                pod.extended_requests, pod.node_selector, nodes, cache.requested_live
             )
         out.append(PendingPod(pod, parse_scheduler_message(pod.unschedulable or ""), diagnosis))
     return out

@@ -12,6 +12,7 @@ import threading
 from bs4 import BeautifulSoup
 
 from app import testenv
+from app.domain.accounting import Totals
 from app.domain.overview import node_row
 from app.kube.cache import ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
@@ -66,9 +67,11 @@ def test_kept_rows_follow_every_change_and_ignore_heartbeats(app, web, core, uid
     node, other = f"{uid}-a", f"{uid}-b"
 
     def rows_match_fresh():
-        kept = {r.name: r for r in cache.overview_rows()}
+        rows, totals = cache.overview_rows()
+        kept = {r.name: r for r in rows}
         fresh = {n.name: node_row(n, cache.requested_on(n.name)) for n in cache.node_list()}
         assert kept == fresh
+        assert totals == Totals.of(r.usage for r in fresh.values())  # kept totals moved by differences
         return kept
 
     def requested_on_page(name):

@@ -1,6 +1,6 @@
 from dataclasses import dataclass, field
 
-from app.domain.accounting import ResourceUsage
+from app.domain.accounting import ResourceUsage, RunningTotals, Totals
 from app.domain.overview import Filters, build_grid, node_row
 from app.domain.selectors import parse_selector
 
@@ -61,3 +61,26 @@ def test_filters_narrow_rows_and_totals_but_not_the_resource_choices():
     assert [r.name for r in by_name.rows] == ["b"]
     assert by_name.drifted_rows == by_name.rows
     assert build_grid(rows(), Filters(q="zzz")).rows == []
+
+
+def test_kept_totals_give_the_same_grid_as_summing():
+    every_row = Totals.of(r.usage for r in rows())
+    for filters in (
+        Filters(),
+        Filters(resources=(F,)),
+        Filters(resources=(D, "other.io/x")),
+        Filters(q="a"),
+        Filters(selector=parse_selector("zone in (x,y)"), resources=(D,)),
+    ):
+        assert build_grid(rows(), filters, every_row) == build_grid(rows(), filters), filters
+
+
+def test_running_totals_move_by_differences():
+    running = RunningTotals()
+    a, b, _ = rows()
+    running.add(a.usage)
+    running.add(b.usage)
+    assert running.totals() == Totals.of([a.usage, b.usage])
+    running.add(b.usage, -1)  # b's row is replaced by one without any extended resource
+    assert running.totals() == Totals.of([a.usage])
+    assert F not in running.totals().by_resource  # no node has it any more: not a column
