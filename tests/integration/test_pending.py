@@ -147,6 +147,14 @@ def test_pending_pods_are_paged_and_diagnoses_follow_node_changes(web, core, sch
     first = both_pages(1)
     link = first.select_one('nav.pages a[href*="page=2"]')
     assert f"resource={r}" in link["href"]
+    # the list polls its own fragment (live updates), keeping its page and filter
+    fragment = web.get(
+        f"/pending/?resource={r}&page=2", headers={"HX-Request": "true", "HX-Target": "pending-list"}
+    ).get_data(as_text=True)
+    root = BeautifulSoup(fragment, "html.parser").find()
+    assert "<html" not in fragment and root["id"] == "pending-list" and root["hx-trigger"] == "every 5s"
+    assert "page=2" in root["hx-get"] and f"resource={r}" in root["hx-get"]
+    assert len(root.select("article[data-pod]")) == 1
 
     # the node grows, still short of 3: every pod's diagnosis follows, on both pages
     core.patch_node_status(
