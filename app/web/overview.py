@@ -10,6 +10,7 @@ from flask import Blueprint, Response, jsonify, render_template, request
 from app.domain.names import extended_resource_name_errors
 from app.domain.overview import Filters, build_grid
 from app.domain.selectors import Selector, SelectorError, parse_selector
+from app.web.paging import paginate
 from app.web.state import State
 
 bp = Blueprint("overview", __name__)
@@ -37,7 +38,6 @@ def parse_filters(args) -> tuple[Filters, dict[str, str]]:
 
 
 PAGE_SIZE = 100
-GRIDS_KEPT = 16
 FIELDS = ("capacity", "allocatable", "requested", "free")
 
 
@@ -46,14 +46,11 @@ def _grid():
     filters, errors = parse_filters(request.args)
     state = State.get()
     cache = state.cluster.cache
-    key = (cache.rows_version, filters)
-    grid = state.grids.get(key)
+    grids = state.grids.at(cache.rows_version)
+    grid = grids.get(filters)
     if grid is None:
         rows, totals = cache.overview_rows()
-        grid = build_grid(rows, filters, totals)
-        state.grids[key] = grid
-        while len(state.grids) > GRIDS_KEPT:
-            state.grids.popitem(last=False)
+        grid = grids[filters] = build_grid(rows, filters, totals)
     return grid, filters, errors
 
 
@@ -61,8 +58,7 @@ def _grid():
 def index() -> str:
     state = State.get()
     grid, filters, errors = _grid()
-    pages = max(1, -(-len(grid.rows) // PAGE_SIZE))
-    page = min(max(1, request.args.get("page", 1, type=int) or 1), pages)
+    rows, page, pages = paginate(grid.rows, PAGE_SIZE)
     from app.web import htmx
 
     fragment = bool(htmx) and htmx.target == "grid"
@@ -70,7 +66,7 @@ def index() -> str:
         "overview/_grid.html" if fragment else "overview/index.html",
         fragment=fragment,
         grid=grid,
-        rows=grid.rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
+        rows=rows,
         page=page,
         pages=pages,
         filters=filters,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from flask import Blueprint, render_template, request
@@ -10,6 +11,7 @@ from app.domain.names import extended_resource_name_errors
 from app.domain.pending import Diagnosis, SchedulerMessage, diagnose, parse_scheduler_message
 from app.kube.cache import NodeView, PodView
 from app.web import htmx
+from app.web.paging import paginate
 from app.web.state import State
 
 bp = Blueprint("pending", __name__, url_prefix="/pending")
@@ -23,7 +25,6 @@ class PendingPod:
 
 
 PAGE_SIZE = 50
-DIAGNOSES_KEPT = 1000
 
 
 def pending_pods(namespace: str = "", resource: str = "") -> list[PodView]:
@@ -36,15 +37,12 @@ def pending_pods(namespace: str = "", resource: str = "") -> list[PodView]:
     ]
 
 
-def explain(pods: list[PodView]) -> list[PendingPod]:
+def explain(pods: Sequence[PodView]) -> list[PendingPod]:
     """Each pod with its diagnosis. Pending pods mostly repeat a few shapes (requests and node
     selector): a shape is diagnosed once over all nodes, then reused until a node's row changes."""
     state = State.get()
     cache = state.cluster.cache
-    version, memo = state.diagnoses
-    if version != cache.rows_version or len(memo) > DIAGNOSES_KEPT:
-        memo = {}
-        state.diagnoses = (cache.rows_version, memo)
+    memo = state.diagnoses.at(cache.rows_version)
     nodes: list[NodeView] | None = None
     out = []
     for pod in pods:
@@ -69,19 +67,19 @@ def index() -> str:
         errors["resource"] = f"Resource {resource!r} {problems[0]}."
         resource = ""
     pods = pending_pods(namespace, resource)
-    pages = max(1, -(-len(pods) // PAGE_SIZE))
-    page = min(max(1, request.args.get("page", 1, type=int) or 1), pages)
+    shown, page, pages = paginate(pods, PAGE_SIZE)
     quotas = State.get().cluster.cache.quota_list()
     fragment = bool(htmx) and htmx.target == "pending-list"
     return render_template(
         "pending/_list.html" if fragment else "pending/index.html",
-        pods=explain(pods[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]),
+        pods=explain(shown),
         total=len(pods),
         page=page,
         pages=pages,
         quotas=quotas,
         namespace=namespace,
         resource=resource,
+        args={k: v for k, v in (("namespace", namespace), ("resource", resource)) if v},
         errors=errors,
         fragment=fragment,
     )

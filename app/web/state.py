@@ -18,6 +18,21 @@ from app.kube.writer import Outcome
 from app.metrics import Registry
 
 
+class VersionedMemo:
+    """Values computed from the cache's rows, kept until ``rows_version`` moves (at most ``limit``)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._kept: tuple[int, dict[Any, Any]] = (-1, {})  # one attribute: swapped atomically
+
+    def at(self, version: int) -> dict[Any, Any]:
+        kept_version, values = self._kept
+        if kept_version != version or len(values) >= self.limit:
+            values = {}
+            self._kept = (version, values)
+        return values
+
+
 class State:
     def __init__(self, settings: Settings, rule: DevicePluginRule) -> None:
         self.settings = settings
@@ -25,8 +40,8 @@ class State:
         self._cluster: Cluster | None = None
         self.results: OrderedDict[str, list[Outcome]] = OrderedDict()  # bulk outcomes, by key
         self.metrics = Registry()
-        self.grids: OrderedDict[tuple[int, Any], Any] = OrderedDict()  # memoised overview grids
-        self.diagnoses: tuple[int, dict[Any, Any]] = (-1, {})  # pending-pod shapes, by rows_version
+        self.grids = VersionedMemo(16)  # overview grids, by filters
+        self.diagnoses = VersionedMemo(1000)  # pending-pod diagnoses, by pod shape
         self._lock = threading.Lock()
 
     @staticmethod

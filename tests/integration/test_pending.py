@@ -155,6 +155,9 @@ def test_pending_pods_are_paged_and_diagnoses_follow_node_changes(web, core, sch
     assert "<html" not in fragment and root["id"] == "pending-list" and root["hx-trigger"] == "every 5s"
     assert "page=2" in root["hx-get"] and f"resource={r}" in root["hx-get"]
     assert len(root.select("article[data-pod]")) == 1
+    # a page out of range, or not a number, is clamped to the pages there are
+    assert sorted(page(99)[1]) == sorted(page(2)[1])
+    assert sorted(page("x")[1]) == sorted(page(1)[1])
 
     # the node grows, still short of 3: every pod's diagnosis follows, on both pages
     core.patch_node_status(
