@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.domain.names import is_native_resource
 from app.domain.quantity import to_amount
@@ -24,11 +25,15 @@ TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
 Amounts = dict[str, int]
 
 
-def _container_amounts(container: Mapping, kind: str) -> Amounts:
-    resources = container.get("resources") or {}
-    merged: dict[str, str] = dict(resources.get("limits") or {})
+# One container's resources as (requests, limits), each a mapping of name -> quantity, or None.
+Resources = tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]
+
+
+def _container_amounts(resources: Resources, kind: str) -> Amounts:
+    requests, limits = resources
+    merged: dict[str, Any] = dict(limits or {})
     if kind == "requests":
-        merged.update(resources.get("requests") or {})
+        merged.update(requests or {})
     return {name: to_amount(name, str(value)) for name, value in merged.items()}
 
 
@@ -43,27 +48,46 @@ def _max(into: Amounts, other: Mapping[str, int]) -> None:
             into[name] = value
 
 
-def pod_requests(spec: Mapping, kind: str = "requests") -> Amounts:
-    """Effective requests (or, with ``kind="limits"``, limits) of a pod spec as in the API's JSON."""
+def effective_amounts(
+    containers: Iterable[Resources],
+    init_containers: Iterable[tuple[Resources, bool]],
+    overhead: Mapping[str, Any] | None,
+    kind: str = "requests",
+) -> Amounts:
+    """A pod's effective requests (or limits): ``init_containers`` as (resources, is a sidecar)."""
     total: Amounts = {}
-    for container in spec.get("containers") or ():
-        _add(total, _container_amounts(container, kind))
+    for resources in containers:
+        _add(total, _container_amounts(resources, kind))
     sidecars: Amounts = {}
     init_peak: Amounts = {}
-    for container in spec.get("initContainers") or ():
-        requests = _container_amounts(container, kind)
-        if container.get("restartPolicy") == "Always":
-            _add(sidecars, requests)
+    for resources, sidecar in init_containers:
+        amounts = _container_amounts(resources, kind)
+        if sidecar:
+            _add(sidecars, amounts)
             _max(init_peak, sidecars)
         else:
             running = dict(sidecars)
-            _add(running, requests)
+            _add(running, amounts)
             _max(init_peak, running)
     _add(total, sidecars)
     _max(total, init_peak)
-    overhead = spec.get("overhead") or {}
-    _add(total, {name: to_amount(name, str(v)) for name, v in overhead.items()})
+    _add(total, {name: to_amount(name, str(v)) for name, v in (overhead or {}).items()})
     return {name: value for name, value in total.items() if value}
+
+
+def _resources(container: Mapping[str, Any]) -> Resources:
+    res = container.get("resources") or {}
+    return res.get("requests"), res.get("limits")
+
+
+def pod_requests(spec: Mapping, kind: str = "requests") -> Amounts:
+    """Effective requests (or, with ``kind="limits"``, limits) of a pod spec as in the API's JSON."""
+    return effective_amounts(
+        map(_resources, spec.get("containers") or ()),
+        ((_resources(c), c.get("restartPolicy") == "Always") for c in spec.get("initContainers") or ()),
+        spec.get("overhead"),
+        kind,
+    )
 
 
 def counts_on_node(phase: str | None, node_name: str | None) -> bool:

@@ -27,6 +27,8 @@ class NodeLike(Protocol):
     def allocatable(self) -> Amounts: ...
     @property
     def desired(self) -> Mapping[str, int]: ...
+    @property
+    def unschedulable(self) -> bool: ...  # cordoned
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,12 @@ class NodeRow:
     labels: Mapping[str, str]
     usage: dict[str, ResourceUsage]  # extended resources only
     drifted: frozenset[str] = frozenset()  # resources whose capacity left the desired state
+    unschedulable: bool = False  # cordoned
+
+    def free(self, resource: str) -> int | None:
+        """Allocatable minus requested, or None when the node does not advertise ``resource``."""
+        u = self.usage.get(resource)
+        return u.allocatable - u.requested if u is not None and u.advertised else None
 
 
 def node_row(node: NodeLike, requested: Mapping[str, int]) -> NodeRow:
@@ -52,7 +60,7 @@ def node_row(node: NodeLike, requested: Mapping[str, int]) -> NodeRow:
     drifted = (
         frozenset(d.resource for d in drift(node.desired, node.capacity)) if node.desired else frozenset()
     )
-    return NodeRow(node.name, node.labels, usage, drifted)
+    return NodeRow(node.name, node.labels, usage, drifted, node.unschedulable)
 
 
 @dataclass
@@ -87,7 +95,7 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
         if wanted:
             usage = {k: v for k, v in row.usage.items() if k in wanted}
             if usage:
-                kept.append(NodeRow(row.name, row.labels, usage, row.drifted))
+                kept.append(NodeRow(row.name, row.labels, usage, row.drifted, row.unschedulable))
         else:
             kept.append(row)
     if q or filters.selector or every_row is None:  # sum over the rows kept

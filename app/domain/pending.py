@@ -9,11 +9,10 @@ and the suggestion.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from app.domain.overview import NodeLike
+from app.domain.overview import NodeRow
 
 _HEAD = re.compile(r"^\s*(?P<avail>\d+)/(?P<total>\d+) nodes are available(?::\s*(?P<rest>.*))?$", re.S)
 _REASON_SPLIT = re.compile(r",\s+(?=\d+\s)")
@@ -102,58 +101,56 @@ class Diagnosis:
     candidates: int = 0  # nodes matching the pod's nodeSelector and not cordoned
 
 
-class CandidateNode(NodeLike, Protocol):
-    @property
-    def unschedulable(self) -> bool: ...  # cordoned
-
-
-def _selected(node: CandidateNode, selector: Mapping[str, str]) -> bool:
-    return not node.unschedulable and all(node.labels.get(k) == v for k, v in selector.items())
-
-
 def diagnose(
-    requests: Mapping[str, int],
-    node_selector: Mapping[str, str],
-    nodes: Iterable[CandidateNode],
-    requested: Callable[[str], Mapping[str, int]],
+    requests: Mapping[str, int], node_selector: Mapping[str, str], rows: Iterable[NodeRow]
 ) -> Diagnosis:
-    """Our own accounting for one pod's extended-resource requests."""
-    candidates = [n for n in nodes if _selected(n, node_selector)]
-    free_by_node = {
-        n.name: {r: n.allocatable.get(r, 0) - requested(n.name).get(r, 0) for r in requests}
-        for n in candidates
-    }
+    """Our own accounting for one pod's extended-resource requests, over the kept overview rows
+    (one pass over the nodes; free amounts are read off the rows, nothing is summed again)."""
+    wanted = sorted(requests.items())
+    selector = list(node_selector.items())
+    candidates = 0
+    frees: dict[str, list[tuple[int, str]]] = {r: [] for r, _ in wanted}  # advertising nodes only
+    complete: list[tuple[int, str, list[int], NodeRow]] = []  # (total short, node, frees, row)
+    any_fits = False
+    for row in rows:
+        if row.unschedulable or (selector and any(row.labels.get(k) != v for k, v in selector)):
+            continue
+        candidates += 1
+        node_frees: list[int] = []
+        for resource, _ in wanted:
+            free = row.free(resource)
+            if free is None:
+                break
+            frees[resource].append((free, row.name))
+            node_frees.append(free)
+        else:
+            short = sum(max(0, want - free) for (_, want), free in zip(wanted, node_frees, strict=True))
+            any_fits = any_fits or short == 0
+            complete.append((short, row.name, node_frees, row))
+
     fits: list[ResourceFit] = []
-    for resource, want in sorted(requests.items()):
-        advertising = sorted((n for n in candidates if resource in n.allocatable), key=lambda n: n.name)
+    for resource, want in wanted:
+        advertising = frees[resource]
         if not advertising:
             fits.append(ResourceFit(resource, want, 0, 0, None, want, 0))
             continue
-        best = max(advertising, key=lambda n: free_by_node[n.name][resource])  # first max, by name
-        max_free = free_by_node[best.name][resource]
+        max_free, most_free = min(advertising, key=lambda fn: (-fn[0], fn[1]))  # first max, by name
         shortfall = max(0, want - max_free)
-        fit_with = sum(1 for n in advertising if free_by_node[n.name][resource] + shortfall >= want)
-        fits.append(ResourceFit(resource, want, len(advertising), max_free, best.name, shortfall, fit_with))
+        fit_with = sum(1 for free, _ in advertising if free + shortfall >= want)
+        fits.append(ResourceFit(resource, want, len(advertising), max_free, most_free, shortfall, fit_with))
 
-    diagnosis = Diagnosis(kind="other", fits=fits, candidates=len(candidates))
+    diagnosis = Diagnosis(kind="other", fits=fits, candidates=candidates)
     if any(f.unadvertised for f in fits):
         diagnosis.kind = "unadvertised"
         return diagnosis
-    if any(all(free[r] >= want for r, want in requests.items()) for free in free_by_node.values()):
+    if any_fits:
         return diagnosis  # some node has room for all of it: the reason is elsewhere (taints, cpu, ...)
     diagnosis.kind = "short"
-
-    # One node for all resources: the one needing the least added in total.
-    def total_short(n: NodeLike) -> tuple[int, str]:
-        return (sum(max(0, want - free_by_node[n.name][r]) for r, want in requests.items()), n.name)
-
-    advertising_all = [n for n in candidates if all(r in n.allocatable for r in requests)]
-    if advertising_all:
-        best = min(advertising_all, key=total_short)
-        for resource, want in sorted(requests.items()):
-            add = max(0, want - free_by_node[best.name][resource])
-            if add:
+    if complete:  # one node for all resources: the one needing the least added in total
+        _, best_name, best_frees, best = min(complete, key=lambda c: (c[0], c[1]))
+        for (resource, want), free in zip(wanted, best_frees, strict=True):
+            if add := max(0, want - free):
                 diagnosis.suggestions.append(
-                    Suggestion(best.name, resource, add, best.capacity.get(resource, 0) + add)
+                    Suggestion(best_name, resource, add, best.usage[resource].capacity + add)
                 )
     return diagnosis

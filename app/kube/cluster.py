@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from kubernetes import client
@@ -10,6 +11,8 @@ from app.kube.access import Access, Identity
 from app.kube.cache import ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from app.kube.writer import NodeWriter
+
+log = logging.getLogger(__name__)
 
 
 class Cluster:
@@ -29,6 +32,7 @@ class Cluster:
         self.configuration: client.Configuration = load_configuration(cfg)
         self.api = api_client(self.configuration)
         self.cache = ClusterCache(self.api, page_size=page_size, watch_timeout=watch_timeout)
+        self.cache.on_sync = self._log_size
         self.access = Access(self.configuration, self.api)
         self._start_watches = start_watches
         self._started = threading.Event()
@@ -43,6 +47,9 @@ class Cluster:
             self._started.set()
             self.cache.start()
             self.cache.wait_synced(first_sync_wait)
+
+    def _log_size(self, kind: str) -> None:
+        log.info("cache synced %s: holds %s", kind, self.cache.size())
 
     def writer_for(self, identity: Identity) -> NodeWriter:
         """Writes go out as the acting user, so the API server's RBAC decides too."""

@@ -15,8 +15,9 @@ from werkzeug.wrappers import Response
 
 from app.domain.changes import ChangeError, validate_expected, validate_resource, validate_set
 from app.domain.selectors import SelectorError, parse_selector
-from app.kube.cache import NodeView
+from app.kube.views import NodeView
 from app.kube.writer import NodeWriter, Outcome
+from app.web import htmx
 from app.web.security import identity
 from app.web.state import State
 
@@ -155,12 +156,26 @@ def bulk() -> str:
     return _bulk_form({}, request.args)
 
 
+CHOICES = 50  # nodes offered as checkboxes at once: the search narrows them, never all 5,000
+
+
 def _bulk_form(errors: dict[str, str], values, status: int = 200):
+    """The bulk form: the chosen nodes, then the first nodes whose name contains ``find``."""
+    cache = State.get().cluster.cache
+    find = values.get("find", "").strip()[:253]
+    chosen = list(dict.fromkeys(values.getlist("nodes"))) if hasattr(values, "getlist") else []
+    needle = find.lower()
+    matching = [n for n in cache.node_names() if needle in n.lower()] if needle else cache.node_names()
+    picked = set(chosen)
+    offered = [n for n in matching[: CHOICES + len(picked)] if n not in picked][:CHOICES]
+    fragment = bool(htmx) and htmx.target == "node-choices"
     html = render_template(
-        "changes/bulk.html",
-        nodes=State.get().cluster.cache.node_list(),
+        "changes/_node_choices.html" if fragment else "changes/bulk.html",
+        chosen=chosen,
+        offered=offered,
+        matching=len(matching),
+        find=find,
         values=values,
-        chosen=set(values.getlist("nodes")) if hasattr(values, "getlist") else set(),
         errors=errors,
     )
     return html if status == 200 else (html, status)

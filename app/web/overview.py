@@ -37,6 +37,15 @@ def parse_filters(args) -> tuple[Filters, dict[str, str]]:
     return Filters(q=q, resources=resources, selector=selector), errors
 
 
+FILTER_KEYS = ("q", "selector", "resource")
+
+
+def filter_args(args) -> dict[str, list[str]]:
+    """The query arguments links on the page carry along: the filters, nothing else (an unknown
+    key such as ``endpoint`` would otherwise reach ``url_for``)."""
+    return {k: args.getlist(k) for k in FILTER_KEYS if args.getlist(k)}
+
+
 PAGE_SIZE = 100
 FIELDS = ("capacity", "allocatable", "requested", "free")
 
@@ -73,7 +82,7 @@ def index() -> str:
         errors=errors,
         selector_text=request.args.get("selector", ""),
         owns=state.device_plugins.owns,
-        args={k: v for k, v in request.args.to_dict(flat=False).items() if k != "page"},
+        args=filter_args(request.args),
     )
 
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from flask import Blueprint, render_template, request
 
 from app.domain.names import extended_resource_name_errors
+from app.domain.overview import NodeRow
 from app.domain.pending import Diagnosis, SchedulerMessage, diagnose, parse_scheduler_message
-from app.kube.cache import NodeView, PodView
+from app.kube.views import PodView
 from app.web import htmx
 from app.web.paging import paginate
 from app.web.state import State
@@ -39,21 +40,19 @@ def pending_pods(namespace: str = "", resource: str = "") -> list[PodView]:
 
 def explain(pods: Sequence[PodView]) -> list[PendingPod]:
     """Each pod with its diagnosis. Pending pods mostly repeat a few shapes (requests and node
-    selector): a shape is diagnosed once over all nodes, then reused until a node's row changes."""
+    selector): a shape is diagnosed once over the kept node rows, then reused until a row changes."""
     state = State.get()
     cache = state.cluster.cache
     memo = state.diagnoses.at(cache.rows_version)
-    nodes: list[NodeView] | None = None
+    rows: list[NodeRow] | None = None
     out = []
     for pod in pods:
         shape = (frozenset(pod.extended_requests.items()), frozenset(pod.node_selector.items()))
         diagnosis = memo.get(shape)
         if diagnosis is None:
-            if nodes is None:
-                nodes = cache.node_list()
-            diagnosis = memo[shape] = diagnose(
-                pod.extended_requests, pod.node_selector, nodes, cache.requested_live
-            )
+            if rows is None:
+                rows = cache.overview_rows()[0]
+            diagnosis = memo[shape] = diagnose(pod.extended_requests, pod.node_selector, rows)
         out.append(PendingPod(pod, parse_scheduler_message(pod.unschedulable or ""), diagnosis))
     return out
 

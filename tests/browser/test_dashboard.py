@@ -62,7 +62,12 @@ def test_add_to_two_nodes_then_remove_one(browser, server, cluster, uid):
     page.evaluate("window.__kept = 1")
     page.fill('input[name="resource"]', "acme.io/fpga")
     page.fill('input[name="quantity"]', "3")
+    page.fill('input[name="find"]', uid)  # active search: the list narrows in place
+    expect(page.locator("#node-choices")).to_contain_text(f"2 node(s) whose name contains {uid}")
     page.check(f'input[name="nodes"][value="{a}"]')
+    page.fill('input[name="find"]', f"{uid}-b")  # a stays chosen while searching for b
+    expect(page.locator("#node-choices")).to_contain_text(f"1 node(s) whose name contains {uid}-b")
+    expect(page.locator(f'input[name="nodes"][value="{a}"]')).to_be_checked()
     page.check(f'input[name="nodes"][value="{b}"]')
     page.click("text=Preview (dry run)")
     expect(page.locator(f'tr[data-node="{a}"] .result')).to_contain_text(

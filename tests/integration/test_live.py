@@ -14,7 +14,7 @@ from bs4 import BeautifulSoup
 from app import testenv
 from app.domain.accounting import Totals
 from app.domain.overview import node_row
-from app.kube.cache import ClusterCache
+from app.kube.cache import EVENT, ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from tests.conftest import browser, eventually
 from tests.kube_helpers import create_node, create_pod, grid_cells, set_pod_phase
@@ -96,9 +96,11 @@ def test_kept_rows_follow_every_change_and_ignore_heartbeats(app, web, core, uid
     eventually(lambda: cache.pods[("default", f"{uid}-p1")].phase == "Running")
     assert cache.rows_version == version
 
-    # a pod ends: its request no longer counts
+    # a pod ends: its request no longer counts, and the cache (watching only pods that have not
+    # ended, by a field selector) is told it left the selection and drops it
     set_pod_phase(core, f"{uid}-p2", "Succeeded")
     eventually(lambda: requested_on_page(node) == "1")
+    assert ("default", f"{uid}-p2") not in cache.pods
     rows_match_fresh()
     # capacity changes, a label moves the node into a selector, a pod is deleted
     core.patch_node_status(
@@ -175,10 +177,8 @@ def test_a_410_gone_leads_to_a_relist(control_plane, core, uid):
     def events(kind, rv):
         if kind == "pods" and not gone_sent:
             gone_sent.append(rv)
-            yield {
-                "type": "ERROR",
-                "object": {"kind": "Status", "code": 410, "message": "too old resource version"},
-            }
+            status = b'{"kind": "Status", "code": 410, "message": "too old resource version"}'
+            yield EVENT.decode(b'{"type": "ERROR", "object": ' + status + b"}")
             return
         yield from real_events(kind, rv)
 

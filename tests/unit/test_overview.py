@@ -14,6 +14,7 @@ class Node:
     capacity: dict[str, int]
     labels: dict[str, str] = field(default_factory=dict)
     desired: dict[str, int] = field(default_factory=dict)
+    unschedulable: bool = False
 
     @property
     def allocatable(self) -> dict[str, int]:

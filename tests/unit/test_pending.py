@@ -2,6 +2,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from app.domain.overview import node_row
 from app.domain.pending import diagnose, parse_scheduler_message
 
 D, F = "example.com/dongle", "acme.io/fpga"
@@ -101,13 +102,14 @@ class N:
             self.allocatable = dict(self.capacity)
 
 
-def used(table):
-    return lambda name: table.get(name, {})
+def rows(nodes, table):
+    """The kept overview rows of ``nodes`` with the requested amounts in ``table``."""
+    return [node_row(n, table.get(n.name, {})) for n in nodes]
 
 
 def test_short_resource_gives_shortfall_and_suggestion():
     nodes = [N("a", {D: 3}), N("b", {D: 3}), N("c", {D: 1}), N("d", {})]
-    d = diagnose({D: 3}, {}, nodes, used({"a": {D: 1}, "b": {D: 2}}))
+    d = diagnose({D: 3}, {}, rows(nodes, {"a": {D: 1}, "b": {D: 2}}))
     assert d.kind == "short"
     [fit] = d.fits
     assert (fit.max_free, fit.best_node, fit.shortfall, fit.advertised_on) == (2, "a", 1, 3)
@@ -118,35 +120,35 @@ def test_short_resource_gives_shortfall_and_suggestion():
 
 
 def test_unadvertised_resource_is_called_so():
-    d = diagnose({"example.com/qubit": 1}, {}, [N("a", {D: 3})], used({}))
+    d = diagnose({"example.com/qubit": 1}, {}, rows([N("a", {D: 3})], {}))
     assert d.kind == "unadvertised"
     assert d.fits[0].unadvertised
     assert d.suggestions == []
 
 
 def test_resource_that_fits_is_not_the_reason():
-    d = diagnose({D: 1}, {}, [N("a", {D: 3})], used({}))
+    d = diagnose({D: 1}, {}, rows([N("a", {D: 3})], {}))
     assert d.kind == "other"
     assert d.suggestions == []
 
 
 def test_node_selector_limits_the_candidates():
     nodes = [N("a", {D: 5}, labels={"pool": "x"}), N("b", {D: 1}, labels={"pool": "y"})]
-    d = diagnose({D: 2}, {"pool": "y"}, nodes, used({}))
+    d = diagnose({D: 2}, {"pool": "y"}, rows(nodes, {}))
     assert d.kind == "short"
     assert d.candidates == 1
     assert d.suggestions[0].node == "b"
-    assert diagnose({D: 2}, {"pool": "z"}, nodes, used({})).kind == "unadvertised"
+    assert diagnose({D: 2}, {"pool": "z"}, rows(nodes, {})).kind == "unadvertised"
 
 
 def test_several_resources_must_fit_on_one_node():
     nodes = [N("a", {D: 1, F: 0}), N("b", {D: 0, F: 1})]
-    d = diagnose({D: 1, F: 1}, {}, nodes, used({}))
+    d = diagnose({D: 1, F: 1}, {}, rows(nodes, {}))
     assert d.kind == "short"  # each fits somewhere, never both on one node
     assert [(s.node, s.resource, s.add) for s in d.suggestions] == [("a", F, 1)]
 
 
 def test_cordoned_nodes_are_not_candidates():
     nodes = [N("a", {D: 4}, unschedulable=True), N("b", {D: 1})]
-    d = diagnose({D: 2}, {}, nodes, used({}))
+    d = diagnose({D: 2}, {}, rows(nodes, {}))
     assert d.suggestions[0].node == "b"

@@ -1,0 +1,288 @@
+"""What the cache knows, and the aggregates kept current as objects come and go.
+
+No I/O here: the watch loops in ``app.kube.cache`` feed projected views in.
+Per node it keeps the sum of the counted pods' requests and limits, the pods
+with extended requests, and the overview row (rebuilt lazily, only for nodes an
+event touched), with cluster totals moved by the difference. A relist builds a
+new index page by page, off to the side, and swaps it in under the lock.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.domain.accounting import Amounts, RunningTotals, Totals
+from app.domain.overview import NodeRow, node_row
+from app.kube.views import EMPTY, NodeView, PodView, QuotaView
+
+_ONE_POD = {"pods": 1}
+
+
+def _add_into(into: Amounts, amounts: Mapping[str, int], sign: int) -> None:
+    for name, value in amounts.items():
+        new = into.get(name, 0) + sign * value
+        if new:
+            into[name] = new
+        else:
+            into.pop(name, None)
+
+
+@dataclass
+class PodIndex:
+    """Pods and what they add up to per node; built whole on a (re)list, then moved by events."""
+
+    pods: dict[tuple[str, str], PodView] = field(default_factory=dict)
+    requested: dict[str, Amounts] = field(default_factory=dict)  # node -> sum of counted pods' requests
+    limits: dict[str, Amounts] = field(default_factory=dict)
+    node_pods: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # with extended requests
+    unschedulable: set[tuple[str, str]] = field(default_factory=set)
+
+    def put(self, view: PodView) -> PodView | None:
+        """Add or replace a pod; returns the view it replaced."""
+        old = self.pods.pop(view.key, None)
+        if old is not None:
+            self._account(old, -1)
+        self.pods[view.key] = view
+        self._account(view, +1)
+        return old
+
+    def drop(self, key: tuple[str, str]) -> PodView | None:
+        old = self.pods.pop(key, None)
+        if old is not None:
+            self._account(old, -1)
+        return old
+
+    def _account(self, pod: PodView, sign: int) -> None:
+        key = pod.key
+        if pod.counts:
+            requested = self.requested.setdefault(pod.node_name, {})
+            _add_into(requested, pod.requests, sign)
+            _add_into(requested, _ONE_POD, sign)  # each pod takes one of the node's "pods"
+            _add_into(self.limits.setdefault(pod.node_name, {}), pod.limits, sign)
+            if pod.extended_requests:
+                members = self.node_pods.setdefault(pod.node_name, set())
+                if sign > 0:
+                    members.add(key)
+                else:
+                    members.discard(key)
+        if pod.unschedulable is not None:
+            if sign > 0:
+                self.unschedulable.add(key)
+            else:
+                self.unschedulable.discard(key)
+
+
+@dataclass(frozen=True)
+class CacheSize:
+    nodes: int
+    pods: int
+    quotas: int
+    estimated_bytes: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.nodes} nodes, {self.pods} pods, {self.quotas} quotas, "
+            f"~{self.estimated_bytes / 2**20:.1f} MiB"
+        )
+
+
+def deep_size(obj: Any, seen: set[int]) -> int:
+    """Bytes held by ``obj`` and what it refers to, each object counted once (``seen``)."""
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    size = sys.getsizeof(obj)
+    if isinstance(obj, dict):
+        size += sum(deep_size(k, seen) + deep_size(v, seen) for k, v in obj.items())
+    elif isinstance(obj, list | tuple | set | frozenset):
+        size += sum(deep_size(v, seen) for v in obj)
+    elif hasattr(obj, "__slots__"):
+        size += sum(deep_size(getattr(obj, s), seen) for s in obj.__slots__ if hasattr(obj, s))
+    return size
+
+
+class ClusterState:
+    """Nodes, pods and quotas with their kept aggregates; safe to read from many threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.nodes: dict[str, NodeView] = {}
+        self._index = PodIndex()
+        self.quotas: dict[tuple[str, str], QuotaView] = {}  # only quotas on extended resources
+        # The overview's rows, kept per node: an event marks only its node's row for rebuilding.
+        self._rows: dict[str, NodeRow] = {}
+        self._dirty: set[str] = set()
+        self._order: list[str] | None = None  # node names, sorted; None after a node came or went
+        self._totals = RunningTotals()  # of the rows in self._rows
+        self.rows_version = 0  # bumped whenever a row changes: a key for memoised grids
+
+    # the pod index's parts, read by pages and tests
+    @property
+    def pods(self) -> dict[tuple[str, str], PodView]:
+        return self._index.pods
+
+    @property
+    def requested(self) -> dict[str, Amounts]:
+        return self._index.requested
+
+    @property
+    def unschedulable(self) -> set[tuple[str, str]]:
+        return self._index.unschedulable
+
+    # ---- reading ---------------------------------------------------------
+    def _names(self) -> list[str]:
+        if self._order is None:
+            self._order = sorted(self.nodes)
+        return self._order
+
+    def node_names(self) -> list[str]:
+        """Every node's name, sorted: read, never modify."""
+        with self._lock:
+            return self._names()
+
+    def node_list(self) -> list[NodeView]:
+        with self._lock:
+            return [self.nodes[name] for name in self._names()]
+
+    def overview_rows(self) -> tuple[list[NodeRow], Totals]:
+        """Every node's overview row, by name, and their totals; rebuilds only the rows events
+        have touched, and moves the totals by the difference."""
+        with self._lock:
+            for name in self._dirty:
+                old = self._rows.pop(name, None)
+                if old is not None:
+                    self._totals.add(old.usage, -1)
+                node = self.nodes.get(name)
+                if node is not None:
+                    row = self._rows[name] = node_row(node, self._index.requested.get(name, EMPTY))
+                    self._totals.add(row.usage)
+            self._dirty.clear()
+            return [self._rows[name] for name in self._names()], self._totals.totals()
+
+    def drifted_nodes(self) -> list[NodeView]:
+        with self._lock:
+            return sorted((n for n in self.nodes.values() if n.desired and n.drift), key=lambda n: n.name)
+
+    def node(self, name: str) -> NodeView | None:
+        with self._lock:
+            return self.nodes.get(name)
+
+    def requested_on(self, name: str) -> Amounts:
+        with self._lock:
+            return dict(self._index.requested.get(name, {}))
+
+    def requested_live(self, name: str) -> Mapping[str, int]:
+        """A node's requested amounts without a copy, for loops over every node: read, never keep."""
+        return self._index.requested.get(name, EMPTY)
+
+    def limits_on(self, name: str) -> Amounts:
+        with self._lock:
+            return dict(self._index.limits.get(name, {}))
+
+    def pods_requesting_extended(self, node: str) -> list[PodView]:
+        with self._lock:
+            index = self._index
+            keys = index.node_pods.get(node, set())
+            return sorted((index.pods[k] for k in keys if k in index.pods), key=lambda p: p.key)
+
+    def quota_list(self) -> list[QuotaView]:
+        with self._lock:
+            return sorted(self.quotas.values(), key=lambda q: q.key)
+
+    def unschedulable_pods(self) -> list[PodView]:
+        with self._lock:
+            index = self._index
+            return sorted((index.pods[k] for k in index.unschedulable), key=lambda p: p.key)
+
+    def size(self, sample: int = 200) -> CacheSize:
+        """How much the cache holds: counts, and bytes estimated from a sample of each kind
+        (shared request dicts and interned strings are counted once per sample)."""
+        with self._lock:
+            kinds = (list(self.nodes.values()), list(self._index.pods.values()), list(self.quotas.values()))
+        total = 0
+        for views in kinds:
+            if views:
+                step = max(1, len(views) // sample)
+                picked = views[::step]
+                seen: set[int] = set()
+                total += sum(deep_size(v, seen) for v in picked) * len(views) // len(picked)
+        return CacheSize(len(kinds[0]), len(kinds[1]), len(kinds[2]), total)
+
+    # ---- applying changes (also used for read-your-writes) ---------------
+    def apply_node(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
+        self.put_node(NodeView.from_json(obj), deleted)
+
+    def put_node(self, view: NodeView, deleted: bool = False) -> None:
+        with self._lock:
+            current = self.nodes.get(view.name)
+            if deleted:
+                if current is not None:
+                    del self.nodes[view.name]
+                    self._order = None
+                    self._touch(view.name)
+            elif current is None or _rv_newer(view.resource_version, current.resource_version):
+                self.nodes[view.name] = view
+                if current is None:
+                    self._order = None
+                if current is None or not current.same_row(view):
+                    self._touch(view.name)
+
+    def apply_pod(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
+        self.put_pod(PodView.from_json(obj), deleted)
+
+    def put_pod(self, view: PodView, deleted: bool = False) -> None:
+        with self._lock:
+            old = self._index.drop(view.key) if deleted else self._index.put(view)
+            before = old.extended_share if old is not None else None
+            after = None if deleted else view.extended_share
+            if before != after:  # most pod updates (status, phase) leave the overview as it was
+                for share in (before, after):
+                    if share is not None:
+                        self._touch(share[0])
+
+    def apply_quota(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
+        self.put_quota(QuotaView.from_json(obj), deleted)
+
+    def put_quota(self, view: QuotaView, deleted: bool = False) -> None:
+        with self._lock:
+            if deleted or not view.items:
+                self.quotas.pop(view.key, None)
+            else:
+                self.quotas[view.key] = view
+
+    def _touch(self, node: str) -> None:
+        """The overview row of ``node`` has changed (caller holds the lock)."""
+        self._dirty.add(node)
+        self.rows_version += 1
+
+    # ---- relists: built off to the side, swapped in whole -----------------
+    def replace_nodes(self, views: Iterable[NodeView]) -> None:
+        nodes = {v.name: v for v in views}
+        with self._lock:
+            self._dirty.update(self.nodes)  # rows of vanished nodes are dropped too
+            self.nodes, self._order = nodes, None
+            self._dirty.update(nodes)
+            self.rows_version += 1
+
+    def replace_pods(self, index: PodIndex) -> None:
+        with self._lock:
+            self._index = index
+            self._dirty.update(self.nodes)
+            self.rows_version += 1
+
+    def replace_quotas(self, views: Iterable[QuotaView]) -> None:
+        quotas = {v.key: v for v in views if v.items}
+        with self._lock:
+            self.quotas = quotas
+
+
+def _rv_newer(new: str, old: str) -> bool:
+    """resourceVersions are opaque; etcd-backed ones are integers, compare those."""
+    try:
+        return int(new) >= int(old)
+    except ValueError:
+        return True

@@ -1,0 +1,281 @@
+"""Slim projections of the API's JSON: only what accounting and the pages need.
+
+Pods and nodes are decoded with msgspec into typed structs that declare only
+the fields used here: everything else in the JSON (managedFields, env, volumes,
+probes, annotations, images, ...) is skipped by the decoder without ever being
+built as Python objects. That keeps a page's transient memory near the size of
+its bytes (a generic parser builds a dict per object first: with real pods that
+is ~18x the page's size at its peak) and the decoding faster than a full parse.
+A view keeps nothing of what it was decoded from. Pods mostly repeat a few
+request shapes and selectors: equal dicts are shared.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from app.domain.accounting import Amounts, counts_on_node, effective_amounts, extended_only
+from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
+from app.domain.names import is_native_resource
+from app.domain.quantity import QuantityError, to_amount
+
+log = logging.getLogger(__name__)
+
+ANNOTATION_PREFIX = "extres.dev/"
+REQUESTS = "requests."
+
+EMPTY: dict[str, Any] = {}
+_SHARED: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
+_SHARED_MAX = 100_000
+
+
+def _shared(values: dict[str, Any]) -> dict[str, Any]:
+    """One dict per distinct content (pods mostly repeat a few request shapes): never mutate it."""
+    if not values:
+        return EMPTY
+    key = tuple(sorted(values.items()))
+    found = _SHARED.get(key)
+    if found is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            return values
+        found = _SHARED[key] = {sys.intern(k): v for k, v in key}
+    return found
+
+
+def _amounts(raw: Mapping[str, Any] | None) -> Amounts:
+    out: Amounts = {}
+    for name, value in (raw or {}).items():
+        try:
+            out[name] = to_amount(name, str(value))
+        except QuantityError:
+            log.warning("ignoring unparsable quantity %s=%r", name, value)
+    return out
+
+
+# ---- what is decoded: only the fields the views use --------------------------------------
+class _Meta(msgspec.Struct, rename="camel"):
+    name: str = ""
+    namespace: str = ""
+    resource_version: str = ""
+    creation_timestamp: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+
+
+class _ListMeta(msgspec.Struct, rename={"cont": "continue", "resource_version": "resourceVersion"}):
+    cont: str | None = None
+    resource_version: str = ""
+
+
+class _Resources(msgspec.Struct):
+    requests: dict[str, Any] | None = None
+    limits: dict[str, Any] | None = None
+
+
+class _Container(msgspec.Struct, rename="camel"):
+    resources: _Resources | None = None
+    restart_policy: str | None = None
+
+    @property
+    def amounts(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        r = self.resources
+        return (r.requests, r.limits) if r is not None else (None, None)
+
+
+class _PodSpec(msgspec.Struct, rename="camel"):
+    node_name: str | None = None
+    node_selector: dict[str, str] | None = None
+    containers: list[_Container] = []
+    init_containers: list[_Container] = []
+    overhead: dict[str, Any] | None = None
+
+
+class _Condition(msgspec.Struct):
+    type: str = ""
+    status: str = ""
+    reason: str | None = None
+    message: str | None = None
+
+
+class _PodStatus(msgspec.Struct):
+    phase: str | None = None
+    conditions: list[_Condition] = []
+
+
+class Pod(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: _PodSpec = msgspec.field(default_factory=_PodSpec)
+    status: _PodStatus = msgspec.field(default_factory=_PodStatus)
+
+
+class _NodeSpec(msgspec.Struct):
+    unschedulable: bool | None = None
+
+
+class _NodeStatus(msgspec.Struct):
+    capacity: dict[str, Any] | None = None
+    allocatable: dict[str, Any] | None = None
+
+
+class Node(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: _NodeSpec = msgspec.field(default_factory=_NodeSpec)
+    status: _NodeStatus = msgspec.field(default_factory=_NodeStatus)
+
+
+class _PodList(msgspec.Struct):
+    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
+    items: list[Pod] = []
+
+
+class _NodeList(msgspec.Struct):
+    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
+    items: list[Node] = []
+
+
+POD_LIST = msgspec.json.Decoder(_PodList)
+NODE_LIST = msgspec.json.Decoder(_NodeList)
+POD = msgspec.json.Decoder(Pod)
+NODE = msgspec.json.Decoder(Node)
+
+
+@dataclass(slots=True)
+class NodeView:
+    name: str
+    labels: dict[str, str]
+    annotations: dict[str, str]  # only this project's own annotations
+    capacity: Amounts
+    allocatable: Amounts
+    resource_version: str
+    unschedulable: bool
+    created: str
+    desired: dict[str, int]  # the desired-state annotation, parsed
+
+    @property
+    def drift(self) -> list[Drift]:
+        return drift(self.desired, self.capacity)
+
+    def same_row(self, other: NodeView) -> bool:
+        """Whether ``other`` gives the same overview row and candidacy (a heartbeat changes neither)."""
+        return (
+            self.capacity == other.capacity
+            and self.allocatable == other.allocatable
+            and self.labels == other.labels
+            and self.desired == other.desired
+            and self.unschedulable == other.unschedulable  # cordoned: no longer a candidate
+        )
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> NodeView:
+        return cls.from_struct(msgspec.convert(obj, Node))
+
+    @classmethod
+    def from_struct(cls, node: Node) -> NodeView:
+        meta = node.metadata
+        annotations = {k: v for k, v in (meta.annotations or {}).items() if k.startswith(ANNOTATION_PREFIX)}
+        return cls(
+            name=meta.name,
+            labels=meta.labels or {},
+            annotations=annotations,
+            capacity=_amounts(node.status.capacity),
+            allocatable=_amounts(node.status.allocatable),
+            resource_version=meta.resource_version,
+            unschedulable=bool(node.spec.unschedulable),
+            created=meta.creation_timestamp or "",
+            desired=parse_desired(annotations.get(DESIRED_ANNOTATION)),
+        )
+
+
+@dataclass(slots=True)
+class PodView:
+    namespace: str
+    name: str
+    node_name: str
+    phase: str
+    requests: Amounts
+    limits: Amounts
+    created: str
+    extended_requests: Amounts = field(default_factory=dict)  # the extended part of requests
+    unschedulable: str | None = None  # the scheduler's message, when Unschedulable
+    node_selector: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.namespace, self.name)
+
+    @property
+    def counts(self) -> bool:
+        return counts_on_node(self.phase, self.node_name)
+
+    @property
+    def extended_share(self) -> tuple[str, Amounts] | None:
+        """What this pod adds to a node's extended requested amounts, if anything."""
+        if self.extended_requests and self.counts:
+            return (self.node_name, self.extended_requests)
+        return None
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> PodView:
+        return cls.from_struct(msgspec.convert(obj, Pod))
+
+    @classmethod
+    def from_struct(cls, pod: Pod) -> PodView:
+        meta, spec, status = pod.metadata, pod.spec, pod.status
+        unschedulable = None
+        if not spec.node_name:
+            for cond in status.conditions:
+                if cond.type == "PodScheduled" and cond.status == "False" and cond.reason == "Unschedulable":
+                    unschedulable = cond.message or ""
+        containers = [c.amounts for c in spec.containers]
+        init = [(c.amounts, c.restart_policy == "Always") for c in spec.init_containers]
+        try:
+            requests = _shared(effective_amounts(containers, init, spec.overhead))
+            limits = _shared(effective_amounts(containers, init, spec.overhead, "limits"))
+        except QuantityError:
+            log.warning("pod %s/%s has an unparsable quantity", meta.namespace, meta.name)
+            requests = limits = EMPTY
+        selector = spec.node_selector
+        return cls(
+            namespace=sys.intern(meta.namespace),
+            name=meta.name,
+            node_name=sys.intern(spec.node_name or ""),
+            phase=sys.intern(status.phase or "Pending"),
+            requests=requests,
+            limits=limits,
+            created=meta.creation_timestamp or "",
+            extended_requests=_shared(extended_only(requests)),
+            unschedulable=unschedulable,
+            node_selector=_shared(selector) if selector else EMPTY,
+        )
+
+
+@dataclass(slots=True)
+class QuotaView:
+    """A ResourceQuota's ``requests.<extended resource>`` items: resource -> (hard, used)."""
+
+    namespace: str
+    name: str
+    items: dict[str, tuple[int, int]]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.namespace, self.name)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> QuotaView:
+        meta = obj.get("metadata") or {}
+        status = obj.get("status") or {}
+        hard = _amounts(status.get("hard") or (obj.get("spec") or {}).get("hard"))
+        used = _amounts(status.get("used"))
+        items = {
+            key[len(REQUESTS) :]: (value, used.get(key, 0))
+            for key, value in hard.items()
+            if key.startswith(REQUESTS) and not is_native_resource(key[len(REQUESTS) :])
+        }
+        return cls(meta.get("namespace", ""), meta.get("name", ""), items)

@@ -1,0 +1,102 @@
+"""One cold sync (or its floor) in a fresh process, so memory figures start from a clean heap.
+
+    python bench/sync_probe.py KUBECONFIG floor|sync|trace [--page-size N] [--all-pods]
+
+Prints one JSON object:
+  floor: seconds to GET the same pages (nodes, then pods) and json.loads each: the raw-parse floor
+  sync:  seconds for the cache's list of nodes and pods; RSS before, at the peak (VmHWM, reset
+         just before the sync) and after; the cache's own size estimate
+  trace: bytes the synced pods cache retains and the peak of traced allocation (tracemalloc)
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kubernetes import client
+
+from app.kube.cache import ClusterCache
+from app.kube.client import ClusterConfig, api_client, load_configuration
+
+
+def rss() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+
+
+def peak() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+
+
+def reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kubeconfig")
+    ap.add_argument("mode", choices=("floor", "sync", "trace"))
+    ap.add_argument("--page-size", type=int, default=500)
+    ap.add_argument("--all-pods", action="store_true", help="list terminated pods too (no field selector)")
+    args = ap.parse_args()
+    api = api_client(load_configuration(ClusterConfig("false", args.kubeconfig)))
+    cache = ClusterCache(api, page_size=args.page_size, live_pods_only=not args.all_pods)
+    out: dict[str, Any] = {}
+    gc.collect()
+    if args.mode == "floor":
+        core = client.CoreV1Api(api)
+        t = time.perf_counter()
+        pods = 0
+        for kind in ("nodes", "pods"):
+            cont = None
+            while True:
+                kwargs: dict[str, Any] = {"limit": args.page_size, "_preload_content": False}
+                if cont:
+                    kwargs["_continue"] = cont
+                fn = core.list_node if kind == "nodes" else core.list_pod_for_all_namespaces
+                resp = fn(**cache._selection(kind), **kwargs)
+                body = json.loads(resp.data)
+                if kind == "pods":
+                    pods += len(body["items"])
+                    out["bytes"] = out.get("bytes", 0) + len(resp.data)
+                cont = body["metadata"].get("continue")
+                del body, resp
+                if not cont:
+                    break
+        out.update(seconds=time.perf_counter() - t, pods=pods)
+    elif args.mode == "sync":
+        before = rss()
+        reset_peak()
+        t = time.perf_counter()
+        cache._list("nodes")
+        cache._list("pods")
+        out["seconds"] = time.perf_counter() - t
+        out["peak"] = peak() - before
+        gc.collect()
+        out["after"] = rss() - before
+        size = cache.size()
+        out.update(pods=size.pods, nodes=size.nodes, estimated=size.estimated_bytes)
+    else:
+        cache.freeze_gc = False
+        tracemalloc.start()
+        cache._list("nodes")
+        cache._list("pods")
+        gc.collect()
+        out["retained"], out["traced_peak"] = tracemalloc.get_traced_memory()
+        out["pods"] = len(cache.pods)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""The memory shape of a cold sync, with real-sized pods on the real kube-apiserver.
+
+A guard, not a benchmark (bench/cache_bench.py measures): the cache projects each
+listed page as it arrives, so the peak of traced allocation during a sync is a
+page's worth plus what the cache keeps, not every page's raw dicts at once.
+"""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from kubernetes import client
+
+from app.kube.cache import ClusterCache
+from bench.profiles import RealProfile, listed_size
+
+pytestmark = pytest.mark.kube
+
+PODS = 2000
+PAGE = 100
+# Keeping every page until the last one arrives costs ~40 KB per pod here; projecting each page
+# as it arrives costs a page (~100 pods x 40 KB) plus ~0.6 KB kept per pod.
+PEAK_PER_POD = 8 * 1024
+KEPT_PER_POD = 1536
+
+
+@pytest.fixture(scope="module")
+def real_pods(admin_api: client.ApiClient) -> str:
+    core = client.CoreV1Api(admin_api)
+    namespace = "memory-real-pods"
+    core.create_namespace({"metadata": {"name": namespace}})
+    profile = RealProfile(admin_api, namespace)
+    with ThreadPoolExecutor(8) as pool:
+        list(
+            pool.map(lambda j: profile.create(j, f"memory-node-{j % 20}", "example.com/dongle"), range(PODS))
+        )
+    return namespace
+
+
+def test_real_profile_pods_are_real_sized(admin_api, real_pods):
+    size = listed_size(admin_api, real_pods)
+    assert 8 * 1024 <= size <= 12 * 1024, f"{size:.0f} bytes of JSON per listed pod"
+    pod = client.CoreV1Api(admin_api).list_namespaced_pod(real_pods, limit=1).items[0]
+    assert pod.metadata.owner_references[0].kind in ("ReplicaSet", "StatefulSet", "Job")
+    assert pod.metadata.managed_fields, "the API server records who wrote what"
+    assert len(pod.spec.containers[0].env) >= 20
+
+
+def test_cold_sync_keeps_no_page_beyond_its_projection(admin_api, real_pods):
+    cache = ClusterCache(admin_api, page_size=PAGE, freeze_gc=False)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        cache._list("pods")
+        gc.collect()
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    pods = sum(1 for ns, _ in cache.pods if ns == real_pods)
+    assert pods == PODS
+    listed = len(cache.pods)
+    assert peak / listed < PEAK_PER_POD, f"peak {peak / listed:.0f} B per pod"
+    assert kept / listed < KEPT_PER_POD, f"kept {kept / listed:.0f} B per pod"
+    assert cache.size().pods == listed
