@@ -53,7 +53,10 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
         demo_cluster.run_standin(api, stop)
         log.info("demo cluster at %s; KUBECONFIG=%s", plane.server, plane.kubeconfig)
         print(f"extres demo: http://{settings.host}:{settings.port}/", flush=True)
-        serve_app(Settings(**{**vars(settings), "kubeconfig": str(plane.kubeconfig), "in_cluster": "false"}))
+        # the demo cluster is a local toy on loopback: changes are on unless EXTRES_READ_ONLY says no
+        read_only = settings.read_only if "EXTRES_READ_ONLY" in os.environ else False
+        local = {"kubeconfig": str(plane.kubeconfig), "in_cluster": "false", "read_only": read_only}
+        serve_app(Settings(**{**vars(settings), **local}))
     finally:
         plane.stop()
 

@@ -23,6 +23,8 @@ class Settings:
     context: str | None = None  # kubeconfig context
     host: str = "127.0.0.1"
     port: int = 8080
+    metrics_host: str | None = None  # default: the same address as the dashboard
+    metrics_port: int = 9102  # Prometheus metrics, on a port of their own; 0: not served
     secret_key: str = ""  # signs sessions and CSRF tokens; random per process when unset
     list_page_size: int = 500
     watch_timeout: int = 240
@@ -31,7 +33,7 @@ class Settings:
     max_quantity: int = 1_000_000
     log_level: str = "INFO"
     auth_mode: str = "service-account"  # service-account | impersonate | token
-    read_only: bool = False  # service-account mode: no write route at all
+    read_only: bool = True  # service-account mode: no write route at all unless set to false
     user_header: str = "X-Forwarded-User"  # impersonate mode: set by the trusted auth proxy
     groups_header: str = "X-Forwarded-Groups"
     trusted_proxies: tuple[str, ...] = ()  # addresses/CIDRs allowed to set those headers

@@ -1,71 +1,139 @@
-"""A small Prometheus text-format registry: the app's own request latency and API errors.
+"""Prometheus metrics with prometheus_client, in kube-state-metrics style.
 
-Cluster numbers (capacity, allocatable, requested, pending) are computed from
-the cache at scrape time; only the app's own counters live here.
+Cluster metrics come from a custom collector that reads the cache's kept
+aggregates at scrape time: the overview rows (one per node, extended resources
+only) and the unschedulable pods, so a scrape costs O(nodes x resources), never
+O(pods). The app's own request latency and API errors are ordinary
+instruments. Each app has its own registry, served on a port of its own
+(``EXTRES_METRICS_PORT``), which the chart's Service exposes for scraping but
+the Ingress never routes.
 """
 
 from __future__ import annotations
 
-import bisect
-import threading
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from app.domain.pending import parse_scheduler_message
+
+if TYPE_CHECKING:
+    from app.kube.cache import ClusterCache
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+PREFIX = "extres_node_extended_resource_"
 
 
-def _labels(labels: Mapping[str, str]) -> str:
-    if not labels:
-        return ""
+class ClusterCollector(Collector):
+    """Cluster numbers from the cache's kept rows; nothing when there is no cluster yet."""
 
-    def esc(v: str) -> str:
-        return v.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    def __init__(self, cache: Callable[[], ClusterCache | None]) -> None:
+        self._cache = cache
 
-    return "{" + ",".join(f'{k}="{esc(str(v))}"' for k, v in sorted(labels.items())) + "}"
+    def collect(self) -> Iterator[Metric]:
+        cache = self._cache()
+        if cache is None:
+            return
+        rows, _ = cache.overview_rows()
+        labels = ["node", "resource"]
+        families = {
+            field: GaugeMetricFamily(PREFIX + field, text, labels=labels)
+            for field, text in (
+                ("capacity", "Extended resource capacity advertised by a node."),
+                ("allocatable", "Extended resource allocatable on a node."),
+                ("requested", "Extended resource requested by the non-terminated pods bound to a node."),
+            )
+        }
+        drift = GaugeMetricFamily(
+            PREFIX + "drift",
+            "1 when a node's capacity differs from the desired state set through the dashboard.",
+            labels=labels,
+        )
+        for row in rows:
+            for resource, u in row.usage.items():
+                key = [row.name, resource]
+                if u.advertised:
+                    families["capacity"].add_metric(key, u.capacity)
+                    families["allocatable"].add_metric(key, u.allocatable)
+                if u.requested:
+                    families["requested"].add_metric(key, u.requested)
+            for resource in row.drifted:
+                drift.add_metric([row.name, resource], 1)
+        yield from families.values()
+        yield drift
+
+        pending: dict[tuple[str, str], int] = {}
+        for pod in cache.unschedulable_pods():
+            short = parse_scheduler_message(pod.unschedulable or "").insufficient
+            for resource in pod.extended_requests or {"": 0}:
+                reason = "insufficient" if resource in short else "other"
+                pending[(resource, reason)] = pending.get((resource, reason), 0) + 1
+        family = GaugeMetricFamily(
+            "extres_pending_pods",
+            "Unschedulable pods by the extended resource they request ('' for none) and whether the "
+            "scheduler found nodes short of it ('insufficient') or not ('other').",
+            labels=["resource", "reason"],
+        )
+        for (resource, reason), count in sorted(pending.items()):
+            family.add_metric([resource, reason], count)
+        yield family
+
+        fresh = cache.freshness()
+        yield GaugeMetricFamily(
+            "extres_cache_synced",
+            "1 when the cache has synced and its watches are open.",
+            int(not fresh.stale),
+        )
+        yield GaugeMetricFamily(
+            "extres_cache_age_seconds",
+            "Seconds since the cache last heard from the API server (0 while every watch is open).",
+            fresh.age_seconds if fresh.age_seconds is not None else float("nan"),
+        )
+        objects = GaugeMetricFamily("extres_cache_objects", "Objects held by the cache.", labels=["kind"])
+        size = cache.counts()
+        for kind, count in size.items():
+            objects.add_metric([kind], count)
+        yield objects
+        relists = CounterMetricFamily(
+            "extres_watch_relists",
+            "Full lists made by the cache (the first sync and each relist).",
+            labels=["kind"],
+        )
+        restarts = CounterMetricFamily(
+            "extres_watch_restarts", "Watches reopened after a failure.", labels=["kind"]
+        )
+        for kind, status in cache.status.items():
+            relists.add_metric([kind], status.relists)
+            restarts.add_metric([kind], status.restarts)
+        yield relists
+        yield restarts
 
 
-class Registry:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._hist: dict[tuple[str, str], list[int]] = {}
-        self._sums: dict[tuple[str, str], float] = defaultdict(float)
-        self.api_errors: dict[tuple[str, str], int] = defaultdict(int)  # (operation, kind) -> count
+class Metrics:
+    """One app's registry: the cluster collector and the app's own instruments."""
+
+    def __init__(self, cache: Callable[[], ClusterCache | None]) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(ClusterCollector(cache))
+        self.requests = Histogram(
+            "extres_request_duration_seconds",
+            "Time to answer an HTTP request, by endpoint.",
+            ["endpoint", "method"],
+            buckets=BUCKETS,
+            registry=self.registry,
+        )
+        self.api_errors = Counter(
+            "extres_api_errors",
+            "Failed calls to the Kubernetes API server, by operation and kind of error.",
+            ["operation", "error"],
+            registry=self.registry,
+        )
 
     def observe(self, endpoint: str, method: str, seconds: float) -> None:
-        key = (endpoint, method)
-        with self._lock:
-            counts = self._hist.setdefault(key, [0] * (len(BUCKETS) + 1))
-            counts[bisect.bisect_left(BUCKETS, seconds)] += 1
-            self._sums[key] += seconds
+        self.requests.labels(endpoint, method).observe(seconds)
 
     def api_error(self, operation: str, kind: str) -> None:
-        with self._lock:
-            self.api_errors[(operation, kind)] += 1
-
-    def lines(self) -> Iterable[str]:
-        with self._lock:
-            hist = {k: list(v) for k, v in self._hist.items()}
-            sums = dict(self._sums)
-            errors = dict(self.api_errors)
-        yield "# HELP extres_request_duration_seconds Time to answer an HTTP request."
-        yield "# TYPE extres_request_duration_seconds histogram"
-        for (endpoint, method), counts in sorted(hist.items()):
-            labels = {"endpoint": endpoint, "method": method}
-            running = 0
-            for bound, count in zip((*BUCKETS, float("inf")), counts, strict=True):
-                running += count
-                le = "+Inf" if bound == float("inf") else repr(bound)
-                yield f"extres_request_duration_seconds_bucket{_labels({**labels, 'le': le})} {running}"
-            yield f"extres_request_duration_seconds_sum{_labels(labels)} {sums[(endpoint, method)]:.6f}"
-            yield f"extres_request_duration_seconds_count{_labels(labels)} {running}"
-        yield "# HELP extres_api_errors_total Failed calls to the Kubernetes API server."
-        yield "# TYPE extres_api_errors_total counter"
-        for (operation, kind), count in sorted(errors.items()):
-            yield f"extres_api_errors_total{_labels({'operation': operation, 'error': kind})} {count}"
-
-
-def gauge(name: str, help_text: str, samples: Iterable[tuple[Mapping[str, str], float]]) -> Iterable[str]:
-    yield f"# HELP {name} {help_text}"
-    yield f"# TYPE {name} gauge"
-    for labels, value in samples:
-        yield f"{name}{_labels(labels)} {value}"
+        self.api_errors.labels(operation, kind).inc()

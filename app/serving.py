@@ -8,13 +8,30 @@ and the API load) for no gain: the work per request is small and I/O-bound.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from prometheus_client import start_http_server
+
 from app.config import Settings
+
+log = logging.getLogger(__name__)
+
+
+def serve_metrics(settings: Settings, worker: Any) -> None:
+    """In the (one) worker, once the app is loaded: its metrics on their own port."""
+    if not settings.metrics_port:
+        return
+    registry = worker.wsgi.extensions["extres"].metrics.registry
+    host = settings.metrics_host or settings.host
+    start_http_server(settings.metrics_port, addr=host, registry=registry)
+    log.info("metrics on http://%s:%d/metrics", host, settings.metrics_port)
 
 
 def gunicorn_options(settings: Settings, threads: int = 8) -> dict[str, Any]:
     return {
+        "post_worker_init": lambda worker: serve_metrics(settings, worker),
+        "control_socket_disable": True,  # nothing may steer the server from outside its process
         "bind": f"{settings.host}:{settings.port}",
         "workers": 1,
         "worker_class": "gthread",

@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 from kubernetes import client
+from werkzeug.datastructures import Headers
 
 from app import create_app, testenv
 from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.web import security
 
 _counter = itertools.count()
 
@@ -63,7 +65,13 @@ def make_app(control_plane: testenv.ControlPlane) -> Iterator[Callable[..., Any]
     apps = []
 
     def factory(**overrides: Any) -> Any:
-        config = {"kubeconfig": str(control_plane.kubeconfig), "in_cluster": "false", **overrides}
+        # writes in service-account mode are an explicit opt-in: the tests that write opt in
+        config = {
+            "kubeconfig": str(control_plane.kubeconfig),
+            "in_cluster": "false",
+            "read_only": False,
+            **overrides,
+        }
         app = create_app(config)
         app.config["TESTING"] = True
         apps.append(app)
@@ -87,16 +95,25 @@ CSRF = "test-csrf-token"
 
 
 class Browser(FlaskClient):
-    """A test client that speaks HTTPS (the session cookie is Secure) and sends the
-    session's CSRF token with every form, as the dashboard's own pages do."""
+    """A test client that speaks HTTPS (the session cookie is Secure) and sends, with every form,
+    the CSRF token the dashboard's own pages would carry for the identity the request presents."""
 
     def open(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("base_url", "https://localhost")
         data = kwargs.get("data")
         wants = kwargs.pop("csrf", True) and kwargs.get("method") == "POST"
         if wants and (data is None or isinstance(data, dict)) and "csrf_token" not in (data or {}):
-            kwargs["data"] = {**(data or {}), "csrf_token": CSRF}
+            kwargs["data"] = {**(data or {}), "csrf_token": self.csrf_for(kwargs.get("headers"))}
         return super().open(*args, **kwargs)
+
+    def csrf_for(self, headers: Any = None) -> str:
+        settings = self.application.config["EXTRES"]
+        with self.session_transaction(base_url="https://localhost") as session:
+            token = session.get("token")
+        who = security.identity_from(
+            settings, security._networks(settings.trusted_proxies), Headers(headers or {}), "127.0.0.1", token
+        )
+        return security.csrf_for(self.application.secret_key, CSRF, who)
 
 
 def browser(app: Any) -> Browser:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import logging
 import threading
 import time
@@ -20,11 +21,15 @@ from kubernetes import client
 from urllib3 import HTTPHeaderDict
 
 from app.kube.client import api_client
-from app.kube.errors import translate
+from app.kube.errors import Forbidden, KubeError, translate
 
 log = logging.getLogger(__name__)
 CHECK_TTL = 30.0
 CLIENTS_KEPT = 64
+ACCEPTED_TTL = 30.0  # a token the API server accepted is trusted this long before asking again
+REFUSED_TTL = 5.0  # and a refused one is refused this long without asking
+TOKENS_KEPT = 1024
+CHECKS_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,14 @@ class Identity:
 
     @property
     def known(self) -> bool:
+        """Someone is named: a user from the proxy, or a token (which must still be verified)."""
         return self.mode == "service-account" or bool(self.user or self.token)
+
+    @property
+    def key(self) -> tuple[str, str | None, tuple[str, ...], str | None]:
+        """Who this is, for caches and CSRF binding: the token only as its hash."""
+        digest = hashlib.sha256(self.token.encode()).hexdigest() if self.token else None
+        return (self.mode, self.user, self.groups, digest)
 
     @property
     def label(self) -> str:
@@ -67,13 +79,14 @@ class Access:
         self.configuration = configuration
         self.base = base
         self._clients: OrderedDict[tuple[Any, ...], client.ApiClient] = OrderedDict()
-        self._checks: dict[tuple[Any, ...], tuple[float, bool]] = {}
+        self._checks: OrderedDict[tuple[Any, ...], tuple[float, bool]] = OrderedDict()
+        self._tokens: OrderedDict[str, tuple[float, bool]] = OrderedDict()  # token hash -> (when, ok)
         self._lock = threading.Lock()
 
     def client_for(self, identity: Identity) -> client.ApiClient:
         if identity.mode == "service-account":
             return self.base
-        key = (identity.mode, identity.user, identity.groups, identity.token)
+        key = identity.key
         with self._lock:
             api = self._clients.get(key)
             if api is not None:
@@ -99,15 +112,9 @@ class Access:
                 self._clients.popitem(last=False)[1].close()
         return api
 
-    def allowed(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
-        """SelfSubjectAccessReview as the acting user; cached briefly; False when unsure."""
-        if not identity.known:
-            return False
-        key = (identity.mode, identity.user, identity.groups, identity.token, verb, resource, subresource)
-        now = time.monotonic()
-        cached = self._checks.get(key)
-        if cached and now - cached[0] < CHECK_TTL:
-            return cached[1]
+    def _review(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
+        """One SelfSubjectAccessReview as the acting user; raises KubeError when it cannot be made
+        (a refused identity is a Forbidden with status 401)."""
         body: Any = {
             "apiVersion": "authorization.k8s.io/v1",
             "kind": "SelfSubjectAccessReview",
@@ -116,12 +123,71 @@ class Access:
         try:
             api = client.AuthorizationV1Api(self.client_for(identity))
             review: Any = api.create_self_subject_access_review(body, _request_timeout=10)
-            ok = bool(review.status and review.status.allowed)
-        except Exception as exc:  # noqa: BLE001 - a failed check means "not allowed"
-            log.warning("access check for %s failed: %s", identity.label, translate(exc).message)
+        except Exception as exc:
+            raise translate(exc) from exc
+        return bool(review.status and review.status.allowed)
+
+    def authenticated(self, identity: Identity) -> bool:
+        """Whether the API server accepts this identity's token now (token mode; cached by the
+        token's hash, accepted for 30 s and refused for 5 s; at most 1,024 tokens kept).
+        Other modes name no token: the proxy vouches for the user (impersonate), or there is only
+        the app (service-account). Raises KubeError when the API server cannot be asked."""
+        if identity.mode != "token":
+            return identity.known
+        if not identity.token:
             return False
-        self._checks[key] = (now, ok)
+        digest = identity.key[3]
+        assert digest is not None
+        now = time.monotonic()
+        with self._lock:
+            cached = self._tokens.get(digest)
+        if cached and now - cached[0] < (ACCEPTED_TTL if cached[1] else REFUSED_TTL):
+            return cached[1]
+        try:
+            self._review(identity, "get", "nodes")
+            ok = True
+        except Forbidden as exc:
+            if exc.status != 401:
+                raise
+            ok = False
+        with self._lock:
+            self._tokens[digest] = (now, ok)
+            self._tokens.move_to_end(digest)
+            while len(self._tokens) > TOKENS_KEPT:
+                self._tokens.popitem(last=False)
         return ok
+
+    def check(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
+        """Whether the acting user may do this (SelfSubjectAccessReview, cached 30 s). When the API
+        server cannot be asked, the last answer stands; with none, raises KubeError."""
+        if not identity.known:
+            return False
+        key = (*identity.key, verb, resource, subresource)
+        now = time.monotonic()
+        with self._lock:
+            cached = self._checks.get(key)
+        if cached and now - cached[0] < CHECK_TTL:
+            return cached[1]
+        try:
+            ok = self._review(identity, verb, resource, subresource)
+        except KubeError as exc:
+            if cached is not None and exc.status not in (401, 403):
+                return cached[1]
+            raise
+        with self._lock:
+            self._checks[key] = (now, ok)
+            self._checks.move_to_end(key)
+            while len(self._checks) > CHECKS_KEPT:
+                self._checks.popitem(last=False)
+        return ok
+
+    def allowed(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
+        """Like ``check``, but False when unsure (for showing or hiding forms)."""
+        try:
+            return self.check(identity, verb, resource, subresource)
+        except KubeError as exc:
+            log.warning("access check for %s failed: %s", identity.label, exc.message)
+            return False
 
     def can_edit(self, identity: Identity) -> bool:
         return self.allowed(identity, "patch", "nodes", "status")

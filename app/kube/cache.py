@@ -53,6 +53,7 @@ class KindStatus:
     last_ok: float = 0.0  # monotonic time of the last successful contact
     error: str | None = None
     relists: int = 0
+    restarts: int = 0  # watches reopened after a failure
 
 
 @dataclass(frozen=True)
@@ -259,6 +260,8 @@ class ClusterCache(ClusterState):
                 if self.on_error is not None:
                     self.on_error(f"watch {kind}", type(err).__name__)
                 self._mark(kind, connected=False, error=err.message)
+                with self._lock:
+                    self.status[kind].restarts += 1
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, 30.0)
 

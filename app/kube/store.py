@@ -198,6 +198,9 @@ class ClusterState:
             index = self._index
             return sorted((index.pods[k] for k in index.unschedulable), key=lambda p: p.key)
 
+    def counts(self) -> dict[str, int]:
+        return {"nodes": len(self.nodes), "pods": len(self._index.pods), "quotas": len(self.quotas)}
+
     def size(self, sample: int = 200) -> CacheSize:
         """How much the cache holds: counts, and bytes estimated from a sample of each kind
         (shared request dicts and interned strings are counted once per sample)."""

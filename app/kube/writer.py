@@ -22,6 +22,7 @@ from app.kube.errors import TEST_FAILED, Conflict, Invalid, KubeError, NotFound,
 
 FIELD_MANAGER = "extres"
 EVENT_REASON = "ExtendedResourceChanged"
+log = logging.getLogger(__name__)
 audit = logging.getLogger("extres.audit")
 
 
@@ -127,12 +128,27 @@ class NodeWriter:
     ) -> Outcome:
         return self._run(name, resource, "remove", None, expected, actor, dry_run)
 
-    def reapply(self, name: str, actor: str, dry_run: bool = False) -> list[Outcome]:
-        """Write the desired state back where capacity drifted from it."""
+    def reapply(
+        self,
+        name: str,
+        actor: str,
+        refuse: Callable[[str, int], str | None],
+        dry_run: bool = False,
+    ) -> list[Outcome]:
+        """Write the desired state back where capacity drifted from it. The annotation is data on
+        the node that anyone allowed to patch nodes can write: each entry is checked by ``refuse``
+        (the rules of the forms) and an entry it refuses is reported, never written."""
         node = self.get(name)
         desired = changes.parse_desired(_annotations(node).get(changes.DESIRED_ANNOTATION))
         outcomes = []
         for d in changes.drift(desired, _capacity(node)):
+            if problem := refuse(d.resource, d.desired):
+                message = f"the desired state asks for {d.resource}={d.desired}, which is refused: {problem}"
+                log.warning("reapply on %s: %s", name, message)
+                outcomes.append(
+                    Outcome(name, d.resource, "reapply", d.actual, d.desired, False, message, dry_run, 422)
+                )
+                continue
             outcomes.append(self._run(name, d.resource, "reapply", d.desired, d.actual, actor, dry_run))
         return outcomes
 

@@ -27,7 +27,6 @@ def init_app(app: Flask, settings: Settings) -> None:
     from app.web import auth, changes, health, metrics, nodes, overview, pending
 
     metrics.init_app(app)
-    app.register_blueprint(metrics.bp)
     app.register_blueprint(overview.bp)
     app.register_blueprint(nodes.bp)
     app.register_blueprint(health.bp)
@@ -46,7 +45,9 @@ def init_app(app: Flask, settings: Settings) -> None:
             """Whether to show write forms: asked once per request (SelfSubjectAccessReview)."""
             if "can_write" not in g:
                 try:
-                    g.can_write = writes and state.cluster.access.can_edit(security.identity())
+                    g.can_write = (
+                        writes and security.verified() and state.cluster.access.can_edit(security.identity())
+                    )
                 except KubeError:
                     g.can_write = False
             return bool(g.can_write)

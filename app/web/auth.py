@@ -6,7 +6,7 @@ from flask import Blueprint, redirect, render_template, request, session, url_fo
 from werkzeug.wrappers import Response
 
 from app.kube.access import Identity
-from app.web.security import csrf_ok, csrf_token
+from app.web.security import csrf_ok, csrf_token, safe_next, same_origin
 from app.web.state import State
 
 bp = Blueprint("auth", __name__)
@@ -15,28 +15,30 @@ bp = Blueprint("auth", __name__)
 @bp.get("/login")
 def login_form() -> str:
     csrf_token()
-    return render_template("auth/login.html", error="", next=request.args.get("next", "/"))
+    return render_template("auth/login.html", error="", next=safe_next(request.args.get("next")))
 
 
 @bp.post("/login")
 def login() -> Response | tuple[str, int]:
     token = request.form.get("token", "").strip()
-    target = request.form.get("next", "/")
-    if not target.startswith("/") or target.startswith("//"):
-        target = "/"
+    target = safe_next(request.form.get("next"))
     error = ""
-    if not csrf_ok():
+    if not same_origin() or not csrf_ok():
         error = "The form expired; try again."
     elif not token or len(token) > 4096:
         error = "Token: paste a bearer token."
-    elif not State.get().cluster.access.allowed(Identity(token=token, mode="token"), "list", "nodes"):
+    elif not _accepted(Identity(token=token, mode="token")):
         error = "Token: the API server did not accept this token, or it may not list nodes."
     if error:
         return render_template("auth/login.html", error=error, next=target), 401
     session.clear()
     session["token"] = token
-    csrf_token()
     return redirect(target, code=303)
+
+
+def _accepted(who: Identity) -> bool:
+    access = State.get().cluster.access
+    return access.authenticated(who) and access.allowed(who, "list", "nodes")
 
 
 @bp.post("/logout")

@@ -134,20 +134,41 @@ def remove_resource(name: str) -> Response | tuple[str, int]:
     return _finish(name, writer().remove(name, resource, expected, actor()))
 
 
+def _refused(resource: str, count: int) -> str | None:
+    """Why a desired-state entry may not be written: the same rules as the forms."""
+    state = State.get()
+    try:
+        validate_set(
+            resource, str(count), None, maximum=state.settings.max_quantity, owns=state.device_plugins.owns
+        )
+    except ChangeError as exc:
+        return " ".join(exc.errors.values())
+    return None
+
+
+def _reapply(names: Iterable[str], dry_run: bool) -> list[Outcome]:
+    w = writer()
+    return [o for name in names for o in w.reapply(name, actor(), _refused, dry_run=dry_run)]
+
+
 @bp.post("/nodes/<name>/reapply")
 def reapply_node(name: str) -> Response | tuple[str, int]:
     _node_or_404(name)
-    outcomes = writer().reapply(name, actor())
-    return _bulk_done(outcomes)
+    return _bulk_done(_reapply([name], dry_run=False))
+
+
+@bp.get("/reapply")
+def reapply_preview() -> str:
+    """Re-applying on every drifted node starts with a dry run of each write."""
+    names = [n.name for n in State.get().cluster.cache.drifted_nodes()]
+    return render_template("changes/reapply.html", outcomes=_reapply(names, dry_run=True))
 
 
 @bp.post("/reapply")
 def reapply_all() -> Response | tuple[str, int]:
-    w = writer()
-    outcomes: list[Outcome] = []
-    for node in State.get().cluster.cache.drifted_nodes():
-        outcomes.extend(w.reapply(node.name, actor()))
-    return _bulk_done(outcomes)
+    chosen = set(request.form.getlist("nodes"))
+    drifted = [n.name for n in State.get().cluster.cache.drifted_nodes() if n.name in chosen]
+    return _bulk_done(_reapply(drifted, dry_run=False))
 
 
 # ---- many nodes -----------------------------------------------------------------

@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import logging
 import secrets
 from collections.abc import Iterable
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
-from flask import Flask, abort, g, redirect, request, session, url_for
+from flask import Flask, abort, current_app, g, redirect, request, session, url_for
 from werkzeug.wrappers import Response
 
 from app.config import Settings
 from app.kube.access import Identity
+from app.web.state import State
 
 log = logging.getLogger("extres.security")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-OPEN_ENDPOINTS = frozenset(
-    {"health.healthz", "health.readyz", "metrics.metrics", "static", "auth.login", "auth.login_form"}
-)
+OPEN_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "static", "auth.login", "auth.login_form"})
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
@@ -37,23 +39,37 @@ def _trusted(addr: str | None, networks: list) -> bool:
     return any(ip in net for net in networks)
 
 
-def resolve_identity(settings: Settings, networks: list) -> Identity:
+class IdentityError(Exception):
+    """The request's identity headers cannot be taken as they are."""
+
+
+def identity_from(
+    settings: Settings,
+    networks: list,
+    headers: Any,
+    remote_addr: str | None,
+    session_token: str | None,
+) -> Identity:
+    """Who the request says it is (not yet verified: see ``check_request``)."""
     mode = settings.auth_mode
     if mode == "service-account":
         return Identity(mode=mode)
     if mode == "impersonate":
-        user = request.headers.get(settings.user_header, "").strip()
-        groups_raw = request.headers.get(settings.groups_header, "")
-        if not _trusted(request.remote_addr, networks):
-            if user or groups_raw:
-                log.warning(
-                    "ignored identity headers from untrusted address %s (user %r)", request.remote_addr, user
-                )
+        users = headers.getlist(settings.user_header)
+        groups_sent = headers.getlist(settings.groups_header)
+        if not _trusted(remote_addr, networks):
+            if users or groups_sent:
+                log.warning("ignored identity headers from untrusted address %s (%r)", remote_addr, users)
             return Identity(mode=mode)
-        groups = tuple(sorted({x.strip() for x in groups_raw.split(",") if x.strip()}))
+        if len(users) > 1 or len(groups_sent) > 1:
+            raise IdentityError("The request carries an identity header more than once; it is refused.")
+        user = users[0].strip() if users else ""
+        groups = tuple(sorted({x.strip() for x in (groups_sent or [""])[0].split(",") if x.strip()}))
+        if any(name.startswith("system:") for name in (user, *groups)):
+            raise IdentityError("The dashboard never acts as a system: user or group.")
         return Identity(user=user or None, groups=groups, mode=mode)
-    header = request.headers.get("Authorization", "")
-    token = header[7:].strip() if header.lower().startswith("bearer ") else session.get("token")
+    header = headers.get("Authorization", "")
+    token = header[7:].strip() if header.lower().startswith("bearer ") else session_token
     return Identity(token=token or None, mode=mode)
 
 
@@ -62,17 +78,72 @@ def identity() -> Identity:
     return found
 
 
+def verified() -> bool:
+    """Whether this request's user was verified and may read what the pages show."""
+    return bool(g.get("verified"))
+
+
+def csrf_for(secret: str, nonce: str, who: Identity) -> str:
+    """A CSRF token: the session's nonce, bound to the identity by an HMAC."""
+    mac = hmac.new(secret.encode(), f"csrf|{nonce}|{who.key!r}".encode(), hashlib.sha256).hexdigest()
+    return f"{nonce}.{mac}"
+
+
+def _secret() -> str:
+    key = current_app.secret_key or ""
+    return key.decode() if isinstance(key, bytes) else key
+
+
 def csrf_token() -> str:
-    token = session.get("csrf")
-    if not token:
-        token = session["csrf"] = secrets.token_urlsafe(32)
-    return str(token)
+    nonce = session.get("csrf")
+    if not nonce:
+        nonce = session["csrf"] = secrets.token_urlsafe(24)
+    return csrf_for(_secret(), str(nonce), identity())
 
 
 def csrf_ok() -> bool:
-    """The request carries the session's CSRF token (form field, or the header htmx sends)."""
+    """The request carries the session's CSRF token for this identity (form field, or the header
+    htmx sends)."""
     sent = request.form.get("csrf_token") or request.headers.get("X-CSRF-Token", "")
-    return bool(sent) and hmac.compare_digest(sent, session.get("csrf", ""))
+    nonce = session.get("csrf", "")
+    if not sent or not nonce:
+        return False
+    return hmac.compare_digest(sent, csrf_for(_secret(), nonce, identity()))
+
+
+def same_origin() -> bool:
+    """A non-GET request comes from this site's own pages: Origin (when sent) names this host,
+    and Sec-Fetch-Site (when sent) says same-origin or a direct navigation."""
+    origin = request.headers.get("Origin")
+    if origin is not None and urlsplit(origin).netloc != request.host:
+        return False
+    return request.headers.get("Sec-Fetch-Site", "same-origin") in ("same-origin", "none")
+
+
+def safe_next(target: str | None) -> str:
+    """Where to go after signing in: only a path on this site, else ``/``. Browsers drop tabs and
+    newlines and read a backslash as a slash, so any of those, or control characters, refuse it."""
+    target = target or "/"
+    decoded = unquote(target)
+    if (
+        not target.startswith("/")
+        or target.startswith("//")
+        or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 or ch == "\\" for ch in decoded)
+        or decoded.startswith("//")
+        or urlsplit(target).netloc
+        or urlsplit(target).scheme
+    ):
+        return "/"
+    return target
+
+
+# What each blueprint shows: the user must be allowed to read it (impersonate and token modes).
+READS = {
+    "overview": (("list", "nodes"), ("list", "pods")),
+    "nodes": (("list", "nodes"), ("list", "pods")),
+    "pending": (("list", "nodes"), ("list", "pods")),
+    "changes": (("list", "nodes"), ("list", "pods")),
+}
 
 
 def init_app(app: Flask, settings: Settings) -> None:
@@ -82,30 +153,64 @@ def init_app(app: Flask, settings: Settings) -> None:
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SECURE=settings.cookie_secure,
         SESSION_COOKIE_SAMESITE="Strict",
-        SESSION_COOKIE_NAME="extres_session",
+        # __Host-: only ever set by this exact host over HTTPS, for the whole site (no Domain)
+        SESSION_COOKIE_NAME="__Host-extres_session" if settings.cookie_secure else "extres_session",
+        SESSION_COOKIE_PATH="/",
     )
     app.jinja_env.globals["csrf_token"] = csrf_token
+    app.jinja_env.globals["verified"] = verified
 
     @app.before_request
     def check_request() -> Response | None:
-        g.identity = resolve_identity(settings, networks)
+        g.verified = False
+        try:
+            g.identity = identity_from(
+                settings, networks, request.headers, request.remote_addr, session.get("token")
+            )
+        except IdentityError as exc:
+            g.identity = Identity(mode=settings.auth_mode)
+            log.warning("refused identity headers from %s: %s", request.remote_addr, exc)
+            abort(400, description=str(exc))
         if request.endpoint in OPEN_ENDPOINTS:
             return None
-        if not g.identity.known:
+        who = g.identity
+        if not who.known:
             if settings.auth_mode == "token" and request.method in SAFE_METHODS:
                 return redirect(url_for("auth.login_form", next=request.full_path))
             abort(401, description="Sign in through the dashboard's authentication proxy to use it.")
-        if request.method not in SAFE_METHODS and not csrf_ok():
-            abort(
-                400,
-                description="This form did not carry a valid CSRF token (it may have expired). "
-                "Reload the page and try again; nothing was changed.",
-            )
+        access = State.get().cluster.access
+        if not access.authenticated(who):
+            if "Authorization" not in request.headers and session.get("token"):
+                session.clear()  # the API server no longer accepts the token kept at sign-in
+                log.info("dropped a session whose token the API server refuses")
+                if request.method in SAFE_METHODS:
+                    return redirect(url_for("auth.login_form", next=request.full_path))
+            g.identity = Identity(mode=settings.auth_mode)
+            abort(401, description="The API server did not accept this token. Sign in again.")
+        if settings.auth_mode != "service-account":
+            for verb, resource in READS.get(request.blueprint or "", ()):
+                if not access.check(who, verb, resource):
+                    abort(
+                        403,
+                        description=f"{who.label} may not {verb} {resource}, which this page shows.",
+                    )
+        g.verified = True
+        if request.method not in SAFE_METHODS:
+            if not same_origin():
+                abort(403, description="This form was sent from another site; nothing was changed.")
+            if not csrf_ok():
+                abort(
+                    400,
+                    description="This form did not carry a valid CSRF token (it may have expired). "
+                    "Reload the page and try again; nothing was changed.",
+                )
         return None
 
     @app.after_request
     def security_headers(response: Response) -> Response:
         h = response.headers
+        if settings.cookie_secure:
+            h.setdefault("Strict-Transport-Security", "max-age=31536000")
         h.setdefault("Content-Security-Policy", CSP)
         h.setdefault("X-Frame-Options", "DENY")
         h.setdefault("X-Content-Type-Options", "nosniff")

@@ -15,7 +15,7 @@ from app.kube.client import ClusterConfig
 from app.kube.cluster import Cluster
 from app.kube.errors import KubeError
 from app.kube.writer import Outcome
-from app.metrics import Registry
+from app.metrics import Metrics
 
 
 class VersionedMemo:
@@ -39,7 +39,7 @@ class State:
         self.device_plugins = rule
         self._cluster: Cluster | None = None
         self.results: OrderedDict[str, list[Outcome]] = OrderedDict()  # bulk outcomes, by key
-        self.metrics = Registry()
+        self.metrics = Metrics(lambda: self._cluster.cache if self._cluster is not None else None)
         self.grids = VersionedMemo(16)  # overview grids, by filters
         self.diagnoses = VersionedMemo(1000)  # pending-pod diagnoses, by pod shape
         self._lock = threading.Lock()

@@ -34,6 +34,7 @@ class Server:
             "EXTRES_KUBECONFIG": str(plane.kubeconfig),
             "EXTRES_IN_CLUSTER": "false",
             "EXTRES_COOKIE_SECURE": "false",  # plain http on loopback
+            "EXTRES_READ_ONLY": "false",  # service-account mode writes only when asked to
             **env,
         }
         self.proc = subprocess.Popen(

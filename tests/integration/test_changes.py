@@ -314,7 +314,15 @@ def test_reapply_all_restores_every_drifted_node(web, core, uid):
         return soup
 
     eventually(both_drifted)
-    resp = web.post("/changes/reapply")
+    # the overview leads to a dry-run preview first: nothing is written by it
+    overview = BeautifulSoup(web.get(f"/?q={uid}").get_data(as_text=True), "html.parser")
+    assert overview.select_one("form.drift")["method"] == "get"
+    preview = BeautifulSoup(web.get("/changes/reapply").get_data(as_text=True), "html.parser")
+    assert "would change" in preview.select_one(f'table.outcomes tr[data-node="{a}"]').get_text()
+    assert capacity(core, a)[D] == "0" and capacity(core, b)[D] == "0"
+    nodes = [i["value"] for i in preview.select('form[action$="/changes/reapply"] input[name="nodes"]')]
+    assert {a, b} <= set(nodes)
+    resp = web.post("/changes/reapply", data={"nodes": nodes})
     assert resp.status_code == 303
     rows = BeautifulSoup(web.get(resp.headers["Location"]).get_data(as_text=True), "html.parser")
     done = {tr["data-node"] for tr in rows.select("table.outcomes tr.ok") if tr["data-node"] in (a, b)}

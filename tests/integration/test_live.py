@@ -10,6 +10,7 @@ import signal
 import threading
 
 from bs4 import BeautifulSoup
+from prometheus_client import generate_latest
 
 from app import testenv
 from app.domain.accounting import Totals
@@ -22,25 +23,30 @@ from tests.kube_helpers import create_node, create_pod, grid_cells, set_pod_phas
 D = "example.com/dongle"
 
 
+def metrics_text(web) -> str:
+    """What the metrics port serves (the dashboard's own routes serve no metrics)."""
+    return generate_latest(web.application.extensions["extres"].metrics.registry).decode()
+
+
 def test_metrics_export_and_latency(web, core, uid):
     node = f"{uid}-n"
     create_node(core, node, {D: "4"})
     create_pod(core, f"{uid}-p", node, {D: "1"})
-    line = f'extres_node_requested{{node="{node}",resource="{D}"}} 1'
-    eventually(lambda: line in web.get("/metrics").get_data(as_text=True))
+    line = f'extres_node_extended_resource_requested{{node="{node}",resource="{D}"}} 1.0'
+    eventually(lambda: line in metrics_text(web))
+    assert web.get("/metrics").status_code == 404
     web.get("/")
-    text = web.get("/metrics").get_data(as_text=True)
-    assert f'extres_node_capacity{{node="{node}",resource="{D}"}} 4' in text
+    text = metrics_text(web)
+    assert f'extres_node_extended_resource_capacity{{node="{node}",resource="{D}"}} 4.0' in text
     assert 'extres_request_duration_seconds_count{endpoint="overview.index",method="GET"}' in text
-    assert "extres_cache_synced 1" in text
+    assert "extres_cache_synced 1.0" in text
+    assert 'extres_watch_relists_total{kind="pods"} 1.0' in text
     # a refused write is counted as an API error
     core.patch_node_status(
         node, [{"op": "replace", "path": "/status/capacity/example.com~1dongle", "value": "5"}]
     )
     web.post(f"/changes/nodes/{node}/resources", data={"resource": D, "quantity": "6", "expected": "4"})
-    assert 'extres_api_errors_total{error="Conflict",operation="set nodes/status"}' in web.get(
-        "/metrics"
-    ).get_data(as_text=True)
+    assert 'extres_api_errors_total{error="Conflict",operation="set nodes/status"} 1.0' in metrics_text(web)
 
     expected = {
         "node": node,
@@ -157,7 +163,8 @@ def test_page_views_make_no_list_call(app, web, core, uid):
 
     rest.request = counting
     try:
-        for path in ("/", f"/?q={uid}", f"/nodes/{node}", "/pending/", "/metrics", "/export.json"):
+        metrics_text(web)
+        for path in ("/", f"/?q={uid}", f"/nodes/{node}", "/pending/", "/export.json"):
             assert web.get(path).status_code == 200
         web.get("/", headers={"HX-Request": "true", "HX-Target": "grid"})
     finally:

@@ -160,7 +160,7 @@ def test_writes_without_csrf_token_are_refused(web, core, node):
     assert snapshot(core, node) == before
     # htmx sends the token as a header
     ok = web.post(
-        f"/changes/nodes/{node}/resources", data=form, csrf=False, headers={"X-CSRF-Token": "test-csrf-token"}
+        f"/changes/nodes/{node}/resources", data=form, csrf=False, headers={"X-CSRF-Token": web.csrf_for()}
     )
     assert ok.status_code == 303
 
