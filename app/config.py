@@ -39,6 +39,7 @@ class Settings:
     trusted_proxies: tuple[str, ...] = ()  # addresses/CIDRs allowed to set those headers
     cookie_secure: bool = True
     max_request_bytes: int = 64 * 1024
+    event_namespace: str = "default"  # where Events about changes are written
     start_watches: bool = True  # start the cache's watches on the first request
     extra: Mapping[str, Any] = field(default_factory=dict)
 

@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kubernetes import client  # noqa: E402
+from prometheus_client import generate_latest  # noqa: E402
 
 from app import create_app, testenv  # noqa: E402
 from app.kube.cache import ClusterCache  # noqa: E402
@@ -197,7 +198,9 @@ def pod_events(api: client.ApiClient, cache: ClusterCache) -> str:
 
 
 def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
-    app = create_app({"kubeconfig": str(kubeconfig), "in_cluster": "false", "cookie_secure": False})
+    app = create_app(
+        {"kubeconfig": str(kubeconfig), "in_cluster": "false", "cookie_secure": False, "read_only": False}
+    )
     web = app.test_client()
     web.get("/")
     state = app.extensions["extres"]
@@ -244,9 +247,8 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
         "pending page": ("/pending/", {}, None),
         "pending page, changed": ("/pending/", {}, pod_event),
         "pending fragment, changed": ("/pending/", pending_fragment, pod_event),
-        "bulk page": ("/bulk?find=n00", {}, None),
-        "bulk page, changed": ("/bulk?find=n00", {}, pod_event),
-        "metrics, changed": ("/metrics", {}, pod_event),
+        "bulk page": ("/changes/bulk?find=n00", {}, None),
+        "bulk page, changed": ("/changes/bulk?find=n00", {}, pod_event),
     }
     views = 0
     p50s: dict[str, float] = {}
@@ -263,6 +265,16 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
         q = statistics.quantiles(times, n=20)
         p50s[name] = statistics.median(times)
         print(f"[{label}] warm {name:26s} p50 {p50s[name] * 1000:7.1f} ms  p95 {q[18] * 1000:7.1f} ms")
+    times = []
+    for _ in range(requests // 4):
+        pod_event()
+        t0 = time.perf_counter()
+        generate_latest(state.metrics.registry)
+        times.append(time.perf_counter() - t0)
+    q = statistics.quantiles(times, n=20)
+    print(
+        f"[{label}] metrics scrape, changed  p50 {statistics.median(times) * 1000:7.1f} ms  p95 {q[18] * 1000:7.1f} ms"
+    )
     for name in ("overview", "fragment"):
         print(
             f"[{label}] {name} after an event: {p50s[name + ', changed'] / p50s[name + ', rebuilt']:.2f}x "

@@ -46,9 +46,11 @@ class Identity:
 
     @property
     def key(self) -> tuple[str, str | None, tuple[str, ...], str | None]:
-        """Who this is, for caches and CSRF binding: the token only as its hash."""
-        digest = hashlib.sha256(self.token.encode()).hexdigest() if self.token else None
-        return (self.mode, self.user, self.groups, digest)
+        """Who this is, for caches and CSRF binding: a token (which alone says who it is) only
+        as its hash."""
+        if self.token:
+            return (self.mode, None, (), hashlib.sha256(self.token.encode()).hexdigest())
+        return (self.mode, self.user, self.groups, None)
 
     @property
     def label(self) -> str:
@@ -80,7 +82,7 @@ class Access:
         self.base = base
         self._clients: OrderedDict[tuple[Any, ...], client.ApiClient] = OrderedDict()
         self._checks: OrderedDict[tuple[Any, ...], tuple[float, bool]] = OrderedDict()
-        self._tokens: OrderedDict[str, tuple[float, bool]] = OrderedDict()  # token hash -> (when, ok)
+        self._tokens: OrderedDict[str, tuple[float, str | None]] = OrderedDict()  # hash -> (when, user)
         self._lock = threading.Lock()
 
     def client_for(self, identity: Identity) -> client.ApiClient:
@@ -127,35 +129,60 @@ class Access:
             raise translate(exc) from exc
         return bool(review.status and review.status.allowed)
 
-    def authenticated(self, identity: Identity) -> bool:
-        """Whether the API server accepts this identity's token now (token mode; cached by the
-        token's hash, accepted for 30 s and refused for 5 s; at most 1,024 tokens kept).
-        Other modes name no token: the proxy vouches for the user (impersonate), or there is only
-        the app (service-account). Raises KubeError when the API server cannot be asked."""
+    def authenticate(self, identity: Identity) -> Identity | None:
+        """The identity as the API server knows it, or None when it refuses it.
+
+        Token mode: a TokenReview made as the app names the token's user (for pages and the audit
+        log); where the app may not review tokens, a SelfSubjectAccessReview made with the token
+        proves only that it is accepted. Cached by the token's hash: accepted for 30 s, refused for
+        5 s, at most 1,024 tokens. Other modes name no token: the proxy vouches for the user
+        (impersonate), or there is only the app (service-account). Raises KubeError when the API
+        server cannot be asked."""
         if identity.mode != "token":
-            return identity.known
+            return identity if identity.known else None
         if not identity.token:
-            return False
+            return None
         digest = identity.key[3]
         assert digest is not None
         now = time.monotonic()
         with self._lock:
             cached = self._tokens.get(digest)
-        if cached and now - cached[0] < (ACCEPTED_TTL if cached[1] else REFUSED_TTL):
-            return cached[1]
+        if cached and now - cached[0] < (ACCEPTED_TTL if cached[1] is not None else REFUSED_TTL):
+            user = cached[1]
+        else:
+            user = self._review_token(identity)
+            with self._lock:
+                self._tokens[digest] = (now, user)
+                self._tokens.move_to_end(digest)
+                while len(self._tokens) > TOKENS_KEPT:
+                    self._tokens.popitem(last=False)
+        if user is None:
+            return None
+        return Identity(user=user or None, token=identity.token, mode=identity.mode)
+
+    def _review_token(self, identity: Identity) -> str | None:
+        """The token's user name ('' when only its acceptance is known), or None when refused."""
+        body: Any = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenReview",
+            "spec": {"token": identity.token},
+        }
         try:
+            review: Any = client.AuthenticationV1Api(self.base).create_token_review(body, _request_timeout=10)
+            if not (review.status and review.status.authenticated):
+                return None
+            return str(review.status.user.username or "")
+        except Exception as exc:
+            err = translate(exc)
+            if err.status != 403:
+                raise err from exc
+        try:  # the app may not review tokens: ask with the token itself
             self._review(identity, "get", "nodes")
-            ok = True
         except Forbidden as exc:
-            if exc.status != 401:
-                raise
-            ok = False
-        with self._lock:
-            self._tokens[digest] = (now, ok)
-            self._tokens.move_to_end(digest)
-            while len(self._tokens) > TOKENS_KEPT:
-                self._tokens.popitem(last=False)
-        return ok
+            if exc.status == 401:
+                return None
+            raise
+        return ""
 
     def check(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
         """Whether the acting user may do this (SelfSubjectAccessReview, cached 30 s). When the API

@@ -26,8 +26,10 @@ class Cluster:
         watch_timeout: int = 240,
         request_timeout: float = 10.0,
         start_watches: bool = True,
+        event_namespace: str = "default",
     ) -> None:
         self.cfg = cfg
+        self.event_namespace = event_namespace
         self.request_timeout = request_timeout
         self.configuration: client.Configuration = load_configuration(cfg)
         self.api = api_client(self.configuration)
@@ -51,13 +53,15 @@ class Cluster:
     def _log_size(self, kind: str) -> None:
         log.info("cache synced %s: holds %s", kind, self.cache.size())
 
-    def writer_for(self, identity: Identity) -> NodeWriter:
+    def writer_for(self, identity: Identity, client_addr: str = "") -> NodeWriter:
         """Writes go out as the acting user, so the API server's RBAC decides too."""
         return NodeWriter(
             self.access.client_for(identity),
             timeout=self.request_timeout,
             on_node=self.cache.apply_node,
             on_error=self.cache.on_error,
+            event_namespace=self.event_namespace,
+            audit_context={"actor": identity.label, "client": client_addr},
         )
 
     def close(self) -> None:

@@ -49,8 +49,12 @@ class NodeWriter:
         timeout: float = 10.0,
         on_node: Callable[[Mapping[str, Any]], None] | None = None,
         on_error: Callable[[str, str], None] | None = None,
+        event_namespace: str = "default",
+        audit_context: Mapping[str, str] | None = None,
     ) -> None:
         self.core = client.CoreV1Api(api)
+        self.event_namespace = event_namespace
+        self.audit_context = dict(audit_context or {})  # who and from where, for every audit line
         self.timeout = timeout
         self.on_node = on_node  # read-your-writes: feed the patched node to the cache
         self.on_error = on_error  # (operation, error kind), for /metrics
@@ -93,7 +97,10 @@ class NodeWriter:
         body: Any = {
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {"generateName": f"{meta.get('name', 'node')}.extres.", "namespace": "default"},
+            "metadata": {
+                "generateName": f"{meta.get('name', 'node')}.extres.",
+                "namespace": self.event_namespace,
+            },
             "involvedObject": {
                 "apiVersion": "v1",
                 "kind": "Node",
@@ -111,7 +118,7 @@ class NodeWriter:
             "count": 1,
         }
         try:
-            self.core.create_namespaced_event("default", body, _request_timeout=self.timeout)
+            self.core.create_namespaced_event(self.event_namespace, body, _request_timeout=self.timeout)
         except Exception as exc:  # noqa: BLE001
             audit.warning(
                 "could not record an Event for node %s: %s", meta.get("name"), translate(exc).message
@@ -194,26 +201,42 @@ class NodeWriter:
             if isinstance(err, Conflict) and "changed since you loaded it" not in message:
                 message = f"{name} changed since you loaded it ({message}). Nothing was changed; try again."
             status = 409 if isinstance(err, Conflict) else err.status if 400 <= err.status < 600 else 503
+            if not dry_run:
+                self._audit(
+                    "refused" if status in (401, 403) else "failed",
+                    name,
+                    resource,
+                    action,
+                    old,
+                    new,
+                    status=status,
+                    message=message,
+                )
             return Outcome(name, resource, action, old, new, False, message, dry_run, status)
         summary = f"{resource} {_show(old)} -> {_show(new)}"
         verb = "would change" if dry_run else "changed"
         outcome = Outcome(name, resource, action, old, new, True, f"{verb} {summary}", dry_run)
         if not dry_run:
             self.event(patched, actor, f"{action} {summary}")
-            audit.info(
-                json.dumps(
-                    {
-                        "event": "extended_resource_change",
-                        "actor": actor,
-                        "node": name,
-                        "resource": resource,
-                        "action": action,
-                        "old": old,
-                        "new": new,
-                    }
-                )
-            )
+            self._audit("changed", name, resource, action, old, new)
         return outcome
+
+    def _audit(
+        self, outcome: str, node: str, resource: str, action: str, old: Any, new: Any, **extra: Any
+    ) -> None:
+        """One JSON line on the ``extres.audit`` logger per write, made or not."""
+        line = {
+            "event": "extended_resource_change",
+            "outcome": outcome,
+            **self.audit_context,
+            "node": node,
+            "resource": resource,
+            "action": action,
+            "old": old,
+            "new": new,
+            **extra,
+        }
+        (audit.info if outcome == "changed" else audit.warning)(json.dumps(line))
 
 
 def _annotations(node: Mapping[str, Any]) -> dict[str, str]:

@@ -38,7 +38,8 @@ def login() -> Response | tuple[str, int]:
 
 def _accepted(who: Identity) -> bool:
     access = State.get().cluster.access
-    return access.authenticated(who) and access.allowed(who, "list", "nodes")
+    verified = access.authenticate(who)
+    return verified is not None and access.allowed(verified, "list", "nodes")
 
 
 @bp.post("/logout")

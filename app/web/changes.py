@@ -7,6 +7,8 @@ nothing and is answered with 422 and a message next to the field.
 
 from __future__ import annotations
 
+import json
+import logging
 import secrets
 from collections.abc import Iterable
 
@@ -22,6 +24,7 @@ from app.web.security import identity
 from app.web.state import State
 
 bp = Blueprint("changes", __name__)
+audit = logging.getLogger("extres.audit")
 RESULTS_KEPT = 100  # bulk results kept for the GET after the POST
 
 
@@ -30,6 +33,19 @@ def require_edit_right() -> None:
     """Re-checked on every write: the acting user must be allowed to patch nodes/status."""
     who = identity()
     if not State.get().cluster.access.can_edit(who):
+        if request.method == "POST":
+            audit.warning(
+                json.dumps(
+                    {
+                        "event": "extended_resource_change",
+                        "outcome": "refused",
+                        "actor": who.label,
+                        "client": request.remote_addr or "",
+                        "path": request.path,
+                        "status": 403,
+                    }
+                )
+            )
         abort(
             403, description=f"{who.label} may view but not change nodes (patch nodes/status is not allowed)."
         )
@@ -41,7 +57,7 @@ def actor() -> str:
 
 
 def writer() -> NodeWriter:
-    return State.get().cluster.writer_for(identity())
+    return State.get().cluster.writer_for(identity(), request.remote_addr or "")
 
 
 def _node_or_404(name: str) -> NodeView:

@@ -179,7 +179,8 @@ def init_app(app: Flask, settings: Settings) -> None:
                 return redirect(url_for("auth.login_form", next=request.full_path))
             abort(401, description="Sign in through the dashboard's authentication proxy to use it.")
         access = State.get().cluster.access
-        if not access.authenticated(who):
+        verified_who = access.authenticate(who)
+        if verified_who is None:
             if "Authorization" not in request.headers and session.get("token"):
                 session.clear()  # the API server no longer accepts the token kept at sign-in
                 log.info("dropped a session whose token the API server refuses")
@@ -187,6 +188,7 @@ def init_app(app: Flask, settings: Settings) -> None:
                     return redirect(url_for("auth.login_form", next=request.full_path))
             g.identity = Identity(mode=settings.auth_mode)
             abort(401, description="The API server did not accept this token. Sign in again.")
+        g.identity = who = verified_who
         if settings.auth_mode != "service-account":
             for verb, resource in READS.get(request.blueprint or "", ()):
                 if not access.check(who, verb, resource):

@@ -62,6 +62,7 @@ class State:
                         watch_timeout=s.watch_timeout,
                         request_timeout=s.request_timeout,
                         start_watches=s.start_watches,
+                        event_namespace=s.event_namespace,
                     )
                     self._cluster.cache.on_error = self.metrics.api_error
         self._cluster.ensure_started()
