@@ -6,6 +6,7 @@ import csv
 import io
 
 from flask import Blueprint, Response, jsonify, render_template, request
+from markupsafe import Markup
 
 from app.domain.names import extended_resource_name_errors
 from app.domain.overview import Filters, build_grid
@@ -51,23 +52,27 @@ FIELDS = ("capacity", "allocatable", "requested", "free")
 
 
 def _grid():
-    """The grid for the request's filters; memoised until the cache next changes."""
+    """The grid for the request's filters, and the memo it is kept in until the cache next changes."""
     filters, errors = parse_filters(request.args)
     state = State.get()
     cache = state.cluster.cache
-    grids = state.grids.at(cache.rows_version)
-    grid = grids.get(filters)
+    memo = state.grids.at(cache.rows_version)
+    grid = memo.get(filters)
     if grid is None:
         rows, totals = cache.overview_rows()
-        grid = grids[filters] = build_grid(rows, filters, totals)
-    return grid, filters, errors
+        grid = memo[filters] = build_grid(rows, filters, totals)
+    return grid, filters, errors, memo
 
 
 @bp.get("/")
 def index() -> str:
     state = State.get()
-    grid, filters, errors = _grid()
+    grid, filters, errors, memo = _grid()
     rows, page, pages = paginate(grid.rows, PAGE_SIZE)
+    table = memo.get(("table", filters, page))
+    if table is None:  # the same for every viewer: rendered once until a row changes
+        html = render_template("overview/_table.html", grid=grid, rows=rows, owns=state.device_plugins.owns)
+        table = memo[("table", filters, page)] = Markup(html)
     from app.web import htmx
 
     fragment = bool(htmx) and htmx.target == "grid"
@@ -76,12 +81,12 @@ def index() -> str:
         fragment=fragment,
         grid=grid,
         rows=rows,
+        table=table,
         page=page,
         pages=pages,
         filters=filters,
         errors=errors,
         selector_text=request.args.get("selector", ""),
-        owns=state.device_plugins.owns,
         args=filter_args(request.args),
     )
 
@@ -104,7 +109,7 @@ def _records(grid) -> list[dict[str, object]]:
 
 @bp.get("/export.json")
 def export_json() -> Response:
-    grid, _, errors = _grid()
+    grid, _, errors, _ = _grid()
     if errors:
         return jsonify({"errors": errors}), 422  # type: ignore[return-value]
     totals = {r: {f: getattr(u, f) for f in FIELDS} for r, u in sorted(grid.totals.by_resource.items())}
@@ -113,7 +118,7 @@ def export_json() -> Response:
 
 @bp.get("/export.csv")
 def export_csv() -> Response:
-    grid, _, errors = _grid()
+    grid, _, errors, _ = _grid()
     if errors:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
     buf = io.StringIO()

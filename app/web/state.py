@@ -40,7 +40,7 @@ class State:
         self._cluster: Cluster | None = None
         self.results: OrderedDict[str, list[Outcome]] = OrderedDict()  # bulk outcomes, by key
         self.metrics = Metrics(lambda: self._cluster.cache if self._cluster is not None else None)
-        self.grids = VersionedMemo(16)  # overview grids, by filters
+        self.grids = VersionedMemo(64)  # overview grids by filters, and their rendered tables by page
         self.diagnoses = VersionedMemo(1000)  # pending-pod diagnoses, by pod shape
         self._lock = threading.Lock()
 
