@@ -28,9 +28,23 @@ def serve_metrics(settings: Settings, worker: Any) -> None:
     log.info("metrics on http://%s:%d/metrics", host, settings.metrics_port)
 
 
+REPEATED = "X-Extres-Repeated-Header"
+
+
+def mark_repeated_identity_headers(settings: Settings, req: Any) -> None:
+    """WSGI merges a repeated header into one value, so the app could not tell two
+    X-Forwarded-Groups headers from one: name each identity header sent more than once in a
+    header of our own, which makes the app refuse the request."""
+    names = [name for name, _ in req.headers]
+    for header in (settings.user_header, settings.groups_header):
+        if names.count(header.upper()) > 1:
+            req.headers.append((REPEATED.upper(), header))
+
+
 def gunicorn_options(settings: Settings, threads: int = 8) -> dict[str, Any]:
     return {
         "post_worker_init": lambda worker: serve_metrics(settings, worker),
+        "pre_request": lambda worker, req: mark_repeated_identity_headers(settings, req),
         "control_socket_disable": True,  # nothing may steer the server from outside its process
         "bind": f"{settings.host}:{settings.port}",
         "workers": 1,

@@ -13,7 +13,11 @@ CHART = Path(__file__).resolve().parent.parent / "helm" / "extres"
 NAMESPACE = "extres"
 
 IMPERSONATE = {
-    "auth": {"mode": "impersonate", "trustedProxies": ["10.0.0.0/8"]},
+    "auth": {
+        "mode": "impersonate",
+        "trustedProxies": ["127.0.0.1/32"],
+        "impersonate": {"users": ["alice", "bob"]},
+    },
     "rbac": {"viewerGroups": ["extres-viewers"], "editorGroups": ["extres-editors"]},
 }
 
@@ -37,6 +41,14 @@ def apply_rbac(api: client.ApiClient, docs: list[dict[str, Any]]) -> None:
             create, delete = rbac.create_cluster_role, rbac.delete_cluster_role
         elif kind == "ClusterRoleBinding":
             create, delete = rbac.create_cluster_role_binding, rbac.delete_cluster_role_binding
+        elif kind in ("Role", "RoleBinding"):
+            ns = doc["metadata"]["namespace"]
+            if kind == "Role":
+                create = lambda d, ns=ns: rbac.create_namespaced_role(ns, d)  # noqa: E731
+                delete = lambda n, ns=ns: rbac.delete_namespaced_role(n, ns)  # noqa: E731
+            else:
+                create = lambda d, ns=ns: rbac.create_namespaced_role_binding(ns, d)  # noqa: E731
+                delete = lambda n, ns=ns: rbac.delete_namespaced_role_binding(n, ns)  # noqa: E731
         else:
             continue
         try:

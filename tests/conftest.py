@@ -110,9 +110,16 @@ class Browser(FlaskClient):
         settings = self.application.config["EXTRES"]
         with self.session_transaction(base_url="https://localhost") as session:
             token = session.get("token")
-        who = security.identity_from(
-            settings, security._networks(settings.trusted_proxies), Headers(headers or {}), "127.0.0.1", token
-        )
+        try:
+            who = security.identity_from(
+                settings,
+                security._networks(settings.trusted_proxies),
+                Headers(headers or {}),
+                "127.0.0.1",
+                token,
+            )
+        except security.IdentityError:
+            return "refused-identity"
         return security.csrf_for(self.application.secret_key, CSRF, who)
 
 

@@ -83,6 +83,7 @@ class Access:
         self._clients: OrderedDict[tuple[Any, ...], client.ApiClient] = OrderedDict()
         self._checks: OrderedDict[tuple[Any, ...], tuple[float, bool]] = OrderedDict()
         self._tokens: OrderedDict[str, tuple[float, str | None]] = OrderedDict()  # hash -> (when, user)
+        self.accepted_ttl = ACCEPTED_TTL
         self._lock = threading.Lock()
 
     def client_for(self, identity: Identity) -> client.ApiClient:
@@ -147,7 +148,7 @@ class Access:
         now = time.monotonic()
         with self._lock:
             cached = self._tokens.get(digest)
-        if cached and now - cached[0] < (ACCEPTED_TTL if cached[1] is not None else REFUSED_TTL):
+        if cached and now - cached[0] < (self.accepted_ttl if cached[1] is not None else REFUSED_TTL):
             user = cached[1]
         else:
             user = self._review_token(identity)

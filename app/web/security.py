@@ -16,6 +16,7 @@ from werkzeug.wrappers import Response
 
 from app.config import Settings
 from app.kube.access import Identity
+from app.serving import REPEATED
 from app.web.state import State
 
 log = logging.getLogger("extres.security")
@@ -61,7 +62,8 @@ def identity_from(
             if users or groups_sent:
                 log.warning("ignored identity headers from untrusted address %s (%r)", remote_addr, users)
             return Identity(mode=mode)
-        if len(users) > 1 or len(groups_sent) > 1:
+        repeated = headers.get(REPEATED) or len(users) > 1 or len(groups_sent) > 1
+        if repeated or any("," in u for u in users):  # a server may have merged two user headers
             raise IdentityError("The request carries an identity header more than once; it is refused.")
         user = users[0].strip() if users else ""
         groups = tuple(sorted({x.strip() for x in (groups_sent or [""])[0].split(",") if x.strip()}))

@@ -13,7 +13,10 @@ from tests.chart_helpers import CHART, IMPERSONATE, NAMESPACE, apply_rbac, rende
 
 VALUE_SETS = {
     "viewer-only": {"auth": {"mode": "service-account", "readOnly": True}},
-    "editor": {"auth": {"mode": "service-account"}, "rbac": {"editorGroups": ["platform"]}},
+    "editor": {
+        "auth": {"mode": "service-account", "readOnly": False},
+        "rbac": {"editorGroups": ["platform"]},
+    },
     "impersonation": IMPERSONATE,
     "token": {"auth": {"mode": "token"}, "rbac": {"viewerUsers": ["carol"]}},
     "ingress": {
@@ -85,13 +88,17 @@ def test_schema_rejects_bad_values():
     for bad in (
         {"auth": {"mode": "root"}},
         {"rbac": {"editorGroups": ["system:masters"]}},
+        {"rbac": {"viewerGroups": ["system:authenticated"]}},
+        {"rbac": {"editorUsers": ["system:kube-controller-manager"]}},
+        {"auth": {"impersonate": {"users": ["system:admin"]}}},
+        {"auth": {"readOnly": "no"}},
         {"replicaCount": 0},
     ):
         with pytest.raises(helm.HelmError):
             chart.validate_schema(bad)
 
 
-def review(api, subject, verb, resource, subresource="", name="", group=""):
+def review(api, subject, verb, resource, subresource="", name="", group="", namespace=""):
     user, groups = subject
     body = {
         "apiVersion": "authorization.k8s.io/v1",
@@ -105,6 +112,7 @@ def review(api, subject, verb, resource, subresource="", name="", group=""):
                 "resource": resource,
                 "subresource": subresource,
                 "name": name,
+                "namespace": namespace,
             },
         },
     }
@@ -119,12 +127,12 @@ EXPECTED = [
     (VIEWER, "list", "nodes", "", "", True),
     (VIEWER, "watch", "pods", "", "", True),
     (VIEWER, "list", "resourcequotas", "", "", True),
-    (VIEWER, "get", "events", "", "", True),
+    (VIEWER, "get", "events", "", "", False),  # no cluster-wide event reads
     (VIEWER, "patch", "nodes", "status", "", False),
     (VIEWER, "create", "events", "", "", False),
     (VIEWER, "get", "secrets", "", "", False),
     (EDITOR, "patch", "nodes", "status", "", True),
-    (EDITOR, "create", "events", "", "", True),
+    (EDITOR, "create", "events", "", "", False),  # not cluster-wide ...
     (EDITOR, "list", "nodes", "", "", True),
     (EDITOR, "patch", "nodes", "", "", False),
     (EDITOR, "update", "nodes", "status", "", False),
@@ -134,12 +142,23 @@ EXPECTED = [
     (SERVICE_ACCOUNT, "list", "nodes", "", "", True),
     (SERVICE_ACCOUNT, "watch", "pods", "", "", True),
     (SERVICE_ACCOUNT, "patch", "nodes", "status", "", False),
-    (SERVICE_ACCOUNT, "impersonate", "users", "", "anyone", True),
+    (SERVICE_ACCOUNT, "impersonate", "users", "", "anyone", False),  # only the users named
+    (SERVICE_ACCOUNT, "impersonate", "users", "", "alice", True),
+    (SERVICE_ACCOUNT, "impersonate", "users", "", "admin", False),
     (SERVICE_ACCOUNT, "impersonate", "groups", "", "extres-editors", True),
     (SERVICE_ACCOUNT, "impersonate", "groups", "", "system:masters", False),
     (SERVICE_ACCOUNT, "impersonate", "serviceaccounts", "", "", False),
     (SERVICE_ACCOUNT, "get", "secrets", "", "", False),
 ]
+
+
+@pytest.mark.parametrize(
+    ("subject", "namespace", "allowed"),
+    [(EDITOR, "default", True), (EDITOR, "kube-system", False), (VIEWER, "default", False)],
+)
+def test_events_are_created_in_one_namespace_only(admin_api, subject, namespace, allowed):
+    apply_rbac(admin_api, render(IMPERSONATE))
+    assert review(admin_api, subject, "create", "events", namespace=namespace) is allowed
 
 
 @pytest.mark.parametrize(("subject", "verb", "resource", "sub", "name", "allowed"), EXPECTED)
@@ -154,3 +173,47 @@ def test_service_account_may_write_only_in_service_account_mode(admin_api):
     apply_rbac(admin_api, render(VALUE_SETS["viewer-only"]))
     assert not review(admin_api, SERVICE_ACCOUNT, "patch", "nodes", "status")
     apply_rbac(admin_api, render(IMPERSONATE))  # leave the roles as the security tests expect them
+
+
+def render_text(values=None):
+    chart = helm.Chart.load(CHART)
+    return chart.render(values or {}, name="extres", namespace=NAMESPACE, is_install=True)
+
+
+def test_default_install_is_read_only_and_warns_when_it_is_not():
+    docs = render()
+    [deploy] = [d for d in docs if d["kind"] == "Deployment"]
+    env = {e["name"]: e.get("value") for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["EXTRES_READ_ONLY"] == "true"
+    [app_binding] = [
+        d for d in docs if d["kind"] == "ClusterRoleBinding" and d["metadata"]["name"] == "extres-app"
+    ]
+    assert app_binding["roleRef"]["name"] == "extres-viewer"
+    notes = next(t for p, t in render_text().items() if p.endswith("NOTES.txt"))
+    assert "WARNING" not in notes
+    notes = next(t for p, t in render_text({"auth": {"readOnly": False}}).items() if p.endswith("NOTES.txt"))
+    assert "WARNING: auth.readOnly is false in service-account mode" in notes
+
+
+def test_impersonation_needs_named_users():
+    with pytest.raises(helm.HelmError, match=r"auth\.impersonate\.users"):
+        render({"auth": {"mode": "impersonate"}})
+
+
+def test_pdb_only_with_more_than_one_replica():
+    assert "PodDisruptionBudget" not in kinds(render())
+    assert "PodDisruptionBudget" in kinds(render({"replicaCount": 2}))
+
+
+def test_metrics_port_is_in_the_service_not_the_ingress():
+    docs = render(VALUE_SETS["ingress"])
+    [svc] = [d for d in docs if d["kind"] == "Service"]
+    assert {p["name"] for p in svc["spec"]["ports"]} == {"http", "metrics"}
+    [ing] = [d for d in docs if d["kind"] == "Ingress"]
+    backends = [p["backend"]["service"]["port"] for r in ing["spec"]["rules"] for p in r["http"]["paths"]]
+    assert backends == [{"name": "http"}]
+    [policy] = [d for d in docs if d["kind"] == "NetworkPolicy"]
+    assert [[p["port"] for p in rule["ports"]] for rule in policy["spec"]["ingress"]] == [
+        ["http"],
+        ["metrics"],
+    ]

@@ -1,0 +1,51 @@
+"""The app served by gunicorn (as in the container), for tests that need a real server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from app import testenv
+from tests.conftest import eventually, repo_root
+
+
+class Server:
+    def __init__(self, plane: testenv.ControlPlane, **env: str) -> None:
+        self.port = testenv.free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        full = {
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+            "EXTRES_HOST": "127.0.0.1",
+            "EXTRES_PORT": str(self.port),
+            "EXTRES_KUBECONFIG": str(plane.kubeconfig),
+            "EXTRES_IN_CLUSTER": "false",
+            "EXTRES_COOKIE_SECURE": "false",  # plain http on loopback
+            "EXTRES_READ_ONLY": "false",  # service-account mode writes only when asked to
+            **env,
+        }
+        self.proc = subprocess.Popen(
+            ["gunicorn", "--config", "app/gunicorn_conf.py", "app:create_app()"],
+            cwd=repo_root(),
+            env=full,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+        def up() -> bool:
+            assert self.proc.poll() is None, "gunicorn exited"
+            try:
+                with urllib.request.urlopen(self.url + "/readyz", timeout=3) as resp:
+                    return resp.status == 200
+            except OSError as exc:
+                raise AssertionError(str(exc)) from exc
+
+        eventually(up, timeout=30)
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
