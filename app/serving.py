@@ -24,7 +24,11 @@ def serve_metrics(settings: Settings, worker: Any) -> None:
         return
     registry = worker.wsgi.extensions["extres"].metrics.registry
     host = settings.metrics_host or settings.host
-    start_http_server(settings.metrics_port, addr=host, registry=registry)
+    try:
+        start_http_server(settings.metrics_port, addr=host, registry=registry)
+    except OSError as exc:  # the dashboard still serves; only the metrics are missing
+        log.error("cannot serve metrics on %s:%d: %s", host, settings.metrics_port, exc)
+        return
     log.info("metrics on http://%s:%d/metrics", host, settings.metrics_port)
 
 

@@ -17,11 +17,14 @@ class Server:
     def __init__(self, plane: testenv.ControlPlane, **env: str) -> None:
         self.port = testenv.free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.metrics_port = testenv.free_port()
+        self.metrics_url = f"http://127.0.0.1:{self.metrics_port}/metrics"
         full = {
             **os.environ,
             "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
             "EXTRES_HOST": "127.0.0.1",
             "EXTRES_PORT": str(self.port),
+            "EXTRES_METRICS_PORT": str(self.metrics_port),
             "EXTRES_KUBECONFIG": str(plane.kubeconfig),
             "EXTRES_IN_CLUSTER": "false",
             "EXTRES_COOKIE_SECURE": "false",  # plain http on loopback

@@ -8,7 +8,10 @@ import io
 import os
 import signal
 import threading
+import urllib.error
+import urllib.request
 
+import pytest
 from bs4 import BeautifulSoup
 from prometheus_client import generate_latest
 
@@ -19,6 +22,7 @@ from app.kube.cache import EVENT, ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from tests.conftest import browser, eventually
 from tests.kube_helpers import create_node, create_pod, grid_cells, set_pod_phase
+from tests.serving import Server
 
 D = "example.com/dongle"
 
@@ -231,3 +235,17 @@ def test_down_api_server_gives_a_stale_banner_not_an_error(make_app, tmp_path):
         assert 'data-stale="true"' in fragment
     finally:
         plane.stop()
+
+
+def test_metrics_are_served_on_their_own_port(control_plane):
+    """gunicorn serves the dashboard on one port and Prometheus metrics on another."""
+    server = Server(control_plane)
+    try:
+        with urllib.request.urlopen(server.metrics_url, timeout=10) as resp:
+            text = resp.read().decode()
+        assert "extres_cache_synced" in text and "extres_request_duration_seconds" in text
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(server.url + "/metrics", timeout=10)
+        assert refused.value.code == 404
+    finally:
+        server.stop()
