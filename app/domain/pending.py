@@ -9,10 +9,10 @@ and the suggestion.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.domain.overview import NodeRow
+from app.domain.fit import Failure, NodeFacts, PodShape, failures, how_many
 
 _HEAD = re.compile(r"^\s*(?P<avail>\d+)/(?P<total>\d+) nodes are available(?::\s*(?P<rest>.*))?$", re.S)
 _REASON_SPLIT = re.compile(r",\s+(?=\d+\s)")
@@ -70,7 +70,7 @@ def parse_scheduler_message(message: str) -> SchedulerMessage:
 class ResourceFit:
     resource: str
     requested: int
-    advertised_on: int  # nodes that advertise the resource (among the candidates)
+    advertised_on: int  # candidate nodes that advertise the resource
     max_free: int  # the largest free amount on any candidate node
     best_node: str | None  # where max_free is (first by name)
     shortfall: int  # how much more the best node needs (0: some node fits)
@@ -93,64 +93,177 @@ class Suggestion:
         return f"add {self.add} {self.resource} to {self.node}"
 
 
+@dataclass(frozen=True)
+class PlanStep:
+    node: str
+    pods: int  # pods of the shape this node would take
+    add: Mapping[str, int]  # extended resource -> amount to add (empty: fits as it is)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where ``wanted`` pods of one shape would go: nodes that fit as they are, then nodes given
+    more extended resources (greedy, largest room first)."""
+
+    wanted: int
+    steps: tuple[PlanStep, ...]
+    placed: int  # how many of the wanted pods the steps place
+    targets: Mapping[str, int]  # resource -> one capacity to set on every node that gets more
+
+    @property
+    def adds(self) -> tuple[PlanStep, ...]:
+        return tuple(s for s in self.steps if s.add)
+
+    def nodes_adding(self, resource: str) -> list[str]:
+        return [s.node for s in self.steps if resource in s.add]
+
+
 @dataclass
 class Diagnosis:
-    kind: str  # "short" | "unadvertised" | "other"
+    kind: str  # "fits" | "short" | "unadvertised" | "other"
     fits: list[ResourceFit] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
-    candidates: int = 0  # nodes matching the pod's nodeSelector and not cordoned
+    candidates: int = 0  # nodes where only extended resources stand in the way (or nothing)
+    feasible: int = 0  # nodes where the pod fits now
+    reasons: dict[str, int] = field(default_factory=dict)  # scheduler-style reason -> nodes
+    why: list[str] = field(default_factory=list)  # when adding extended resources cannot help
+    unmodelled: tuple[str, ...] = ()
+    plan: Plan | None = None
+    total: int = 0  # nodes in the cluster
 
 
-def diagnose(
-    requests: Mapping[str, int], node_selector: Mapping[str, str], rows: Iterable[NodeRow]
-) -> Diagnosis:
-    """Our own accounting for one pod's extended-resource requests, over the kept overview rows
-    (one pass over the nodes; free amounts are read off the rows, nothing is summed again)."""
-    wanted = sorted(requests.items())
-    selector = list(node_selector.items())
-    candidates = 0
-    frees: dict[str, list[tuple[int, str]]] = {r: [] for r, _ in wanted}  # advertising nodes only
-    complete: list[tuple[int, str, list[int], NodeRow]] = []  # (total short, node, frees, row)
-    any_fits = False
-    for row in rows:
-        if row.unschedulable or (selector and any(row.labels.get(k) != v for k, v in selector)):
-            continue
-        candidates += 1
-        node_frees: list[int] = []
-        for resource, _ in wanted:
-            free = row.free(resource)
-            if free is None:
-                break
-            frees[resource].append((free, row.name))
-            node_frees.append(free)
+def diagnose(pod: PodShape, nodes: Sequence[NodeFacts], wanted: int = 1) -> Diagnosis:
+    """Why ``pod`` does not fit, by the scheduler's filters (app.domain.fit), and what would
+    make ``wanted`` pods of its shape fit: a suggestion names only nodes that pass every other
+    filter."""
+    extended = pod.extended
+    reasons: dict[str, int] = {}
+    feasible: list[NodeFacts] = []
+    candidates: list[NodeFacts] = []
+    others: list[list[Failure]] = []
+    for node in nodes:
+        fails = failures(pod, node)
+        for f in fails:
+            reasons[f.reason] = reasons.get(f.reason, 0) + 1
+        if not fails:
+            feasible.append(node)
+            candidates.append(node)
+        elif all(f.resource in extended for f in fails):
+            candidates.append(node)
         else:
-            short = sum(max(0, want - free) for (_, want), free in zip(wanted, node_frees, strict=True))
-            any_fits = any_fits or short == 0
-            complete.append((short, row.name, node_frees, row))
-
-    fits: list[ResourceFit] = []
-    for resource, want in wanted:
-        advertising = frees[resource]
-        if not advertising:
-            fits.append(ResourceFit(resource, want, 0, 0, None, want, 0))
-            continue
-        max_free, most_free = min(advertising, key=lambda fn: (-fn[0], fn[1]))  # first max, by name
-        shortfall = max(0, want - max_free)
-        fit_with = sum(1 for free, _ in advertising if free + shortfall >= want)
-        fits.append(ResourceFit(resource, want, len(advertising), max_free, most_free, shortfall, fit_with))
-
-    diagnosis = Diagnosis(kind="other", fits=fits, candidates=candidates)
-    if any(f.unadvertised for f in fits):
-        diagnosis.kind = "unadvertised"
-        return diagnosis
-    if any_fits:
-        return diagnosis  # some node has room for all of it: the reason is elsewhere (taints, cpu, ...)
-    diagnosis.kind = "short"
-    if complete:  # one node for all resources: the one needing the least added in total
-        _, best_name, best_frees, best = min(complete, key=lambda c: (c[0], c[1]))
-        for (resource, want), free in zip(wanted, best_frees, strict=True):
-            if add := max(0, want - free):
-                diagnosis.suggestions.append(
-                    Suggestion(best_name, resource, add, best.usage[resource].capacity + add)
+            others.append([f for f in fails if f.resource not in extended])
+    d = Diagnosis(
+        kind="other",
+        candidates=len(candidates),
+        feasible=len(feasible),
+        reasons=reasons,
+        unmodelled=pod.unmodelled,
+        total=len(nodes),
+    )
+    d.fits = [_resource_fit(r, want, candidates) for r, want in sorted(extended.items())]
+    if feasible:
+        d.kind = "fits"
+    elif candidates and any(f.unadvertised for f in d.fits):
+        d.kind = "unadvertised"
+    elif candidates and extended:
+        d.kind = "short"
+        best = min(candidates, key=lambda n: (_short_total(pod, n), n.name))
+        for resource, want in sorted(extended.items()):
+            if add := max(0, want - best.free(resource)):
+                d.suggestions.append(
+                    Suggestion(best.name, resource, add, best.capacity.get(resource, 0) + add)
                 )
-    return diagnosis
+    if not candidates:
+        d.why = _why(others, len(nodes))
+        if any(f.unadvertised for f in d.fits) and not others:
+            d.kind = "unadvertised"
+    if candidates and extended:
+        d.plan = plan(pod, candidates, wanted)
+    return d
+
+
+def _resource_fit(resource: str, want: int, candidates: Sequence[NodeFacts]) -> ResourceFit:
+    advertising = [(n.free(resource), n.name) for n in candidates if resource in n.allocatable]
+    if not advertising:
+        return ResourceFit(resource, want, 0, 0, None, want, 0)
+    max_free, most_free = min(advertising, key=lambda fn: (-fn[0], fn[1]))  # first max, by name
+    shortfall = max(0, want - max_free)
+    fit_with = sum(1 for free, _ in advertising if free + shortfall >= want)
+    return ResourceFit(resource, want, len(advertising), max_free, most_free, shortfall, fit_with)
+
+
+def _short_total(pod: PodShape, node: NodeFacts) -> int:
+    return sum(max(0, want - node.free(r)) for r, want in pod.extended.items())
+
+
+_PLUGIN_TERMS = {
+    "NodeUnschedulable": ("is schedulable (not cordoned)", "are cordoned"),
+    "NodeAffinity": (
+        "matches the pod's node selector and affinity",
+        "do not match its node selector and affinity",
+    ),
+    "NodePorts": ("has the pod's host ports free", "have its host ports taken"),
+    "NodeName": ("is the node the pod names", "are not the node it names"),
+}
+
+
+def _why(others: Sequence[Sequence[Failure]], total: int) -> list[str]:
+    """What keeps every node out, other than extended resources, in the scheduler's terms:
+    "no node tolerates dedicated=ml:NoSchedule", "3 of 5 nodes have too little cpu free"."""
+    counts: dict[tuple[str, str], int] = {}
+    for fails in others:
+        for f in fails:
+            if f.taint is not None:
+                terms = (f"tolerates {f.taint}", f"have the taint {f.taint}, which the pod does not tolerate")
+            elif f.resource == "pods":
+                terms = ("has room for one more pod", "are full (pods)")
+            elif f.resource:
+                terms = (f"has enough {f.resource} free", f"have too little {f.resource} free")
+            else:
+                terms = _PLUGIN_TERMS.get(f.plugin, (f.reason, f.reason))
+            counts[terms] = counts.get(terms, 0) + 1
+    return [
+        f"no node {yes}" if n == total else f"{n} of {total} nodes {no}"
+        for (yes, no), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def plan(pod: PodShape, candidates: Sequence[NodeFacts], wanted: int) -> Plan:
+    """Place ``wanted`` pods: first where they fit as things are, then on the nodes where the
+    other resources leave the most room, adding the extended resources they lack."""
+    extended = pod.extended
+    unlimited = {r: 10**12 for r in extended}
+    steps: list[PlanStep] = []
+    left = wanted
+    taken: dict[str, int] = {}
+    for node in candidates:
+        if left <= 0:
+            break
+        if n := min(left, how_many(pod, node)):
+            taken[node.name] = n
+            left -= n
+    room = sorted(
+        ((how_many(pod, n, unlimited) - taken.get(n.name, 0), n) for n in candidates),
+        key=lambda rn: (-rn[0], rn[1].name),
+    )
+    more: dict[str, int] = {}
+    for extra, node in room:
+        if left <= 0:
+            break
+        if extra > 0:
+            more[node.name] = min(extra, left)
+            left -= more[node.name]
+    targets: dict[str, int] = {}
+    for node in candidates:
+        now, added = taken.get(node.name, 0), more.get(node.name, 0)
+        if not now and not added:
+            continue
+        add = (
+            {r: max(0, (now + added) * want - node.free(r)) for r, want in extended.items()} if added else {}
+        )
+        add = {r: v for r, v in add.items() if v}
+        steps.append(PlanStep(node.name, now + added, add))
+        for r, v in add.items():
+            targets[r] = max(targets.get(r, 0), node.capacity.get(r, 0) + v)
+    steps.sort(key=lambda s: (bool(s.add), s.node))
+    return Plan(wanted, tuple(steps), wanted - max(0, left), targets)

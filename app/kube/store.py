@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain.accounting import Amounts, RunningTotals, Totals
+from app.domain.fit import HostPort, NodeFacts
 from app.domain.overview import NodeRow, node_row
 from app.kube.views import EMPTY, NodeView, PodView, QuotaView
 
@@ -40,6 +41,7 @@ class PodIndex:
     limits: dict[str, Amounts] = field(default_factory=dict)
     node_pods: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # with extended requests
     unschedulable: set[tuple[str, str]] = field(default_factory=set)
+    node_ports: dict[str, list[HostPort]] = field(default_factory=dict)  # host ports taken per node
 
     def put(self, view: PodView) -> PodView | None:
         """Add or replace a pod; returns the view it replaced."""
@@ -69,6 +71,13 @@ class PodIndex:
                     members.add(key)
                 else:
                     members.discard(key)
+            if pod.placement.host_ports:
+                ports = self.node_ports.setdefault(pod.node_name, [])
+                for port in pod.placement.host_ports:
+                    if sign > 0:
+                        ports.append(port)
+                    elif port in ports:
+                        ports.remove(port)
         if pod.unschedulable is not None:
             if sign > 0:
                 self.unschedulable.add(key)
@@ -119,6 +128,11 @@ class ClusterState:
         self._order: list[str] | None = None  # node names, sorted; None after a node came or went
         self._totals = RunningTotals()  # of the rows in self._rows
         self.rows_version = 0  # bumped whenever a row changes: a key for memoised grids
+        # What the fit model reads per node, kept like the rows; fit_version moves with anything
+        # placement depends on (any counted pod's requests or host ports, a node's facts).
+        self._facts: dict[str, NodeFacts] = {}
+        self._facts_dirty: set[str] = set()
+        self.fit_version = 0
 
     # the pod index's parts, read by pages and tests
     @property
@@ -162,6 +176,28 @@ class ClusterState:
                     self._totals.add(row.usage)
             self._dirty.clear()
             return [self._rows[name] for name in self._names()], self._totals.totals()
+
+    def node_facts(self) -> list[NodeFacts]:
+        """Every node as the fit model sees it, by name; rebuilt only where something changed."""
+        with self._lock:
+            index = self._index
+            for name in self._facts_dirty:
+                node = self.nodes.get(name)
+                if node is None:
+                    self._facts.pop(name, None)
+                    continue
+                self._facts[name] = NodeFacts(
+                    name,
+                    node.labels,
+                    node.allocatable,
+                    index.requested.get(name, EMPTY),
+                    node.unschedulable,
+                    node.taints,
+                    index.node_ports.get(name, ()),
+                    node.capacity,
+                )
+            self._facts_dirty.clear()
+            return [self._facts[name] for name in self._names()]
 
     def drifted_nodes(self) -> list[NodeView]:
         with self._lock:
@@ -227,12 +263,14 @@ class ClusterState:
                     del self.nodes[view.name]
                     self._order = None
                     self._touch(view.name)
+                    self._touch_fit(view.name)
             elif current is None or _rv_newer(view.resource_version, current.resource_version):
                 self.nodes[view.name] = view
                 if current is None:
                     self._order = None
                 if current is None or not current.same_row(view):
                     self._touch(view.name)
+                    self._touch_fit(view.name)
 
     def apply_pod(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
         self.put_pod(PodView.from_json(obj), deleted)
@@ -246,6 +284,11 @@ class ClusterState:
                 for share in (before, after):
                     if share is not None:
                         self._touch(share[0])
+            was, now = _placed(old), None if deleted else _placed(view)
+            if was != now:  # what the pod takes from its node, for the fit model
+                for placed in (was, now):
+                    if placed is not None:
+                        self._touch_fit(placed[0])
 
     def apply_quota(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
         self.put_quota(QuotaView.from_json(obj), deleted)
@@ -262,6 +305,11 @@ class ClusterState:
         self._dirty.add(node)
         self.rows_version += 1
 
+    def _touch_fit(self, node: str) -> None:
+        """What the fit model knows of ``node`` has changed (caller holds the lock)."""
+        self._facts_dirty.add(node)
+        self.fit_version += 1
+
     # ---- relists: built off to the side, swapped in whole -----------------
     def replace_nodes(self, views: Iterable[NodeView]) -> None:
         nodes = {v.name: v for v in views}
@@ -270,17 +318,29 @@ class ClusterState:
             self.nodes, self._order = nodes, None
             self._dirty.update(nodes)
             self.rows_version += 1
+            self._facts.clear()
+            self._facts_dirty.update(nodes)
+            self.fit_version += 1
 
     def replace_pods(self, index: PodIndex) -> None:
         with self._lock:
             self._index = index
             self._dirty.update(self.nodes)
             self.rows_version += 1
+            self._facts_dirty.update(self.nodes)
+            self.fit_version += 1
 
     def replace_quotas(self, views: Iterable[QuotaView]) -> None:
         quotas = {v.key: v for v in views if v.items}
         with self._lock:
             self.quotas = quotas
+
+
+def _placed(pod: PodView | None) -> tuple[str, Mapping[str, int], tuple[HostPort, ...]] | None:
+    """What a pod takes from its node (node, requests, host ports), if it counts there."""
+    if pod is None or not pod.counts:
+        return None
+    return (pod.node_name, pod.requests, pod.placement.host_ports)
 
 
 def _rv_newer(new: str, old: str) -> bool:

@@ -22,8 +22,21 @@ import msgspec
 
 from app.domain.accounting import Amounts, counts_on_node, effective_amounts, extended_only
 from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
+from app.domain.fit import Taint
 from app.domain.names import is_native_resource
 from app.domain.quantity import QuantityError, to_amount
+from app.kube.placement import (
+    NONE,
+    Affinity,
+    Placement,
+    PortJSON,
+    SpreadJSON,
+    TaintJSON,
+    TolerationJSON,
+    VolumeJSON,
+    placement,
+    taints,
+)
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +94,7 @@ class _Resources(msgspec.Struct):
 class _Container(msgspec.Struct, rename="camel"):
     resources: _Resources | None = None
     restart_policy: str | None = None
+    ports: list[PortJSON] | None = None
 
     @property
     def amounts(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -94,6 +108,10 @@ class _PodSpec(msgspec.Struct, rename="camel"):
     containers: list[_Container] = []
     init_containers: list[_Container] = []
     overhead: dict[str, Any] | None = None
+    tolerations: list[TolerationJSON] | None = None
+    affinity: Affinity | None = None
+    topology_spread_constraints: list[SpreadJSON] | None = None
+    volumes: list[VolumeJSON] | None = None
 
 
 class _Condition(msgspec.Struct):
@@ -116,6 +134,7 @@ class Pod(msgspec.Struct):
 
 class _NodeSpec(msgspec.Struct):
     unschedulable: bool | None = None
+    taints: list[TaintJSON] | None = None
 
 
 class _NodeStatus(msgspec.Struct):
@@ -156,6 +175,7 @@ class NodeView:
     unschedulable: bool
     created: str
     desired: dict[str, int]  # the desired-state annotation, parsed
+    taints: tuple[Taint, ...] = ()
 
     @property
     def drift(self) -> list[Drift]:
@@ -169,6 +189,7 @@ class NodeView:
             and self.labels == other.labels
             and self.desired == other.desired
             and self.unschedulable == other.unschedulable  # cordoned: no longer a candidate
+            and self.taints == other.taints
         )
 
     @classmethod
@@ -189,6 +210,7 @@ class NodeView:
             unschedulable=bool(node.spec.unschedulable),
             created=meta.creation_timestamp or "",
             desired=parse_desired(annotations.get(DESIRED_ANNOTATION)),
+            taints=taints(node.spec.taints),
         )
 
 
@@ -204,6 +226,7 @@ class PodView:
     extended_requests: Amounts = field(default_factory=dict)  # the extended part of requests
     unschedulable: str | None = None  # the scheduler's message, when Unschedulable
     node_selector: Mapping[str, Any] = field(default_factory=dict)
+    placement: Placement = NONE  # tolerations, required node affinity, host ports (shared)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -252,6 +275,13 @@ class PodView:
             extended_requests=_shared(extended_only(requests)),
             unschedulable=unschedulable,
             node_selector=_shared(selector) if selector else EMPTY,
+            placement=placement(
+                spec.tolerations,
+                spec.affinity,
+                [p for c in (*spec.init_containers, *spec.containers) for p in c.ports or ()],
+                spec.topology_spread_constraints,
+                spec.volumes,
+            ),
         )
 
 

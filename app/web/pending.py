@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from flask import Blueprint, render_template, request
 
+from app.domain.fit import NodeFacts, PodShape
 from app.domain.names import extended_resource_name_errors
-from app.domain.overview import NodeRow
 from app.domain.pending import Diagnosis, SchedulerMessage, diagnose, parse_scheduler_message
 from app.kube.views import PodView
 from app.web import htmx
@@ -38,21 +39,36 @@ def pending_pods(namespace: str = "", resource: str = "") -> list[PodView]:
     ]
 
 
-def explain(pods: Sequence[PodView]) -> list[PendingPod]:
-    """Each pod with its diagnosis. Pending pods mostly repeat a few shapes (requests and node
-    selector): a shape is diagnosed once over the kept node rows, then reused until a row changes."""
+def shape_key(pod: PodView) -> tuple[object, ...]:
+    """Pods alike for placement: the same requests, node selector and placement (shared)."""
+    return (frozenset(pod.requests.items()), frozenset(pod.node_selector.items()), pod.placement)
+
+
+def shape_of(pod: PodView) -> PodShape:
+    p = pod.placement
+    return PodShape(
+        pod.requests, pod.node_selector, p.affinity, p.tolerations, p.host_ports, "", p.unmodelled
+    )
+
+
+def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingPod]:
+    """Each shown pod with its diagnosis. Pending pods mostly repeat a few shapes: a shape is
+    diagnosed once over the kept node facts (with a plan for all pods of that shape among
+    ``every``), then reused until anything placement depends on changes."""
     state = State.get()
     cache = state.cluster.cache
-    memo = state.diagnoses.at(cache.rows_version)
-    rows: list[NodeRow] | None = None
+    memo = state.diagnoses.at(cache.fit_version)
+    counts = Counter(map(shape_key, every)) if any(shape_key(p) not in memo for p in shown) else None
+    nodes: list[NodeFacts] | None = None
     out = []
-    for pod in pods:
-        shape = (frozenset(pod.extended_requests.items()), frozenset(pod.node_selector.items()))
-        diagnosis = memo.get(shape)
+    for pod in shown:
+        key = shape_key(pod)
+        diagnosis = memo.get(key)
         if diagnosis is None:
-            if rows is None:
-                rows = cache.overview_rows()[0]
-            diagnosis = memo[shape] = diagnose(pod.extended_requests, pod.node_selector, rows)
+            if nodes is None:
+                nodes = cache.node_facts()
+            assert counts is not None
+            diagnosis = memo[key] = diagnose(shape_of(pod), nodes, counts[key])
         out.append(PendingPod(pod, parse_scheduler_message(pod.unschedulable or ""), diagnosis))
     return out
 
@@ -71,7 +87,7 @@ def index() -> str:
     fragment = bool(htmx) and htmx.target == "pending-list"
     return render_template(
         "pending/_list.html" if fragment else "pending/index.html",
-        pods=explain(shown),
+        pods=explain(shown, pods),
         total=len(pods),
         page=page,
         pages=pages,

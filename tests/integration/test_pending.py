@@ -97,11 +97,14 @@ def test_resource_no_node_advertises_and_non_resource_reasons(web, core, schedul
     art = eventually(lambda: article(web, typo, f"?resource={r}s"))
     assert art["data-kind"] == "unadvertised"
     assert "no node advertises" in art.get_text()
-    assert eventually(lambda: article(web, elsewhere, f"?resource={r}"))["data-kind"] == "unadvertised"
+    art = eventually(lambda: article(web, elsewhere, f"?resource={r}"))
+    assert art["data-kind"] == "other"  # no node matches its selector: not a resource problem
+    assert "no node matches the pod's node selector and affinity" in art.select_one(".why").get_text()
     art = eventually(lambda: article(web, fits, f"?resource={r}"), timeout=30)
     assert art["data-kind"] == "other"
-    assert "not a resource problem" in art.get_text()
-    assert not art.select("a[data-suggestion]")
+    why = art.select_one(".why").get_text()
+    assert "have the taint maintenance=yes:NoSchedule, which the pod does not tolerate" in why
+    assert not art.select("a[data-suggestion]")  # adding dongles to the tainted node would not help
 
     # filters
     assert article(web, typo, f"?resource={r}s") is not None

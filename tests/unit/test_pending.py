@@ -1,8 +1,6 @@
-from dataclasses import dataclass, field
-
 import pytest
 
-from app.domain.overview import node_row
+from app.domain.fit import HostPort, NodeFacts, PodShape, Taint, Toleration
 from app.domain.pending import diagnose, parse_scheduler_message
 
 D, F = "example.com/dongle", "acme.io/fpga"
@@ -88,28 +86,21 @@ def test_unknown_messages_are_kept_not_guessed(message):
     assert parsed.raw == message
 
 
-@dataclass
-class N:
-    name: str
-    capacity: dict
-    allocatable: dict = None
-    labels: dict = field(default_factory=dict)
-    desired: dict = field(default_factory=dict)
-    unschedulable: bool = False
-
-    def __post_init__(self):
-        if self.allocatable is None:
-            self.allocatable = dict(self.capacity)
+def node(name, extended, requested=None, labels=None, **kw):
+    """A roomy node with ``extended`` allocatable (and capacity), ``requested`` already taken."""
+    alloc = {"cpu": 8000, "memory": 32 * 2**30, "pods": 110, **extended}
+    return NodeFacts(
+        name, labels or {}, alloc, {"pods": 0, **(requested or {})}, capacity=dict(extended), **kw
+    )
 
 
-def rows(nodes, table):
-    """The kept overview rows of ``nodes`` with the requested amounts in ``table``."""
-    return [node_row(n, table.get(n.name, {})) for n in nodes]
+def shape(requests, selector=None, **kw):
+    return PodShape({"cpu": 100, **requests}, selector or {}, **kw)
 
 
 def test_short_resource_gives_shortfall_and_suggestion():
-    nodes = [N("a", {D: 3}), N("b", {D: 3}), N("c", {D: 1}), N("d", {})]
-    d = diagnose({D: 3}, {}, rows(nodes, {"a": {D: 1}, "b": {D: 2}}))
+    nodes = [node("a", {D: 3}, {D: 1}), node("b", {D: 3}, {D: 2}), node("c", {D: 1}), node("d", {})]
+    d = diagnose(shape({D: 3}), nodes)
     assert d.kind == "short"
     [fit] = d.fits
     assert (fit.max_free, fit.best_node, fit.shortfall, fit.advertised_on) == (2, "a", 1, 3)
@@ -120,35 +111,68 @@ def test_short_resource_gives_shortfall_and_suggestion():
 
 
 def test_unadvertised_resource_is_called_so():
-    d = diagnose({"example.com/qubit": 1}, {}, rows([N("a", {D: 3})], {}))
+    d = diagnose(shape({"example.com/qubit": 1}), [node("a", {D: 3})])
     assert d.kind == "unadvertised"
     assert d.fits[0].unadvertised
-    assert d.suggestions == []
 
 
-def test_resource_that_fits_is_not_the_reason():
-    d = diagnose({D: 1}, {}, rows([N("a", {D: 3})], {}))
-    assert d.kind == "other"
-    assert d.suggestions == []
+def test_a_pod_that_fits_somewhere_is_said_to_fit():
+    d = diagnose(shape({D: 1}), [node("a", {D: 3})])
+    assert (d.kind, d.feasible, d.suggestions) == ("fits", 1, [])
 
 
 def test_node_selector_limits_the_candidates():
-    nodes = [N("a", {D: 5}, labels={"pool": "x"}), N("b", {D: 1}, labels={"pool": "y"})]
-    d = diagnose({D: 2}, {"pool": "y"}, rows(nodes, {}))
+    nodes = [node("a", {D: 5}, labels={"pool": "x"}), node("b", {D: 1}, labels={"pool": "y"})]
+    d = diagnose(shape({D: 2}, {"pool": "y"}), nodes)
     assert d.kind == "short"
     assert d.candidates == 1
     assert d.suggestions[0].node == "b"
-    assert diagnose({D: 2}, {"pool": "z"}, rows(nodes, {})).kind == "unadvertised"
+    nowhere = diagnose(shape({D: 2}, {"pool": "z"}), nodes)
+    assert nowhere.suggestions == [] and nowhere.why == [
+        "no node matches the pod's node selector and affinity"
+    ]
 
 
 def test_several_resources_must_fit_on_one_node():
-    nodes = [N("a", {D: 1, F: 0}), N("b", {D: 0, F: 1})]
-    d = diagnose({D: 1, F: 1}, {}, rows(nodes, {}))
+    nodes = [node("a", {D: 1, F: 0}), node("b", {D: 0, F: 1})]
+    d = diagnose(shape({D: 1, F: 1}), nodes)
     assert d.kind == "short"  # each fits somewhere, never both on one node
     assert [(s.node, s.resource, s.add) for s in d.suggestions] == [("a", F, 1)]
 
 
-def test_cordoned_nodes_are_not_candidates():
-    nodes = [N("a", {D: 4}, unschedulable=True), N("b", {D: 1})]
-    d = diagnose({D: 2}, {}, rows(nodes, {}))
-    assert d.suggestions[0].node == "b"
+def test_cordoned_and_tainted_nodes_are_never_suggested():
+    taint = Taint("dedicated", "ml", "NoSchedule")
+    nodes = [node("a", {D: 4}, unschedulable=True), node("b", {D: 1}), node("c", {D: 4}, taints=(taint,))]
+    d = diagnose(shape({D: 2}), nodes)
+    assert [s.node for s in d.suggestions] == ["b"]
+    d = diagnose(shape({D: 2}), [nodes[2]])
+    assert d.suggestions == [] and d.why == ["no node tolerates dedicated=ml:NoSchedule"]
+    tolerant = shape({D: 2}, tolerations=(Toleration("dedicated", "Equal", "ml", "NoSchedule"),))
+    assert diagnose(tolerant, [nodes[2]]).kind == "fits"
+
+
+def test_no_suggestion_when_cpu_is_what_is_missing():
+    d = diagnose(shape({D: 1, "cpu": 9000}), [node("a", {D: 0}), node("b", {D: 0})])
+    assert d.suggestions == []
+    assert d.why == ["no node has enough cpu free"]
+
+
+def test_one_plan_for_several_pods_of_a_shape():
+    nodes = [node("a", {D: 2}, {D: 1}), node("b", {D: 0}), node("c", {D: 1})]
+    plan = diagnose(shape({D: 1}), nodes, wanted=5).plan
+    # a and c take one each as they are; b, with the most room otherwise, takes the other three
+    assert [(s.node, s.pods, dict(s.add)) for s in plan.steps] == [
+        ("a", 1, {}),
+        ("c", 1, {}),
+        ("b", 3, {D: 3}),
+    ]
+    assert (plan.placed, plan.targets, plan.nodes_adding(D)) == (5, {D: 3}, ["b"])
+
+
+def test_a_plan_respects_other_resources_and_host_ports():
+    ported = shape({D: 1}, host_ports=(HostPort(8080),))
+    d = diagnose(ported, [node("a", {D: 0}), node("b", {D: 0})], wanted=3)
+    assert d.plan.placed == 2  # one pod per node: the host port
+    cpu_bound = shape({D: 1, "cpu": 3000})
+    d = diagnose(cpu_bound, [node("a", {D: 0})], wanted=5)
+    assert d.plan.placed == 2 and d.plan.steps[0].add == {D: 2}  # 8000m of cpu: two pods

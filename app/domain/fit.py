@@ -1,0 +1,239 @@
+"""Will a pod fit on a node? kube-scheduler's filters that depend only on the pod and the node.
+
+Modelled, as kube-scheduler v1.20 implements them (pkg/scheduler/framework/plugins):
+
+* NodeUnschedulable: a cordoned node takes only pods tolerating
+  ``node.kubernetes.io/unschedulable:NoSchedule``.
+* NodeName: ``spec.nodeName``, when set, names the node.
+* NodeAffinity: ``nodeSelector`` (every label equal) and the required node
+  affinity (terms ORed; a term's expressions and fields ANDed; an empty term
+  matches nothing; In/NotIn/Exists/DoesNotExist/Gt/Lt; matchFields on
+  ``metadata.name``).
+* TaintToleration: every NoSchedule and NoExecute taint tolerated (an empty
+  toleration key with Exists tolerates every taint; an empty effect every
+  effect).
+* NodeResourcesFit: one more pod within the node's ``pods``; when the pod asks
+  for anything, cpu, memory and ephemeral-storage checked always, and every
+  other resource it requests (hugepages-*, extended) against allocatable minus
+  what the node's pods request.
+* NodePorts: no host port (protocol, port) already taken on the node (0.0.0.0 or
+  an empty IP conflicts with every IP).
+
+Not modelled, and named for the pods that use them (never assumed away):
+inter-pod affinity and anti-affinity (required), topology spread constraints
+(DoNotSchedule), volumes the scheduler checks (persistent volume claims, and
+the per-node volume limits), scheduler extenders, dynamic resource allocation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from app.domain.names import is_native_resource
+
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+ALWAYS_CHECKED = ("cpu", "memory", "ephemeral-storage")
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One node selector requirement: key, operator, values."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+    def matches(self, value: str | None) -> bool:
+        op = self.operator
+        if op == "In":
+            return value is not None and value in self.values
+        if op == "NotIn":
+            return value is None or value not in self.values
+        if op == "Exists":
+            return value is not None
+        if op == "DoesNotExist":
+            return value is None
+        if op in ("Gt", "Lt"):
+            if value is None or len(self.values) != 1:
+                return False
+            try:
+                have, bound = int(value), int(self.values[0])
+            except ValueError:
+                return False
+            return have > bound if op == "Gt" else have < bound
+        return False  # an unknown operator matches nothing
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """A node selector term: its expressions (on labels) and fields (on metadata.name), ANDed."""
+
+    expressions: tuple[Requirement, ...] = ()
+    fields: tuple[Requirement, ...] = ()
+
+    def matches(self, name: str, labels: Mapping[str, str]) -> bool:
+        if not self.expressions and not self.fields:
+            return False  # an empty term selects nothing
+        return all(r.matches(labels.get(r.key)) for r in self.expressions) and all(
+            r.matches(name if r.key == "metadata.name" else None) for r in self.fields
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"  # "" means Equal
+    value: str = ""
+    effect: str = ""  # "" tolerates every effect
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.operator in ("", "Equal") and self.value == taint.value
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    port: int
+    protocol: str = "TCP"
+    ip: str = ""
+
+    def conflicts(self, other: HostPort) -> bool:
+        if self.port != other.port or self.protocol != other.protocol:
+            return False
+        wild = ("", "0.0.0.0")
+        return self.ip in wild or other.ip in wild or self.ip == other.ip
+
+
+@dataclass(frozen=True, eq=False)
+class PodShape:
+    """What placement depends on, for one pod (pods of one shape are placed alike)."""
+
+    requests: Mapping[str, int]  # effective requests (init containers, sidecars and overhead applied)
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    affinity: tuple[Term, ...] | None = None  # required node affinity; None: none
+    tolerations: tuple[Toleration, ...] = ()
+    host_ports: tuple[HostPort, ...] = ()
+    node_name: str = ""
+    unmodelled: tuple[str, ...] = ()  # scheduler features the pod uses that are not modelled here
+
+    @property
+    def extended(self) -> dict[str, int]:
+        return {r: v for r, v in self.requests.items() if not is_native_resource(r) and v}
+
+
+@dataclass(frozen=True, eq=False)
+class NodeFacts:
+    name: str
+    labels: Mapping[str, str]
+    allocatable: Mapping[str, int]
+    requested: Mapping[str, int]  # by the node's counted pods, with "pods" their number
+    unschedulable: bool = False
+    taints: tuple[Taint, ...] = ()
+    host_ports: Iterable[HostPort] = ()
+    capacity: Mapping[str, int] = field(default_factory=dict)  # for advice: what to set capacity to
+
+    def free(self, resource: str) -> int:
+        return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a node was filtered out: the plugin, and the reason in the scheduler's words."""
+
+    plugin: str
+    reason: str
+    resource: str = ""  # NodeResourcesFit: the resource short
+    taint: Taint | None = None  # TaintToleration: the first taint not tolerated
+
+
+def _tolerated(taint: Taint, tolerations: Iterable[Toleration]) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+def failures(pod: PodShape, node: NodeFacts) -> list[Failure]:
+    """Every filter ``node`` fails for ``pod`` (empty: the pod fits), in the scheduler's order."""
+    out: list[Failure] = []
+    if node.unschedulable and not _tolerated(Taint(UNSCHEDULABLE_TAINT, "", "NoSchedule"), pod.tolerations):
+        out.append(Failure("NodeUnschedulable", "node(s) were unschedulable"))
+    out.extend(resource_failures(pod, node))
+    if pod.node_name and pod.node_name != node.name:
+        out.append(Failure("NodeName", "node(s) didn't match the requested hostname"))
+    if pod.host_ports and any(p.conflicts(q) for p in pod.host_ports for q in node.host_ports):
+        out.append(Failure("NodePorts", "node(s) didn't have free ports for the requested pod ports"))
+    if any(node.labels.get(k) != v for k, v in pod.node_selector.items()) or (
+        pod.affinity is not None and not any(t.matches(node.name, node.labels) for t in pod.affinity)
+    ):
+        out.append(Failure("NodeAffinity", "node(s) didn't match node selector"))
+    for taint in node.taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not _tolerated(taint, pod.tolerations):
+            reason = f"node(s) had taint {{{taint.key}: {taint.value}}}, that the pod didn't tolerate"
+            out.append(Failure("TaintToleration", reason, taint=taint))
+            break
+    return out
+
+
+def resource_failures(
+    pod: PodShape, node: NodeFacts, extra: Mapping[str, int] | None = None
+) -> list[Failure]:
+    """NodeResourcesFit, with ``extra`` added to the node's allocatable (a what-if)."""
+    extra = extra or {}
+    out: list[Failure] = []
+    if node.requested.get("pods", 0) + 1 > node.allocatable.get("pods", 0) + extra.get("pods", 0):
+        out.append(Failure("NodeResourcesFit", "Too many pods", "pods"))
+    asked = {r: v for r, v in pod.requests.items() if v and r != "pods"}
+    if not asked:
+        return out
+    for resource in (*ALWAYS_CHECKED, *sorted(r for r in asked if r not in ALWAYS_CHECKED)):
+        want = asked.get(resource, 0)
+        if node.free(resource) + extra.get(resource, 0) < want:
+            out.append(Failure("NodeResourcesFit", f"Insufficient {resource}", resource))
+    return out
+
+
+def fits(pod: PodShape, node: NodeFacts) -> bool:
+    return not failures(pod, node)
+
+
+def blocked_only_by_extended(pod: PodShape, node: NodeFacts) -> bool:
+    """Whether adding extended resources to ``node`` would let ``pod`` fit there."""
+    fails = failures(pod, node)
+    return bool(fails) and all(
+        f.plugin == "NodeResourcesFit" and f.resource and not is_native_resource(f.resource) for f in fails
+    )
+
+
+def how_many(pod: PodShape, node: NodeFacts, extra: Mapping[str, int] | None = None) -> int:
+    """How many more pods of this shape ``node`` takes now (or with ``extra`` allocatable), when
+    nothing but resources and host ports stand in the way."""
+    extra = extra or {}
+    limits = [node.allocatable.get("pods", 0) + extra.get("pods", 0) - node.requested.get("pods", 0)]
+    asked = {r: v for r, v in pod.requests.items() if v and r != "pods"}
+    for resource, want in asked.items():
+        limits.append((node.free(resource) + extra.get(resource, 0)) // want)
+    if asked:  # cpu, memory and ephemeral-storage are checked even when not asked for
+        limits.extend(0 for r in ALWAYS_CHECKED if r not in asked and node.free(r) < 0)
+    if pod.host_ports:
+        limits.append(1)
+    return max(0, min(limits))
+
+
+def describe(counts: Mapping[str, int], total: int) -> str:
+    """The scheduler's summary: ``0/5 nodes are available: 3 Insufficient cpu, 2 node(s) ...``."""
+    parts = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"0/{total} nodes are available: {parts}." if parts else f"0/{total} nodes are available."
