@@ -1,0 +1,305 @@
+"""Does the fit model agree with the real kube-scheduler? Random clusters and pods, seeded.
+
+    python bench/agreement.py [--cases 1000] [--seed N]   # starts its own control plane + scheduler
+
+Each batch creates a few nodes with random allocatable (cpu, memory, pods and two extended
+resources), labels, taints and cordons, then random pods one at a time (requests with init
+containers, node selectors, required node affinity, tolerations, host ports). For every pod the
+model predicts the feasible nodes from the dashboard's own cache (the same decoding and fit code
+the pages use); then the pod is created and the real scheduler binds it or marks it
+Unschedulable. Agreement: the scheduler's node is in the predicted set, and the set is empty
+exactly when the scheduler says Unschedulable. Every pod carries a required affinity term on its
+batch's label, so other nodes in the cluster never take part. A case the model cannot decide
+(a feature it does not model) is counted, never dropped. There is no kubelet: bound pods stay
+bound and keep their resources, which is all the scheduler looks at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kubernetes import client  # noqa: E402
+
+from app.domain.fit import fits  # noqa: E402
+from app.kube import standin  # noqa: E402
+from app.kube.cache import ClusterCache  # noqa: E402
+from app.kube.views import PodView  # noqa: E402
+from app.web.pending import shape_of  # noqa: E402
+
+D, F = "example.com/dongle", "acme.io/fpga"
+NODES_PER_BATCH = 6
+
+
+@dataclass
+class Report:
+    seed: int
+    cases: int = 0
+    agreed: int = 0
+    undecided: int = 0
+    bound: int = 0
+    unschedulable: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return (
+            f"seed {self.seed}: {self.cases} cases, {self.agreed} agreed "
+            f"({self.bound} bound, {self.unschedulable} unschedulable), {self.undecided} undecided, "
+            f"{len(self.failures)} disagreed"
+        )
+
+
+def _node(rng: random.Random, name: str, batch: str) -> dict[str, Any]:
+    alloc = {
+        "cpu": rng.choice(["1", "2", "3500m"]),
+        "memory": rng.choice(["2Gi", "4Gi"]),
+        "pods": str(rng.randint(2, 6)),
+    }
+    for resource, top in ((D, 4), (F, 2)):
+        if rng.random() < 0.8:
+            alloc[resource] = str(rng.randint(top // 2, top))
+    labels = {"batch": batch, "zone": rng.choice("abc"), "pool": rng.choice(["gpu", "general"])}
+    if rng.random() < 0.7:
+        labels["cores"] = rng.choice(["4", "8", "16", "many"])
+    taints = []
+    roll = rng.random()
+    if roll < 0.15:
+        taints.append({"key": "dedicated", "value": "ml", "effect": "NoSchedule"})
+    elif roll < 0.25:
+        taints.append({"key": "maintenance", "effect": "NoExecute"})
+    elif roll < 0.32:
+        taints.append({"key": "spot", "value": "yes", "effect": "PreferNoSchedule"})
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"unschedulable": rng.random() < 0.12, "taints": taints or None},
+        "status": {"capacity": alloc, "allocatable": alloc},
+    }
+
+
+def _requirement(rng: random.Random, names: list[str]) -> tuple[str, dict[str, Any]]:
+    kind = rng.choice(
+        ["zone-in", "pool-notin", "cores-gt", "cores-lt", "cores-exists", "cores-absent", "name"]
+    )
+    if kind == "zone-in":
+        return "matchExpressions", {"key": "zone", "operator": "In", "values": rng.sample("abc", 2)}
+    if kind == "pool-notin":
+        return "matchExpressions", {"key": "pool", "operator": "NotIn", "values": ["gpu"]}
+    if kind in ("cores-gt", "cores-lt"):
+        op = "Gt" if kind == "cores-gt" else "Lt"
+        return "matchExpressions", {"key": "cores", "operator": op, "values": [rng.choice(["4", "8"])]}
+    if kind == "cores-exists":
+        return "matchExpressions", {"key": "cores", "operator": "Exists"}
+    if kind == "cores-absent":
+        return "matchExpressions", {"key": "cores", "operator": "DoesNotExist"}
+    return "matchFields", {
+        "key": "metadata.name",
+        "operator": rng.choice(["In", "NotIn"]),
+        "values": [rng.choice(names)],
+    }
+
+
+def _pod(rng: random.Random, name: str, batch: str, names: list[str]) -> dict[str, Any]:
+    def resources() -> dict[str, Any]:
+        req: dict[str, str] = {}
+        if rng.random() < 0.7:
+            req["cpu"] = rng.choice(["100m", "250m", "500m", "1500m"])
+        if rng.random() < 0.4:
+            req["memory"] = rng.choice(["256Mi", "1Gi", "3Gi"])
+        ext = {}
+        if rng.random() < 0.6:
+            ext[D] = str(rng.randint(1, 2))
+        if rng.random() < 0.2:
+            ext[F] = "1"
+        return {"requests": {**req, **ext}, "limits": ext}
+
+    containers = [
+        {"name": f"c{i}", "image": "registry.example/x:1", "resources": resources()}
+        for i in range(rng.randint(1, 2))
+    ]
+    spec: dict[str, Any] = {"containers": containers, "terminationGracePeriodSeconds": 0}
+    if rng.random() < 0.3:
+        spec["initContainers"] = [{"name": "init", "image": "registry.example/x:1", "resources": resources()}]
+    if rng.random() < 0.2:
+        spec["nodeSelector"] = {"zone": rng.choice("abc")}
+    batch_req = {"key": "batch", "operator": "In", "values": [batch]}
+    terms = [{"matchExpressions": [batch_req]}]
+    if rng.random() < 0.35:
+        terms = []
+        for _ in range(rng.randint(1, 2)):
+            term: dict[str, list[Any]] = {"matchExpressions": [batch_req]}
+            for _ in range(rng.randint(1, 2)):
+                where, req = _requirement(rng, names)
+                term.setdefault(where, []).append(req)
+            terms.append(term)
+    spec["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+    }
+    tolerations = []
+    for chance, toleration in (
+        (0.4, {"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}),
+        (0.15, {"key": "dedicated", "operator": "Equal", "value": "web"}),
+        (0.2, {"key": "maintenance", "operator": "Exists"}),
+        (0.08, {"operator": "Exists"}),
+        (0.1, {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}),
+        (0.1, {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoSchedule"}),
+    ):
+        if rng.random() < chance:
+            tolerations.append(toleration)
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if rng.random() < 0.15:
+        containers[0]["ports"] = [
+            {"containerPort": 80, "hostPort": rng.choice([8080, 8081]), "protocol": "TCP"}
+        ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def _outcome(core: client.CoreV1Api, name: str, timeout: float = 30.0) -> str | None:
+    """The node the scheduler bound the pod to, or None once it marked it Unschedulable."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pod = core.read_namespaced_pod(name, "default")
+        if pod.spec.node_name:
+            return str(pod.spec.node_name)
+        for cond in pod.status.conditions or ():
+            if cond.type == "PodScheduled" and cond.status == "False" and cond.reason == "Unschedulable":
+                return None
+        time.sleep(0.05)
+    raise TimeoutError(f"the scheduler neither bound nor refused {name} in {timeout}s")
+
+
+def _wait(check: Any, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the cache did not catch up")
+        time.sleep(0.02)
+
+
+def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefix: str = "agree") -> Report:
+    """``cases`` pods in batches of 25 over fresh nodes; the cache must be started and synced."""
+    rng = random.Random(seed)
+    core = client.CoreV1Api(api)
+    report = Report(seed)
+    batch_no = 0
+    while report.cases < cases:
+        batch = f"{prefix}-{seed}-{batch_no}"
+        batch_no += 1
+        names = [f"{batch}-n{i}" for i in range(NODES_PER_BATCH)]
+        nodes = [_node(rng, name, batch) for name in names]
+        for body in nodes:
+            core.create_node(body)
+            if rng.random() < 0.85:  # the kubelet stand-in: most nodes become ready
+                standin.make_ready(
+                    core, api.sanitize_for_serialization(core.read_node(body["metadata"]["name"]))
+                )
+        node_docs = [api.sanitize_for_serialization(core.read_node(x)) for x in names]
+
+        def seen(doc: dict[str, Any]) -> bool:
+            view = cache.node(doc["metadata"]["name"])
+            return view is not None and view.resource_version == doc["metadata"]["resourceVersion"]
+
+        _wait(lambda: all(map(seen, node_docs)))
+        time.sleep(1.0)  # let the scheduler's own informers see the nodes too
+        for i in range(min(25, cases - report.cases)):
+            name = f"{batch}-p{i}"
+            body = _pod(rng, name, batch, names)
+            view = PodView.from_json(body)
+            shape = shape_of(view)
+            predicted = sorted(n.name for n in cache.node_facts() if fits(shape, n))
+            core.create_namespaced_pod("default", body)
+            actual = _outcome(core, name)
+            report.cases += 1
+            if shape.unmodelled:
+                report.undecided += 1
+            elif (actual is None and not predicted) or (actual is not None and actual in predicted):
+                report.agreed += 1
+            else:
+                report.failures.append(
+                    yaml.safe_dump(
+                        {
+                            "seed": seed,
+                            "predicted": predicted,
+                            "scheduler": actual or "Unschedulable",
+                            "message": _message(core, name),
+                            "pod": body,
+                            "nodes": [_slim(d) for d in node_docs],
+                            "node_requests": {n: cache.requested_on(n) for n in names},
+                        },
+                        sort_keys=False,
+                    )
+                )
+            if actual is None:
+                report.unschedulable += 1
+                core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+                _wait(lambda name=name: ("default", name) not in cache.pods)
+            else:
+                report.bound += 1
+                _wait(
+                    lambda name=name, actual=actual: (
+                        (p := cache.pods.get(("default", name))) is not None and p.node_name == actual
+                    )
+                )
+    return report
+
+
+def _message(core: client.CoreV1Api, name: str) -> str:
+    try:
+        pod = core.read_namespaced_pod(name, "default")
+    except client.ApiException:
+        return ""
+    return " ".join(c.message or "" for c in pod.status.conditions or ())
+
+
+def _slim(doc: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": doc["metadata"]["name"],
+        "labels": doc["metadata"].get("labels"),
+        "spec": doc.get("spec"),
+        "allocatable": doc["status"].get("allocatable"),
+    }
+
+
+def main() -> None:
+    from tempfile import mkdtemp
+
+    from app import testenv
+    from app.kube.client import ClusterConfig, api_client, load_configuration
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=random.SystemRandom().randrange(10**6))
+    args = ap.parse_args()
+    print(f"seed {args.seed}", flush=True)
+    plane = testenv.start(Path(mkdtemp(prefix="extres-agree-")), scheduler=True)
+    try:
+        api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
+        cache = ClusterCache(api)
+        cache.start()
+        assert cache.wait_synced(60)
+        report = run(api, cache, args.cases, args.seed)
+        for case in report.failures:
+            print("---\n" + case)
+        print(report)
+        cache.stop()
+        sys.exit(1 if report.failures else 0)
+    finally:
+        plane.stop()
+
+
+if __name__ == "__main__":
+    main()
