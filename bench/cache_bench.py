@@ -242,6 +242,8 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
         "fragment": ("/?q=n0", fragment, None),
         "fragment, changed": ("/?q=n0", fragment, pod_event),
         "fragment, rebuilt": ("/?q=n0", fragment, rebuild_all),
+        "fragment, zone": ("/?selector=zone%3Dz0", fragment, None),
+        "fragment, zone, changed": ("/?selector=zone%3Dz0", fragment, pod_event),
         "node page": ("/nodes/n00001", {}, None),
         "node page, changed": ("/nodes/n00001", {}, pod_event),
         "pending page": ("/pending/", {}, None),

@@ -98,10 +98,15 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
                 kept.append(NodeRow(row.name, row.labels, usage, row.drifted, row.unschedulable))
         else:
             kept.append(row)
-    if q or filters.selector or every_row is None:  # sum over the rows kept
+    if every_row is not None and len(kept) == count and not wanted:
+        filtered = False  # the filters kept every row whole: the kept totals are theirs
+    else:
+        filtered = bool(q or filters.selector or every_row is None)
+    if filtered:  # sum over the rows kept
         totals = Totals.of(row.usage for row in kept)
         resources = sorted(wanted) if wanted else sorted(totals.by_resource)
     else:
+        assert every_row is not None
         keep = wanted or set(every_row.by_resource)
         totals = Totals(
             {r: u for r, u in every_row.by_resource.items() if r in keep},

@@ -8,8 +8,10 @@ and the suggestion.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.domain.fit import Failure, NodeFacts, PodShape, failures, how_many
@@ -132,68 +134,152 @@ class Diagnosis:
     total: int = 0  # nodes in the cluster
 
 
+class ShapeIndex:
+    """One pod shape's filter results on every node, kept between views: ``diagnose`` re-runs
+    the filters only on nodes whose facts changed (the cache makes a new NodeFacts for a node
+    only when something placement depends on changed there), and rebuilds the diagnosis only
+    when some node's result did."""
+
+    def __init__(self, pod: PodShape) -> None:
+        self.pod = pod
+        self.extended = sorted(pod.extended.items())
+        # node -> (facts, failures, free amount of each extended resource (None: not advertised),
+        #          total short of them, failures other than extended resources)
+        self._per: dict[str, _Result] = {}
+        self._made: dict[int, Diagnosis] = {}  # by how many pods of the shape are wanted
+        self._reasons: dict[str, int] = {}  # over every node
+        self._candidates: dict[str, _Result] = {}  # nodes only extended resources keep out (or none)
+        self._others: dict[str, tuple[Failure, ...]] = {}  # the rest, with what else keeps them out
+
+    def _result(self, node: NodeFacts) -> _Result:
+        fails = tuple(failures(self.pod, node))
+        frees = tuple(node.free(r) if r in node.allocatable else None for r, _ in self.extended)
+        short = sum(max(0, want - (free or 0)) for (_, want), free in zip(self.extended, frees, strict=True))
+        extended = self.pod.extended
+        others = tuple(f for f in fails if f.resource not in extended)
+        return _Result(node, fails, frees, short, others)
+
+    def _update(self, nodes: Sequence[NodeFacts]) -> None:
+        changed = False
+        per = self._per
+        for node in nodes:
+            entry = per.get(node.name)
+            if entry is not None and entry.node is node:
+                continue
+            result = self._result(node)
+            self._count(entry, -1)
+            self._count(result, +1)
+            per[node.name] = result
+            changed = changed or entry is None or not entry.same_as(result)
+        if len(per) != len(nodes):  # nodes went away
+            names = {n.name for n in nodes}
+            for name in [n for n in per if n not in names]:
+                self._count(per.pop(name), -1)
+            changed = True
+        if changed:
+            self._made.clear()
+
+    def _count(self, result: _Result | None, sign: int) -> None:
+        """Keep the totals over nodes as results come and go."""
+        if result is None:
+            return
+        name = result.node.name
+        for f in result.fails:
+            self._reasons[f.reason] = self._reasons.get(f.reason, 0) + sign
+            if not self._reasons[f.reason]:
+                del self._reasons[f.reason]
+        if result.others:
+            if sign > 0:
+                self._others[name] = result.others
+            else:
+                self._others.pop(name, None)
+        elif sign > 0:
+            self._candidates[name] = result
+        else:
+            self._candidates.pop(name, None)
+
+    def diagnose(self, nodes: Sequence[NodeFacts], wanted: int = 1) -> Diagnosis:
+        self._update(nodes)
+        made = self._made.get(wanted)
+        if made is None:
+            made = self._made[wanted] = self._build(wanted)
+        return made
+
+    def _build(self, wanted: int) -> Diagnosis:
+        pod, extended = self.pod, self.pod.extended
+        candidates = [(r.short, name, r) for name, r in self._candidates.items()]
+        feasible = sum(1 for c in candidates if not c[2].fails)
+        others = list(self._others.values())
+        reasons = dict(self._reasons)
+        d = Diagnosis(
+            kind="other",
+            candidates=len(candidates),
+            feasible=feasible,
+            reasons=reasons,
+            unmodelled=pod.unmodelled,
+            total=len(self._per),
+        )
+        d.fits = [
+            _resource_fit(resource, want, i, candidates) for i, (resource, want) in enumerate(self.extended)
+        ]
+        heapq.heapify(candidates)  # least to add first (then by name), taken only as far as needed
+        if feasible:
+            d.kind = "fits"
+        elif candidates and any(f.unadvertised for f in d.fits):
+            d.kind = "unadvertised"
+        elif candidates and extended:
+            d.kind = "short"
+            best = candidates[0][2].node  # the node needing the least added in total
+            for resource, want in self.extended:
+                if add := max(0, want - best.free(resource)):
+                    d.suggestions.append(
+                        Suggestion(best.name, resource, add, best.capacity.get(resource, 0) + add)
+                    )
+        if not candidates:
+            d.why = _why(others, len(self._per))
+            if any(f.unadvertised for f in d.fits) and not others:
+                d.kind = "unadvertised"
+        if candidates and extended:
+            d.plan = plan(pod, _in_order(candidates), wanted)
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    node: NodeFacts
+    fails: tuple[Failure, ...]
+    frees: tuple[int | None, ...]
+    short: int
+    others: tuple[Failure, ...]
+
+    def same_as(self, other: _Result) -> bool:
+        return self.fails == other.fails and self.frees == other.frees
+
+
+def _in_order(heap: list[tuple[int, str, _Result]]) -> Iterator[NodeFacts]:
+    heap = list(heap)
+    while heap:
+        yield heapq.heappop(heap)[2].node
+
+
 def diagnose(pod: PodShape, nodes: Sequence[NodeFacts], wanted: int = 1) -> Diagnosis:
     """Why ``pod`` does not fit, by the scheduler's filters (app.domain.fit), and what would
     make ``wanted`` pods of its shape fit: a suggestion names only nodes that pass every other
-    filter."""
-    extended = pod.extended
-    reasons: dict[str, int] = {}
-    feasible: list[NodeFacts] = []
-    candidates: list[NodeFacts] = []
-    others: list[list[Failure]] = []
-    for node in nodes:
-        fails = failures(pod, node)
-        for f in fails:
-            reasons[f.reason] = reasons.get(f.reason, 0) + 1
-        if not fails:
-            feasible.append(node)
-            candidates.append(node)
-        elif all(f.resource in extended for f in fails):
-            candidates.append(node)
-        else:
-            others.append([f for f in fails if f.resource not in extended])
-    d = Diagnosis(
-        kind="other",
-        candidates=len(candidates),
-        feasible=len(feasible),
-        reasons=reasons,
-        unmodelled=pod.unmodelled,
-        total=len(nodes),
-    )
-    d.fits = [_resource_fit(r, want, candidates) for r, want in sorted(extended.items())]
-    if feasible:
-        d.kind = "fits"
-    elif candidates and any(f.unadvertised for f in d.fits):
-        d.kind = "unadvertised"
-    elif candidates and extended:
-        d.kind = "short"
-        best = min(candidates, key=lambda n: (_short_total(pod, n), n.name))
-        for resource, want in sorted(extended.items()):
-            if add := max(0, want - best.free(resource)):
-                d.suggestions.append(
-                    Suggestion(best.name, resource, add, best.capacity.get(resource, 0) + add)
-                )
-    if not candidates:
-        d.why = _why(others, len(nodes))
-        if any(f.unadvertised for f in d.fits) and not others:
-            d.kind = "unadvertised"
-    if candidates and extended:
-        d.plan = plan(pod, candidates, wanted)
-    return d
+    filter. (``ShapeIndex`` keeps the work between calls.)"""
+    return ShapeIndex(pod).diagnose(nodes, wanted)
 
 
-def _resource_fit(resource: str, want: int, candidates: Sequence[NodeFacts]) -> ResourceFit:
-    advertising = [(n.free(resource), n.name) for n in candidates if resource in n.allocatable]
+def _resource_fit(
+    resource: str, want: int, i: int, candidates: Sequence[tuple[int, str, _Result]]
+) -> ResourceFit:
+    advertising = [(r.frees[i], name) for _, name, r in candidates if r.frees[i] is not None]
     if not advertising:
         return ResourceFit(resource, want, 0, 0, None, want, 0)
-    max_free, most_free = min(advertising, key=lambda fn: (-fn[0], fn[1]))  # first max, by name
+    max_free, most_free = min(advertising, key=lambda fn: (-(fn[0] or 0), fn[1]))  # first max, by name
+    max_free = max_free or 0
     shortfall = max(0, want - max_free)
-    fit_with = sum(1 for free, _ in advertising if free + shortfall >= want)
+    fit_with = sum(1 for free, _ in advertising if (free or 0) + shortfall >= want)
     return ResourceFit(resource, want, len(advertising), max_free, most_free, shortfall, fit_with)
-
-
-def _short_total(pod: PodShape, node: NodeFacts) -> int:
-    return sum(max(0, want - node.free(r)) for r, want in pod.extended.items())
 
 
 _PLUGIN_TERMS = {
@@ -228,40 +314,34 @@ def _why(others: Sequence[Sequence[Failure]], total: int) -> list[str]:
     ]
 
 
-def plan(pod: PodShape, candidates: Sequence[NodeFacts], wanted: int) -> Plan:
-    """Place ``wanted`` pods: first where they fit as things are, then on the nodes where the
-    other resources leave the most room, adding the extended resources they lack."""
+def plan(pod: PodShape, candidates: Iterable[NodeFacts], wanted: int) -> Plan:
+    """Place ``wanted`` pods (a greedy bin-pack over ``candidates``, least to add first): each
+    node takes what fits as things are, then, given the extended resources it lacks, as many as
+    its other resources allow, until every pod is placed."""
     extended = pod.extended
     unlimited = {r: 10**12 for r in extended}
-    steps: list[PlanStep] = []
     left = wanted
-    taken: dict[str, int] = {}
-    for node in candidates:
-        if left <= 0:
-            break
-        if n := min(left, how_many(pod, node)):
-            taken[node.name] = n
-            left -= n
-    room = sorted(
-        ((how_many(pod, n, unlimited) - taken.get(n.name, 0), n) for n in candidates),
-        key=lambda rn: (-rn[0], rn[1].name),
-    )
-    more: dict[str, int] = {}
-    for extra, node in room:
-        if left <= 0:
-            break
-        if extra > 0:
-            more[node.name] = min(extra, left)
-            left -= more[node.name]
+    steps: list[PlanStep] = []
     targets: dict[str, int] = {}
-    for node in candidates:
-        now, added = taken.get(node.name, 0), more.get(node.name, 0)
-        if not now and not added:
+    taken: dict[str, int] = {}
+    seen: list[NodeFacts] = []
+    rest = iter(candidates)
+    for node in rest:  # least to add first: those that fit as they are come first
+        seen.append(node)
+        if left <= 0 or not (n := min(left, how_many(pod, node))):
+            break
+        taken[node.name] = n
+        left -= n
+    for node in itertools.chain(seen, rest):
+        now = taken.get(node.name, 0)
+        added = min(left, how_many(pod, node, unlimited) - now) if left > 0 else 0
+        if now + max(0, added) <= 0:
+            if left <= 0:
+                break
             continue
-        add = (
-            {r: max(0, (now + added) * want - node.free(r)) for r, want in extended.items()} if added else {}
-        )
-        add = {r: v for r, v in add.items() if v}
+        added = max(0, added)
+        left -= added
+        add = {r: v for r, want in extended.items() if (v := (now + added) * want - node.free(r)) > 0}
         steps.append(PlanStep(node.name, now + added, add))
         for r, v in add.items():
             targets[r] = max(targets.get(r, 0), node.capacity.get(r, 0) + v)

@@ -71,7 +71,13 @@ def index() -> str:
     rows, page, pages = paginate(grid.rows, PAGE_SIZE)
     table = memo.get(("table", filters, page))
     if table is None:  # the same for every viewer: rendered once until a row changes
-        html = render_template("overview/_table.html", grid=grid, rows=rows, owns=state.device_plugins.owns)
+        html = render_template(
+            "overview/_table.html",
+            grid=grid,
+            rows=rows,
+            owns=state.device_plugins.owns,
+            row_html=state.row_html.renderer(tuple(grid.resources)),
+        )
         table = memo[("table", filters, page)] = Markup(html)
     from app.web import htmx
 

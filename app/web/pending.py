@@ -10,7 +10,7 @@ from flask import Blueprint, render_template, request
 
 from app.domain.fit import NodeFacts, PodShape
 from app.domain.names import extended_resource_name_errors
-from app.domain.pending import Diagnosis, SchedulerMessage, diagnose, parse_scheduler_message
+from app.domain.pending import Diagnosis, SchedulerMessage, ShapeIndex, parse_scheduler_message
 from app.kube.views import PodView
 from app.web import htmx
 from app.web.paging import paginate
@@ -52,25 +52,30 @@ def shape_of(pod: PodView) -> PodShape:
 
 
 def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingPod]:
-    """Each shown pod with its diagnosis. Pending pods mostly repeat a few shapes: a shape is
-    diagnosed once over the kept node facts (with a plan for all pods of that shape among
-    ``every``), then reused until anything placement depends on changes."""
+    """Each shown pod with its diagnosis. Pending pods mostly repeat a few shapes: each shape
+    keeps its filter results per node (``ShapeIndex``), re-checked only where a node changed,
+    with a plan for all pods of that shape among ``every``."""
     state = State.get()
     cache = state.cluster.cache
-    memo = state.diagnoses.at(cache.fit_version)
-    counts = Counter(map(shape_key, every)) if any(shape_key(p) not in memo for p in shown) else None
+    counts = Counter(map(shape_key, every))
     nodes: list[NodeFacts] | None = None
     out = []
-    for pod in shown:
-        key = shape_key(pod)
-        diagnosis = memo.get(key)
-        if diagnosis is None:
+    with state.shapes_lock:
+        if len(state.shapes) > SHAPES_KEPT:
+            state.shapes.clear()
+        for pod in shown:
+            key = shape_key(pod)
+            index = state.shapes.get(key)
+            if index is None:
+                index = state.shapes[key] = ShapeIndex(shape_of(pod))
             if nodes is None:
                 nodes = cache.node_facts()
-            assert counts is not None
-            diagnosis = memo[key] = diagnose(shape_of(pod), nodes, counts[key])
-        out.append(PendingPod(pod, parse_scheduler_message(pod.unschedulable or ""), diagnosis))
+            diagnosis = index.diagnose(nodes, counts[key])
+            out.append(PendingPod(pod, parse_scheduler_message(pod.unschedulable or ""), diagnosis))
     return out
+
+
+SHAPES_KEPT = 200
 
 
 @bp.get("/")

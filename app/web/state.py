@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
-from flask import current_app
+from flask import current_app, get_template_attribute
+from markupsafe import Markup
 
 from app.config import Settings
+from app.domain.overview import NodeRow
 from app.domain.ownership import DevicePluginRule
+from app.domain.pending import ShapeIndex
 from app.kube.cache import Freshness
 from app.kube.client import ClusterConfig
 from app.kube.cluster import Cluster
@@ -33,6 +37,31 @@ class VersionedMemo:
         return values
 
 
+class RowHTML:
+    """Each grid row's HTML, kept with the row object it was made from: the cache rebuilds a row
+    object only when that node changed, so a view after an event renders one row, not a page."""
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self.limit = limit
+        self._kept: dict[tuple[str, tuple[str, ...]], tuple[object, Markup]] = {}
+
+    def renderer(self, resources: tuple[str, ...]) -> Callable[[NodeRow], Markup]:
+        macro = get_template_attribute("overview/_row.html", "node_row")
+
+        def row_html(row: NodeRow) -> Markup:
+            key = (row.name, resources)
+            hit = self._kept.get(key)
+            if hit is not None and hit[0] is row:
+                return hit[1]
+            if len(self._kept) >= self.limit:
+                self._kept = {}
+            html = Markup(macro(row, resources))
+            self._kept[key] = (row, html)
+            return html
+
+        return row_html
+
+
 class State:
     def __init__(self, settings: Settings, rule: DevicePluginRule) -> None:
         self.settings = settings
@@ -41,7 +70,9 @@ class State:
         self.results: OrderedDict[str, list[Outcome]] = OrderedDict()  # bulk outcomes, by key
         self.metrics = Metrics(lambda: self._cluster.cache if self._cluster is not None else None)
         self.grids = VersionedMemo(64)  # overview grids by filters, and their rendered tables by page
-        self.diagnoses = VersionedMemo(1000)  # pending-pod diagnoses, by pod shape
+        self.shapes: dict[Any, ShapeIndex] = {}  # pending pods' shapes, with their per-node results
+        self.shapes_lock = threading.Lock()
+        self.row_html = RowHTML()
         self._lock = threading.Lock()
 
     @staticmethod

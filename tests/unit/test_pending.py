@@ -1,7 +1,7 @@
 import pytest
 
 from app.domain.fit import HostPort, NodeFacts, PodShape, Taint, Toleration
-from app.domain.pending import diagnose, parse_scheduler_message
+from app.domain.pending import ShapeIndex, diagnose, parse_scheduler_message
 
 D, F = "example.com/dongle", "acme.io/fpga"
 
@@ -160,13 +160,20 @@ def test_no_suggestion_when_cpu_is_what_is_missing():
 def test_one_plan_for_several_pods_of_a_shape():
     nodes = [node("a", {D: 2}, {D: 1}), node("b", {D: 0}), node("c", {D: 1})]
     plan = diagnose(shape({D: 1}), nodes, wanted=5).plan
-    # a and c take one each as they are; b, with the most room otherwise, takes the other three
-    assert [(s.node, s.pods, dict(s.add)) for s in plan.steps] == [
-        ("a", 1, {}),
-        ("c", 1, {}),
-        ("b", 3, {D: 3}),
-    ]
-    assert (plan.placed, plan.targets, plan.nodes_adding(D)) == (5, {D: 3}, ["b"])
+    # a and c take one each as they are; then a (least to add, room for 80 by cpu) takes three more
+    assert [(s.node, s.pods, dict(s.add)) for s in plan.steps] == [("c", 1, {}), ("a", 4, {D: 3})]
+    assert (plan.placed, plan.targets, plan.nodes_adding(D)) == (5, {D: 5}, ["a"])
+
+
+def test_a_shape_index_rechecks_only_changed_nodes():
+    index = ShapeIndex(shape({D: 2}))
+    nodes = [node("a", {D: 1}), node("b", {D: 0})]
+    first = index.diagnose(nodes)
+    assert first.kind == "short" and first.suggestions[0].node == "a"
+    assert index.diagnose(list(nodes)) is first  # nothing changed: the same diagnosis
+    nodes[1] = node("b", {D: 2})  # b got dongles
+    assert index.diagnose(nodes).kind == "fits"
+    assert index.diagnose(nodes[:1]).total == 1  # b went away
 
 
 def test_a_plan_respects_other_resources_and_host_ports():
