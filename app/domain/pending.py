@@ -198,6 +198,12 @@ class ShapeIndex:
         else:
             self._candidates.pop(name, None)
 
+    def headroom(self, nodes: Sequence[NodeFacts]) -> list[tuple[str, int]]:
+        """Nodes where pods of this shape fit now, with how many more each takes (most first)."""
+        self._update(nodes)
+        room = ((name, how_many(self.pod, r.node)) for name, r in self._candidates.items() if not r.fails)
+        return sorted(room, key=lambda nr: (-nr[1], nr[0]))
+
     def diagnose(self, nodes: Sequence[NodeFacts], wanted: int = 1) -> Diagnosis:
         self._update(nodes)
         made = self._made.get(wanted)

@@ -24,13 +24,14 @@ def init_app(app: Flask, settings: Settings) -> None:
     filters.register(app)
     security.init_app(app, settings)
 
-    from app.web import auth, changes, health, metrics, nodes, overview, pending
+    from app.web import auth, changes, health, metrics, nodes, overview, pending, plan
 
     metrics.init_app(app)
     app.register_blueprint(overview.bp)
     app.register_blueprint(nodes.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(pending.bp)
+    app.register_blueprint(plan.bp)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     if writes:  # read-only: no write route exists at all
         app.register_blueprint(changes.bp, url_prefix="/changes")

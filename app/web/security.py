@@ -145,6 +145,7 @@ READS = {
     "nodes": (("list", "nodes"), ("list", "pods")),
     "pending": (("list", "nodes"), ("list", "pods")),
     "changes": (("list", "nodes"), ("list", "pods")),
+    "plan": (("list", "nodes"), ("list", "pods")),
 }
 
 

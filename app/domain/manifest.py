@@ -1,0 +1,278 @@
+"""A pod shape for the what-if planner: from form fields, or from a pasted manifest.
+
+A manifest is one YAML or JSON document (``yaml.safe_load``; JSON is YAML) of
+kind Pod, Deployment, StatefulSet, Job or DaemonSet; its pod spec is read for
+what placement depends on. Fields this project does not know in the parts it
+reads are refused by name (a typo such as ``resorces`` would otherwise be
+silently ignored, and so would the requests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from app.domain.accounting import pod_requests
+from app.domain.fit import HostPort, PodShape, Requirement, Term, Toleration
+from app.domain.names import extended_resource_name_errors, is_native_resource, is_standard_resource
+from app.domain.quantity import QuantityError, parse_count, to_amount
+
+MAX_MANIFEST = 64 * 1024
+KINDS = {
+    "Pod": None,
+    "Deployment": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "Job": "batch/v1",
+    "DaemonSet": "apps/v1",
+}
+TOP = {"apiVersion", "kind", "metadata", "spec", "status"}
+WORKLOAD_SPEC = {
+    "replicas", "selector", "template", "strategy", "minReadySeconds", "revisionHistoryLimit", "paused",
+    "progressDeadlineSeconds", "serviceName", "podManagementPolicy", "updateStrategy", "volumeClaimTemplates",
+    "persistentVolumeClaimRetentionPolicy", "ordinals", "parallelism", "completions", "activeDeadlineSeconds",
+    "backoffLimit", "manualSelector", "ttlSecondsAfterFinished", "completionMode", "suspend",
+    "podFailurePolicy", "backoffLimitPerIndex", "maxFailedIndexes", "podReplacementPolicy",
+}  # fmt: skip
+POD_SPEC = {
+    "volumes", "initContainers", "containers", "ephemeralContainers", "restartPolicy",
+    "terminationGracePeriodSeconds", "activeDeadlineSeconds", "dnsPolicy", "nodeSelector",
+    "serviceAccountName", "serviceAccount", "automountServiceAccountToken", "nodeName", "hostNetwork",
+    "hostPID", "hostIPC", "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname",
+    "subdomain", "affinity", "schedulerName", "tolerations", "hostAliases", "priorityClassName", "priority",
+    "dnsConfig", "readinessGates", "runtimeClassName", "enableServiceLinks", "preemptionPolicy", "overhead",
+    "topologySpreadConstraints", "setHostnameAsFQDN", "os", "hostUsers", "schedulingGates", "resourceClaims",
+    "resources",
+}  # fmt: skip
+CONTAINER = {
+    "name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources", "resizePolicy",
+    "restartPolicy", "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe",
+    "lifecycle", "terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy", "securityContext",
+    "stdin", "stdinOnce", "tty",
+}  # fmt: skip
+RESOURCES = {"requests", "limits", "claims"}
+
+
+class ManifestError(ValueError):
+    """Bad planner input: field -> message."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        super().__init__("; ".join(errors.values()))
+        self.errors = dict(errors)
+
+
+@dataclass
+class Planned:
+    shape: PodShape
+    replicas: int | None  # from the manifest (None: not given, or one per node for a DaemonSet)
+    kind: str = "Pod"
+    name: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def _unknown(obj: Mapping[str, Any], known: set[str], where: str) -> str | None:
+    extra = sorted(k for k in obj if k not in known)
+    return f"unknown field {where}.{extra[0]}" if extra else None
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ManifestError({"manifest": f"{where} must be a mapping."})
+    return value
+
+
+def parse_manifest(text: str) -> Planned:
+    """One manifest (YAML or JSON) to a pod shape; raises ManifestError naming the problem."""
+    if len(text.encode()) > MAX_MANIFEST:
+        raise ManifestError({"manifest": f"The manifest is larger than {MAX_MANIFEST // 1024} KiB."})
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise ManifestError({"manifest": f"Not valid YAML or JSON{where}."}) from None
+    if len(docs) != 1:
+        raise ManifestError({"manifest": f"Paste exactly one manifest, not {len(docs)} documents."})
+    doc = docs[0]
+    if not isinstance(doc, dict):
+        raise ManifestError({"manifest": "The manifest must be a mapping with apiVersion, kind and spec."})
+    kind = doc.get("kind")
+    if kind not in KINDS:
+        raise ManifestError({"manifest": f"Kind {kind!r} is not one the planner reads: {', '.join(KINDS)}."})
+    problems = [_unknown(doc, TOP, kind)]
+    spec = _mapping(doc.get("spec"), f"{kind}.spec")
+    replicas: int | None = None
+    if kind == "Pod":
+        pod_spec = spec
+    else:
+        problems.append(_unknown(spec, WORKLOAD_SPEC, f"{kind}.spec"))
+        template = _mapping(spec.get("template"), f"{kind}.spec.template")
+        pod_spec = _mapping(template.get("spec"), f"{kind}.spec.template.spec")
+        raw = spec.get("parallelism" if kind == "Job" else "replicas", None if kind == "DaemonSet" else 1)
+        if raw is not None:
+            if not isinstance(raw, int) or isinstance(raw, bool) or raw < 0:
+                raise ManifestError({"manifest": f"{kind}.spec replicas must be a whole number."})
+            replicas = raw
+    problems.append(_unknown(pod_spec, POD_SPEC, "spec"))
+    if found := next((p for p in problems if p), None):
+        raise ManifestError({"manifest": f"The manifest has an {found}."})
+    containers = pod_spec.get("containers")
+    if not isinstance(containers, list) or not containers:
+        raise ManifestError({"manifest": "The pod spec has no containers."})
+    for group in ("initContainers", "containers"):
+        for i, c in enumerate(pod_spec.get(group) or ()):
+            c = _mapping(c, f"spec.{group}[{i}]")
+            problems.append(_unknown(c, CONTAINER, f"spec.{group}[{i}]"))
+            problems.append(
+                _unknown(_mapping(c.get("resources"), "resources"), RESOURCES, f"spec.{group}[{i}].resources")
+            )
+    if found := next((p for p in problems if p), None):
+        raise ManifestError({"manifest": f"The manifest has an {found}."})
+    shape = _shape(pod_spec)
+    name = str(_mapping(doc.get("metadata"), "metadata").get("name") or "")
+    notes = ["A DaemonSet runs one pod on every node it selects."] if kind == "DaemonSet" else []
+    return Planned(shape, replicas, kind, name, notes)
+
+
+def _name_problem(name: str) -> str | None:
+    """Why a resource name cannot be requested: not a standard resource, nor an extended one."""
+    if "/" not in name:
+        if is_standard_resource(name):
+            return None
+        return "is neither a standard resource (cpu, memory, ephemeral-storage, hugepages-*) nor qualified"
+    if is_native_resource(name):
+        return None
+    problems = extended_resource_name_errors(name)
+    return problems[0] if problems else None
+
+
+def _check_quantities(spec: Mapping[str, Any]) -> None:
+    for group in ("initContainers", "containers"):
+        for c in spec.get(group) or ():
+            resources = c.get("resources") or {}
+            for part in ("requests", "limits"):
+                for name, value in (_mapping(resources.get(part), part)).items():
+                    where = f"{c.get('name') or group}: {part}.{name}"
+                    if problem := _name_problem(name):
+                        raise ManifestError({"manifest": f"{where}: {name!r} {problem}."})
+                    try:
+                        if is_native_resource(name):
+                            to_amount(name, str(value))
+                        else:
+                            parse_count(str(value))
+                    except QuantityError as exc:
+                        raise ManifestError({"manifest": f"{where}={value!r}: {exc}"}) from None
+
+
+def _shape(spec: Mapping[str, Any]) -> PodShape:
+    _check_quantities(spec)
+    try:
+        requests = pod_requests(spec)
+    except QuantityError as exc:
+        raise ManifestError({"manifest": str(exc)}) from None
+    affinity = None
+    node_affinity = _mapping(_mapping(spec.get("affinity"), "affinity").get("nodeAffinity"), "nodeAffinity")
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if required:
+        affinity = tuple(
+            Term(
+                tuple(_req(r) for r in t.get("matchExpressions") or ()),
+                tuple(_req(r) for r in t.get("matchFields") or ()),
+            )
+            for t in _mapping(required, "required node affinity").get("nodeSelectorTerms") or ()
+        )
+    tolerations = tuple(
+        Toleration(
+            t.get("key") or "", t.get("operator") or "Equal", str(t.get("value") or ""), t.get("effect") or ""
+        )
+        for t in spec.get("tolerations") or ()
+    )
+    ports = tuple(
+        HostPort(int(p["hostPort"]), p.get("protocol") or "TCP", p.get("hostIP") or "")
+        for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
+        for p in c.get("ports") or ()
+        if p.get("hostPort")
+    )
+    unmodelled = []
+    aff = _mapping(spec.get("affinity"), "affinity")
+    if (aff.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
+        unmodelled.append("inter-pod affinity")
+    if (aff.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
+        unmodelled.append("inter-pod anti-affinity")
+    if any(
+        c.get("whenUnsatisfiable") == "DoNotSchedule" for c in spec.get("topologySpreadConstraints") or ()
+    ):
+        unmodelled.append("topology spread constraints")
+    if any("persistentVolumeClaim" in v or "ephemeral" in v for v in spec.get("volumes") or ()):
+        unmodelled.append("persistent volumes (binding, zones and per-node volume limits)")
+    selector = {str(k): str(v) for k, v in _mapping(spec.get("nodeSelector"), "nodeSelector").items()}
+    return PodShape(
+        requests, selector, affinity, tolerations, ports, str(spec.get("nodeName") or ""), tuple(unmodelled)
+    )
+
+
+def _req(r: Mapping[str, Any]) -> Requirement:
+    return Requirement(
+        str(r.get("key") or ""), str(r.get("operator") or ""), tuple(map(str, r.get("values") or ()))
+    )
+
+
+def parse_fields(requests: str, selector: str, tolerations: str) -> PodShape:
+    """The form: ``requests`` as ``name=quantity`` pairs (commas or new lines), ``selector`` as
+    ``key=value`` pairs, ``tolerations`` as ``key=value:Effect``, ``key:Effect`` or ``key``."""
+    errors: dict[str, str] = {}
+    containers = []
+    amounts: dict[str, str] = {}
+    for item in _items(requests):
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            errors["requests"] = f"Requests: {item!r} is not name=quantity."
+            break
+        if problem := _name_problem(name):
+            errors["requests"] = f"Requests: {name!r} {problem}."
+            break
+        try:
+            to_amount(name, value) if is_native_resource(name) else parse_count(value)
+        except QuantityError as exc:
+            errors["requests"] = f"Requests: {name}={value}: {exc}"
+            break
+        amounts[name] = value
+    if not amounts and "requests" not in errors:
+        errors["requests"] = "Requests: give at least one, e.g. example.com/dongle=2."
+    containers.append({"resources": {"requests": amounts}})
+    node_selector = {}
+    for item in _items(selector):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            errors["selector"] = f"Node selector: {item!r} is not key=value."
+            break
+        node_selector[key.strip()] = value.strip()
+    tols = []
+    for item in _items(tolerations):
+        kv, _, effect = item.partition(":")
+        key, sep, value = kv.partition("=")
+        if effect and effect not in ("NoSchedule", "NoExecute", "PreferNoSchedule"):
+            errors["tolerations"] = (
+                f"Tolerations: effect {effect!r} is not NoSchedule, NoExecute or PreferNoSchedule."
+            )
+            break
+        tols.append(
+            {
+                "key": key.strip(),
+                "operator": "Equal" if sep else "Exists",
+                "value": value.strip(),
+                "effect": effect,
+            }
+        )
+    if errors:
+        raise ManifestError(errors)
+    return _shape({"containers": containers, "nodeSelector": node_selector, "tolerations": tols})
+
+
+def _items(text: str) -> list[str]:
+    return [p.strip() for line in (text or "").splitlines() for p in line.split(",") if p.strip()]

@@ -1,0 +1,115 @@
+"""What if: how many pods of a shape fit, where, and what to add for more. Reads the cache only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, render_template, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from app.domain.fit import PodShape
+from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_fields, parse_manifest
+from app.domain.pending import ShapeIndex
+from app.web.state import State
+
+bp = Blueprint("plan", __name__, url_prefix="/plan")
+SHOWN = 50  # nodes listed with their headroom
+SHARE_LIMIT = 6000  # a manifest longer than this is not put in the shareable link
+MAX_REPLICAS = 100_000
+
+
+def _key(shape: PodShape) -> tuple[Any, ...]:
+    return (
+        "plan",
+        frozenset(shape.requests.items()),
+        frozenset(shape.node_selector.items()),
+        shape.affinity,
+        shape.tolerations,
+        shape.host_ports,
+        shape.node_name,
+        shape.unmodelled,
+    )
+
+
+def _render(values: Any, planned: Planned | None, errors: dict[str, str], status: int = 200):
+    replicas = planned.replicas if planned is not None else None
+    text = (values.get("replicas") or "").strip()
+    if text:
+        if not text.isdigit() or not 0 < int(text) <= MAX_REPLICAS:
+            errors["replicas"] = f"Replicas: a whole number from 1 to {MAX_REPLICAS}."
+        else:
+            replicas = int(text)
+    result = None
+    if planned is not None and not errors:
+        state = State.get()
+        nodes = state.cluster.cache.node_facts()
+        with state.shapes_lock:
+            index = state.shapes.get(_key(planned.shape))
+            if index is None:
+                index = state.shapes[_key(planned.shape)] = ShapeIndex(planned.shape)
+            room = index.headroom(nodes)
+            wanted = replicas or 1
+            result = {
+                "room": room[:SHOWN],
+                "nodes_with_room": len(room),
+                "headroom": sum(n for _, n in room),
+                "wanted": wanted,
+                "d": index.diagnose(nodes, wanted),
+                "total": len(nodes),
+            }
+    share = None
+    if planned is not None and not errors:
+        manifest = values.get("manifest", "")
+        fields = {k: values.get(k, "") for k in ("requests", "selector", "tolerations", "replicas")}
+        if manifest and len(manifest) <= SHARE_LIMIT:
+            share = {"manifest": manifest, "replicas": fields["replicas"]}
+        elif not manifest:
+            share = fields
+    html = render_template(
+        "plan/index.html",
+        values=values,
+        planned=planned,
+        errors=errors,
+        result=result,
+        share={k: v for k, v in (share or {}).items() if v} if share is not None else None,
+        max_manifest=MAX_MANIFEST,
+    )
+    return (html, 422) if errors else (html, status)
+
+
+def _plan(values: Any):
+    errors: dict[str, str] = {}
+    planned = None
+    try:
+        if (values.get("manifest") or "").strip():
+            planned = parse_manifest(values["manifest"])
+        elif any((values.get(k) or "").strip() for k in ("requests", "selector", "tolerations")):
+            planned = Planned(
+                parse_fields(
+                    values.get("requests", ""), values.get("selector", ""), values.get("tolerations", "")
+                ),
+                None,
+            )
+    except ManifestError as exc:
+        errors.update(exc.errors)
+    return _render(values, planned, errors)
+
+
+@bp.get("/")
+def index():
+    return _plan(request.args)
+
+
+@bp.post("/")
+def submit():
+    """The same, for a manifest too long for a link (up to the request size limit)."""
+    try:
+        form = request.form
+    except RequestEntityTooLarge:
+        return _render({}, None, {"manifest": f"The manifest is larger than {MAX_MANIFEST // 1024} KiB."})
+    return _plan(form)
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def too_large(exc: RequestEntityTooLarge):
+    return _render({}, None, {"manifest": f"The manifest is larger than {MAX_MANIFEST // 1024} KiB."})
