@@ -40,6 +40,9 @@ class Settings:
     cookie_secure: bool = True
     max_request_bytes: int = 64 * 1024
     event_namespace: str = "default"  # where Events about changes are written
+    session_idle_minutes: float = 60.0  # token mode: a session ends after this long unused
+    session_max_hours: float = 12.0  # ... and this long after sign-in
+    replicas: int = 1  # how many copies serve this dashboard (the chart sets it)
     start_watches: bool = True  # start the cache's watches on the first request
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -61,6 +64,12 @@ class Settings:
                 f"{PREFIX}AUTH_MODE must be one of {', '.join(AUTH_MODES)}, not {settings.auth_mode!r}"
             )
         if not settings.secret_key:
+            if settings.replicas > 1:
+                raise ValueError(
+                    f"{PREFIX}SECRET_KEY must be set when {PREFIX}REPLICAS is {settings.replicas}: every "
+                    "replica must sign sessions and CSRF tokens with the same key (the chart keeps one in a "
+                    "Secret)"
+                )
             settings = cls(**{**vars(settings), "secret_key": secrets.token_hex(32)})
         return settings
 

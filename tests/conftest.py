@@ -109,7 +109,8 @@ class Browser(FlaskClient):
     def csrf_for(self, headers: Any = None) -> str:
         settings = self.application.config["EXTRES"]
         with self.session_transaction(base_url="https://localhost") as session:
-            token = session.get("token")
+            token = self.application.extensions["extres_tokens"].token(dict(session))
+            nonce = session.setdefault("csrf", CSRF)  # as a page of the dashboard would have set it
         try:
             who = security.identity_from(
                 settings,
@@ -120,7 +121,7 @@ class Browser(FlaskClient):
             )
         except security.IdentityError:
             return "refused-identity"
-        return security.csrf_for(self.application.secret_key, CSRF, who)
+        return security.csrf_for(self.application.secret_key, nonce, who)
 
 
 def browser(app: Any) -> Browser:

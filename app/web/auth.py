@@ -1,8 +1,8 @@
-"""Token mode: paste a bearer token; it is checked, then kept in the signed, HttpOnly session."""
+"""Token mode: paste a bearer token; it is checked, then kept encrypted in the HttpOnly session."""
 
 from __future__ import annotations
 
-from flask import Blueprint, redirect, render_template, request, session, url_for
+from flask import Blueprint, current_app, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
 from app.kube.access import Identity
@@ -31,8 +31,8 @@ def login() -> Response | tuple[str, int]:
         error = "Token: the API server did not accept this token, or it may not list nodes."
     if error:
         return render_template("auth/login.html", error=error, next=target), 401
-    session.clear()
-    session["token"] = token
+    current_app.extensions["extres_tokens"].sign_in(session, token)
+    session.permanent = True  # the cookie ends with the session's absolute lifetime
     return redirect(target, code=303)
 
 

@@ -17,6 +17,7 @@ from werkzeug.wrappers import Response
 from app.config import Settings
 from app.kube.access import Identity
 from app.serving import REPEATED
+from app.web.sessions import TokenSession
 from app.web.state import State
 
 log = logging.getLogger("extres.security")
@@ -162,13 +163,17 @@ def init_app(app: Flask, settings: Settings) -> None:
     )
     app.jinja_env.globals["csrf_token"] = csrf_token
     app.jinja_env.globals["verified"] = verified
+    tokens = app.extensions["extres_tokens"] = TokenSession(
+        settings.secret_key, settings.session_idle_minutes * 60, settings.session_max_hours * 3600
+    )
+    app.permanent_session_lifetime = settings.session_max_hours * 3600
 
     @app.before_request
     def check_request() -> Response | None:
         g.verified = False
         try:
             g.identity = identity_from(
-                settings, networks, request.headers, request.remote_addr, session.get("token")
+                settings, networks, request.headers, request.remote_addr, tokens.token(session)
             )
         except IdentityError as exc:
             g.identity = Identity(mode=settings.auth_mode)

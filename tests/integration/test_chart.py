@@ -217,3 +217,21 @@ def test_metrics_port_is_in_the_service_not_the_ingress():
         ["http"],
         ["metrics"],
     ]
+
+
+def test_replicas_share_a_kept_secret_key():
+    docs = render({"replicaCount": 2})
+    [secret] = [d for d in docs if d["kind"] == "Secret"]
+    assert len(secret["data"]["secret-key"]) >= 48
+    [deploy] = [d for d in docs if d["kind"] == "Deployment"]
+    env = {e["name"]: e for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["EXTRES_REPLICAS"]["value"] == "2"
+    assert env["EXTRES_SECRET_KEY"]["valueFrom"]["secretKeyRef"] == {
+        "name": secret["metadata"]["name"],
+        "key": "secret-key",
+    }
+    own = render({"secretKey": {"existingSecret": "mine"}})
+    assert "Secret" not in kinds(own)
+    [deploy] = [d for d in own if d["kind"] == "Deployment"]
+    env = {e["name"]: e for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["EXTRES_SECRET_KEY"]["valueFrom"]["secretKeyRef"]["name"] == "mine"

@@ -8,6 +8,8 @@ page's worth plus what the cache keeps, not every page's raw dicts at once.
 from __future__ import annotations
 
 import gc
+import logging
+import re
 import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
 
@@ -47,6 +49,15 @@ def test_real_profile_pods_are_real_sized(admin_api, real_pods):
     assert pod.metadata.owner_references[0].kind in ("ReplicaSet", "StatefulSet", "Job")
     assert pod.metadata.managed_fields, "the API server records who wrote what"
     assert len(pod.spec.containers[0].env) >= 20
+
+
+def test_the_app_logs_its_cache_size_after_each_sync(make_app, real_pods, caplog):
+    with caplog.at_level(logging.INFO, logger="app.kube.cluster"):
+        app = make_app()
+        with app.app_context():
+            assert app.extensions["extres"].cluster.cache.wait_synced(60)
+    line = next(r.message for r in caplog.records if r.message.startswith("cache synced pods"))
+    assert re.search(r"holds \d+ nodes, \d+ pods, \d+ quotas, ~[\d.]+ MiB", line), line
 
 
 def test_cold_sync_keeps_no_page_beyond_its_projection(admin_api, real_pods):

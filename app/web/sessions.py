@@ -1,0 +1,62 @@
+"""The signed-in user's token in the session cookie, encrypted, and the session's lifetime.
+
+Flask's session cookie is signed, not encrypted: anyone who sees it could read
+what it holds. The bearer token is therefore kept encrypted with Fernet
+(AES-128-CBC with HMAC-SHA256, from ``cryptography``) under a key derived from
+``EXTRES_SECRET_KEY`` by HKDF for this one purpose, so the signing key and the
+encryption key differ. A session ends after ``EXTRES_SESSION_IDLE_MINUTES``
+without a request, or ``EXTRES_SESSION_MAX_HOURS`` after sign-in, whichever
+comes first.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import MutableMapping
+from typing import Any
+
+from cryptography.fernet import Fernet, InvalidToken
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+PURPOSE = b"extres session token v1"
+
+
+def fernet(secret_key: str) -> Fernet:
+    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=PURPOSE).derive(secret_key.encode())
+    return Fernet(base64.urlsafe_b64encode(key))
+
+
+class TokenSession:
+    def __init__(self, secret_key: str, idle_seconds: float, max_seconds: float) -> None:
+        self._fernet = fernet(secret_key)
+        self.idle = idle_seconds
+        self.max = max_seconds
+
+    def sign_in(self, session: MutableMapping[str, Any], token: str) -> None:
+        session.clear()
+        now = int(time.time())
+        session["token"] = self._fernet.encrypt(token.encode()).decode()
+        session["since"] = now
+        session["seen"] = now
+
+    def token(self, session: MutableMapping[str, Any]) -> str | None:
+        """The session's token, or None (and the session cleared) when it expired or was tampered
+        with. Marks the session as used now."""
+        sealed = session.get("token")
+        if not sealed:
+            return None
+        now = time.time()
+        since, seen = session.get("since", 0), session.get("seen", 0)
+        if now - seen > self.idle or now - since > self.max:
+            session.clear()
+            return None
+        try:
+            token = self._fernet.decrypt(str(sealed).encode(), ttl=int(self.max) + 60).decode()
+        except InvalidToken:
+            session.clear()
+            return None
+        if now - seen > 60:  # refresh the idle clock at most once a minute (the cookie is rewritten)
+            session["seen"] = int(now)
+        return token

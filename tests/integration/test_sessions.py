@@ -1,0 +1,95 @@
+"""Token mode's session: the token unreadable in the cookie, sessions that end, no token in any log."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+import zlib
+
+import pytest
+from flask.sessions import SecureCookieSessionInterface
+
+from app.config import Settings
+from tests.chart_helpers import IMPERSONATE, apply_rbac, render
+from tests.conftest import browser
+from tests.kube_helpers import create_node
+
+pytestmark = pytest.mark.kube
+D = "example.com/dongle"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def chart_rbac(admin_api):
+    """The chart's roles bound to the test tokens' groups: viewer-token reads, editor-token writes."""
+    apply_rbac(admin_api, render(IMPERSONATE))
+
+
+def cookie_value(resp) -> str:
+    header = resp.headers["Set-Cookie"]
+    return header.split(";", 1)[0].split("=", 1)[1]
+
+
+def raw_payload(value: str) -> bytes:
+    """What anyone holding the cookie can read without the key (itsdangerous: base64, maybe zlib)."""
+    compressed = value.startswith(".")
+    body = value.lstrip(".").split(".")[0]
+    data = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    return zlib.decompress(data) if compressed else data
+
+
+def test_the_token_is_not_readable_in_the_cookie(make_app):
+    app = make_app(auth_mode="token")
+    web = browser(app)
+    resp = web.post("/login", data={"token": "viewer-token", "next": "/"})
+    assert resp.status_code == 303
+    value = cookie_value(resp)
+    assert b"viewer-token" not in raw_payload(value)
+    decoded = SecureCookieSessionInterface().get_signing_serializer(app).loads(value)  # with the key
+    assert "viewer-token" not in repr(decoded)  # encrypted even for whoever holds the signing key
+    assert web.get("/").status_code == 200
+
+
+def test_sessions_end_when_idle_and_on_sign_out(make_app):
+    web = browser(make_app(auth_mode="token", session_idle_minutes=0.02))  # 1.2 s
+    web.post("/login", data={"token": "viewer-token", "next": "/"})
+    assert web.get("/").status_code == 200
+    time.sleep(1.5)
+    resp = web.get("/")
+    assert resp.status_code == 302 and "/login" in resp.headers["Location"]
+    web = browser(make_app(auth_mode="token"))
+    web.post("/login", data={"token": "viewer-token", "next": "/"})
+    assert web.get("/").status_code == 200
+    assert web.post("/logout").status_code == 303
+    assert web.get("/").status_code == 302
+
+
+def test_sessions_end_after_their_absolute_lifetime(make_app):
+    web = browser(make_app(auth_mode="token", session_max_hours=0.0005))  # 1.8 s
+    web.post("/login", data={"token": "viewer-token", "next": "/"})
+    assert web.get("/").status_code == 200
+    time.sleep(2.0)
+    assert web.get("/").status_code == 302
+
+
+def test_no_token_in_any_log_line(make_app, core, uid, caplog):
+    node = f"{uid}-n"
+    create_node(core, node, {D: "4"})
+    web = browser(make_app(auth_mode="token"))
+    with caplog.at_level(logging.DEBUG):
+        web.post("/login", data={"token": "editor-token", "next": "/"})
+        resp = web.post(
+            f"/changes/nodes/{node}/resources", data={"resource": D, "quantity": "5", "expected": "4"}
+        )
+        assert resp.status_code == 303
+        web.post("/login", data={"token": "garbage-token-value", "next": "/"})
+    assert caplog.records
+    for record in caplog.records:
+        text = record.getMessage()
+        assert "editor-token" not in text and "garbage-token-value" not in text, text
+
+
+def test_replicas_without_a_shared_secret_key_are_refused():
+    with pytest.raises(ValueError, match="EXTRES_SECRET_KEY must be set when EXTRES_REPLICAS is 2"):
+        Settings.from_env({"EXTRES_REPLICAS": "2"})
+    assert Settings.from_env({"EXTRES_REPLICAS": "2", "EXTRES_SECRET_KEY": "k" * 32}).secret_key == "k" * 32
