@@ -53,6 +53,16 @@ def core(admin_api: client.ApiClient) -> client.CoreV1Api:
     return client.CoreV1Api(admin_api)
 
 
+@pytest.fixture(scope="module")
+def chart_roles(admin_api: client.ApiClient) -> None:
+    """The chart's ClusterRoles, with the test tokens' groups bound (extres-viewers,
+    extres-editors): pages need them to read, forms to write. Per module, since the chart tests
+    apply other value sets."""
+    from tests.chart_helpers import IMPERSONATE, apply_rbac, render
+
+    apply_rbac(admin_api, render(IMPERSONATE))
+
+
 @pytest.fixture
 def uid(request: pytest.FixtureRequest) -> str:
     """A short name unique to this test, for nodes and pods it creates."""

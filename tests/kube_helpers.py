@@ -100,3 +100,9 @@ def kubelet_standin(core: client.CoreV1Api, *names: str) -> None:
 def own_resource(uid: str, letter: str = "t") -> str:
     """An extended resource name no other test uses, so other tests' nodes never compete."""
     return f"{letter}{uid[-6:].strip('-')}.example.com/dongle".replace("--", "-")
+
+
+def snapshot(core: client.CoreV1Api, node: str) -> tuple[str, dict[str, str]]:
+    """A node's resourceVersion and capacity: equal before and after means nothing changed."""
+    n = core.read_node(node)
+    return n.metadata.resource_version, n.status.capacity

@@ -12,7 +12,6 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from app import testenv
-from tests.chart_helpers import IMPERSONATE, apply_rbac, render
 from tests.conftest import repo_root
 from tests.serving import Server
 
@@ -28,9 +27,8 @@ def server(control_plane: testenv.ControlPlane, scheduler: Any) -> Iterator[Serv
 
 
 @pytest.fixture(scope="module")
-def token_server(control_plane: testenv.ControlPlane, admin_api: Any) -> Iterator[Server]:
+def token_server(control_plane: testenv.ControlPlane, chart_roles: None) -> Iterator[Server]:
     """Token mode, with the chart's roles bound to the test tokens' groups (reads need them too)."""
-    apply_rbac(admin_api, render(IMPERSONATE))
     s = Server(control_plane, EXTRES_AUTH_MODE="token")
     yield s
     s.stop()

@@ -15,18 +15,13 @@ from app import create_app
 from app.config import Settings
 from app.serving import gunicorn_options
 from app.web.security import safe_next
-from tests.chart_helpers import IMPERSONATE, apply_rbac, render
 from tests.conftest import browser, eventually
-from tests.kube_helpers import create_node
+from tests.kube_helpers import create_node, snapshot
 from tests.serving import Server
 
+pytestmark = pytest.mark.usefixtures("chart_roles")
 D = "example.com/dongle"
 TRUSTED = ("127.0.0.1/32",)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def chart_rbac(admin_api):
-    apply_rbac(admin_api, render(IMPERSONATE))
 
 
 @pytest.fixture
@@ -34,11 +29,6 @@ def node(core, uid):
     name = f"{uid}-n"
     create_node(core, name, {D: "4"})
     return name
-
-
-def snapshot(core, node):
-    n = core.read_node(node)
-    return n.metadata.resource_version, n.status.capacity
 
 
 def writes(node):

@@ -9,17 +9,11 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app.kube.access import Identity
-from tests.chart_helpers import IMPERSONATE, apply_rbac, render
 from tests.conftest import browser, eventually
-from tests.kube_helpers import create_node
+from tests.kube_helpers import create_node, snapshot
 
+pytestmark = pytest.mark.usefixtures("chart_roles")
 D = "example.com/dongle"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def chart_rbac(admin_api):
-    """The chart's roles, with the test tokens' groups bound: extres-viewers, extres-editors."""
-    apply_rbac(admin_api, render(IMPERSONATE))
 
 
 @pytest.fixture
@@ -56,11 +50,6 @@ def set_capacity(web, node, quantity, headers):
 
 def wait_for_node(web, node, **kw):
     eventually(lambda: web.get(f"/nodes/{node}", **kw).status_code == 200)
-
-
-def snapshot(core, node):
-    n = core.read_node(node)
-    return n.metadata.resource_version, n.status.capacity
 
 
 def test_token_mode_viewer_gets_403_everywhere_and_nothing_changes(make_app, core, node):

@@ -11,18 +11,11 @@ import pytest
 from flask.sessions import SecureCookieSessionInterface
 
 from app.config import Settings
-from tests.chart_helpers import IMPERSONATE, apply_rbac, render
 from tests.conftest import browser
 from tests.kube_helpers import create_node
 
-pytestmark = pytest.mark.kube
+pytestmark = [pytest.mark.kube, pytest.mark.usefixtures("chart_roles")]
 D = "example.com/dongle"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def chart_rbac(admin_api):
-    """The chart's roles bound to the test tokens' groups: viewer-token reads, editor-token writes."""
-    apply_rbac(admin_api, render(IMPERSONATE))
 
 
 def cookie_value(resp) -> str:
@@ -50,34 +43,35 @@ def test_the_token_is_not_readable_in_the_cookie(make_app):
     assert web.get("/").status_code == 200
 
 
-def test_sessions_end_when_idle_and_on_sign_out(make_app):
-    web = browser(make_app(auth_mode="token", session_idle_minutes=0.02))  # 1.2 s
-    web.post("/login", data={"token": "viewer-token", "next": "/"})
+def signed_in(make_app, token="viewer-token", **settings):
+    """A browser signed in through the login form, its first page seen."""
+    web = browser(make_app(auth_mode="token", **settings))
+    assert web.post("/login", data={"token": token, "next": "/"}).status_code == 303
     assert web.get("/").status_code == 200
-    time.sleep(1.5)
+    return web
+
+
+@pytest.mark.parametrize(
+    ("settings", "wait"), [({"session_idle_minutes": 0.02}, 1.5), ({"session_max_hours": 0.0005}, 2.0)]
+)
+def test_sessions_end_when_idle_or_too_old(make_app, settings, wait):
+    web = signed_in(make_app, **settings)  # idle: 1.2 s; absolute: 1.8 s
+    time.sleep(wait)
     resp = web.get("/")
     assert resp.status_code == 302 and "/login" in resp.headers["Location"]
-    web = browser(make_app(auth_mode="token"))
-    web.post("/login", data={"token": "viewer-token", "next": "/"})
-    assert web.get("/").status_code == 200
+
+
+def test_signing_out_ends_the_session(make_app):
+    web = signed_in(make_app)
     assert web.post("/logout").status_code == 303
-    assert web.get("/").status_code == 302
-
-
-def test_sessions_end_after_their_absolute_lifetime(make_app):
-    web = browser(make_app(auth_mode="token", session_max_hours=0.0005))  # 1.8 s
-    web.post("/login", data={"token": "viewer-token", "next": "/"})
-    assert web.get("/").status_code == 200
-    time.sleep(2.0)
     assert web.get("/").status_code == 302
 
 
 def test_no_token_in_any_log_line(make_app, core, uid, caplog):
     node = f"{uid}-n"
     create_node(core, node, {D: "4"})
-    web = browser(make_app(auth_mode="token"))
     with caplog.at_level(logging.DEBUG):
-        web.post("/login", data={"token": "editor-token", "next": "/"})
+        web = signed_in(make_app, "editor-token")
         resp = web.post(
             f"/changes/nodes/{node}/resources", data={"resource": D, "quantity": "5", "expected": "4"}
         )
