@@ -147,6 +147,7 @@ class ShapeIndex:
         #          total short of them, failures other than extended resources)
         self._per: dict[str, _Result] = {}
         self._made: dict[int, Diagnosis] = {}  # by how many pods of the shape are wanted
+        self._version: int | None = None
         self._reasons: dict[str, int] = {}  # over every node
         self._candidates: dict[str, _Result] = {}  # nodes only extended resources keep out (or none)
         self._others: dict[str, tuple[Failure, ...]] = {}  # the rest, with what else keeps them out
@@ -204,8 +205,12 @@ class ShapeIndex:
         room = ((name, how_many(self.pod, r.node)) for name, r in self._candidates.items() if not r.fails)
         return sorted(room, key=lambda nr: (-nr[1], nr[0]))
 
-    def diagnose(self, nodes: Sequence[NodeFacts], wanted: int = 1) -> Diagnosis:
-        self._update(nodes)
+    def diagnose(self, nodes: Sequence[NodeFacts], wanted: int = 1, version: int | None = None) -> Diagnosis:
+        """``version``, when given, names the state of ``nodes`` (the cache's fit version): the
+        same version as last time means nothing changed, and the nodes are not looked at."""
+        if version is None or version != self._version:
+            self._update(nodes)
+            self._version = version
         made = self._made.get(wanted)
         if made is None:
             made = self._made[wanted] = self._build(wanted)

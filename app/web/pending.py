@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from flask import Blueprint, render_template, request
 
-from app.domain.fit import NodeFacts, PodShape
+from app.domain.fit import PodShape
 from app.domain.names import extended_resource_name_errors
 from app.domain.pending import Diagnosis, SchedulerMessage, ShapeIndex, parse_scheduler_message
 from app.kube.views import PodView
@@ -58,19 +59,21 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     state = State.get()
     cache = state.cluster.cache
     counts = Counter(map(shape_key, every))
-    nodes: list[NodeFacts] | None = None
+    made: dict[Any, Diagnosis] = {}  # each shape on this page diagnosed once
     out = []
     with state.shapes_lock:
         if len(state.shapes) > SHAPES_KEPT:
             state.shapes.clear()
+        version = cache.fit_version  # read before the facts: a change in between is seen next time
+        nodes = cache.node_facts() if shown else []
         for pod in shown:
             key = shape_key(pod)
-            index = state.shapes.get(key)
-            if index is None:
-                index = state.shapes[key] = ShapeIndex(shape_of(pod))
-            if nodes is None:
-                nodes = cache.node_facts()
-            diagnosis = index.diagnose(nodes, counts[key])
+            diagnosis = made.get(key)
+            if diagnosis is None:
+                index = state.shapes.get(key)
+                if index is None:
+                    index = state.shapes[key] = ShapeIndex(shape_of(pod))
+                diagnosis = made[key] = index.diagnose(nodes, counts[key], version)
             out.append(PendingPod(pod, parse_scheduler_message(pod.unschedulable or ""), diagnosis))
     return out
 
