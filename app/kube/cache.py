@@ -163,7 +163,7 @@ class ClusterCache(ClusterState):
 
             def take_pods(data: bytes) -> tuple[str | None, str]:
                 page = POD_LIST.decode(data)
-                for view in map(PodView.from_struct, page.items):
+                for view in map(PodView.from_struct, page.items or ()):
                     index.put(view)
                 return page.metadata.cont, page.metadata.resource_version
 
@@ -174,7 +174,7 @@ class ClusterCache(ClusterState):
 
             def take_nodes(data: bytes) -> tuple[str | None, str]:
                 page = NODE_LIST.decode(data)
-                nodes.extend(map(NodeView.from_struct, page.items))
+                nodes.extend(map(NodeView.from_struct, page.items or ()))
                 return page.metadata.cont, page.metadata.resource_version
 
             rv = self._list_pages(kind, take_nodes)

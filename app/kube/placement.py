@@ -26,7 +26,7 @@ class _Term(msgspec.Struct, rename="camel"):
 
 
 class _NodeSelector(msgspec.Struct, rename="camel"):
-    node_selector_terms: list[_Term] = []
+    node_selector_terms: list[_Term] | None = None
 
 
 class _NodeAffinity(msgspec.Struct):
@@ -122,7 +122,7 @@ def placement(
                     tuple(map(_requirement, t.match_expressions or ())),
                     tuple(map(_requirement, t.match_fields or ())),
                 )
-                for t in required.node_selector_terms
+                for t in required.node_selector_terms or ()
             )
         if affinity.pod_affinity and affinity.pod_affinity.requiredDuringSchedulingIgnoredDuringExecution:
             unmodelled.append("inter-pod affinity")

@@ -105,8 +105,8 @@ class _Container(msgspec.Struct, rename="camel"):
 class _PodSpec(msgspec.Struct, rename="camel"):
     node_name: str | None = None
     node_selector: dict[str, str] | None = None
-    containers: list[_Container] = []
-    init_containers: list[_Container] = []
+    containers: list[_Container] | None = None  # may be null (a watch bookmark sends containers: null)
+    init_containers: list[_Container] | None = None  # may be null (a watch bookmark sends containers: null)
     overhead: dict[str, Any] | None = None
     tolerations: list[TolerationJSON] | None = None
     affinity: Affinity | None = None
@@ -123,7 +123,7 @@ class _Condition(msgspec.Struct):
 
 class _PodStatus(msgspec.Struct):
     phase: str | None = None
-    conditions: list[_Condition] = []
+    conditions: list[_Condition] | None = None  # may be null (a watch bookmark sends containers: null)
 
 
 class Pod(msgspec.Struct):
@@ -150,12 +150,12 @@ class Node(msgspec.Struct):
 
 class _PodList(msgspec.Struct):
     metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
-    items: list[Pod] = []
+    items: list[Pod] | None = None
 
 
 class _NodeList(msgspec.Struct):
     metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
-    items: list[Node] = []
+    items: list[Node] | None = None
 
 
 POD_LIST = msgspec.json.Decoder(_PodList)
@@ -252,11 +252,11 @@ class PodView:
         meta, spec, status = pod.metadata, pod.spec, pod.status
         unschedulable = None
         if not spec.node_name:
-            for cond in status.conditions:
+            for cond in status.conditions or ():
                 if cond.type == "PodScheduled" and cond.status == "False" and cond.reason == "Unschedulable":
                     unschedulable = cond.message or ""
-        containers = [c.amounts for c in spec.containers]
-        init = [(c.amounts, c.restart_policy == "Always") for c in spec.init_containers]
+        containers = [c.amounts for c in spec.containers or ()]
+        init = [(c.amounts, c.restart_policy == "Always") for c in spec.init_containers or ()]
         try:
             requests = _shared(effective_amounts(containers, init, spec.overhead))
             limits = _shared(effective_amounts(containers, init, spec.overhead, "limits"))
@@ -278,7 +278,7 @@ class PodView:
             placement=placement(
                 spec.tolerations,
                 spec.affinity,
-                [p for c in (*spec.init_containers, *spec.containers) for p in c.ports or ()],
+                [p for c in (*(spec.init_containers or ()), *(spec.containers or ())) for p in c.ports or ()],
                 spec.topology_spread_constraints,
                 spec.volumes,
             ),
