@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from bs4 import BeautifulSoup
@@ -106,3 +109,24 @@ def snapshot(core: client.CoreV1Api, node: str) -> tuple[str, dict[str, str]]:
     """A node's resourceVersion and capacity: equal before and after means nothing changed."""
     n = core.read_node(node)
     return n.metadata.resource_version, n.status.capacity
+
+
+@contextlib.contextmanager
+def api_calls(app: Any) -> Iterator[list[tuple[str, str]]]:
+    """The (method, url) of every API call this thread makes through the app's client meanwhile
+    (the cache's watches use the same client from their own threads, and are not counted)."""
+    rest = app.extensions["extres"].cluster.api.rest_client
+    calls: list[tuple[str, str]] = []
+    original = rest.request
+    me = threading.get_ident()
+
+    def counting(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() == me:
+            calls.append((method, url))
+        return original(method, url, *args, **kwargs)
+
+    rest.request = counting
+    try:
+        yield calls
+    finally:
+        rest.request = original

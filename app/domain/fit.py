@@ -210,14 +210,6 @@ def fits(pod: PodShape, node: NodeFacts) -> bool:
     return not failures(pod, node)
 
 
-def blocked_only_by_extended(pod: PodShape, node: NodeFacts) -> bool:
-    """Whether adding extended resources to ``node`` would let ``pod`` fit there."""
-    fails = failures(pod, node)
-    return bool(fails) and all(
-        f.plugin == "NodeResourcesFit" and f.resource and not is_native_resource(f.resource) for f in fails
-    )
-
-
 def how_many(pod: PodShape, node: NodeFacts, extra: Mapping[str, int] | None = None) -> int:
     """How many more pods of this shape ``node`` takes now (or with ``extra`` allocatable), when
     nothing but resources and host ports stand in the way."""
@@ -231,9 +223,3 @@ def how_many(pod: PodShape, node: NodeFacts, extra: Mapping[str, int] | None = N
     if pod.host_ports:
         limits.append(1)
     return max(0, min(limits))
-
-
-def describe(counts: Mapping[str, int], total: int) -> str:
-    """The scheduler's summary: ``0/5 nodes are available: 3 Insufficient cpu, 2 node(s) ...``."""
-    parts = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    return f"0/{total} nodes are available: {parts}." if parts else f"0/{total} nodes are available."

@@ -211,10 +211,6 @@ class ClusterState:
         with self._lock:
             return dict(self._index.requested.get(name, {}))
 
-    def requested_live(self, name: str) -> Mapping[str, int]:
-        """A node's requested amounts without a copy, for loops over every node: read, never keep."""
-        return self._index.requested.get(name, EMPTY)
-
     def limits_on(self, name: str) -> Amounts:
         with self._lock:
             return dict(self._index.limits.get(name, {}))

@@ -21,7 +21,7 @@ from app.domain.overview import node_row
 from app.kube.cache import EVENT, ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from tests.conftest import browser, eventually
-from tests.kube_helpers import create_node, create_pod, grid_cells, set_pod_phase
+from tests.kube_helpers import api_calls, create_node, create_pod, grid_cells, set_pod_phase
 from tests.serving import Server
 
 D = "example.com/dongle"
@@ -157,25 +157,11 @@ def test_page_views_make_no_list_call(app, web, core, uid):
     node = f"{uid}-n"
     create_node(core, node, {D: "2"})
     eventually(lambda: web.get(f"/nodes/{node}").status_code == 200)
-    rest = app.extensions["extres"].cluster.api.rest_client
-    calls = []
-    original = rest.request
-
-    me = threading.get_ident()  # the cache's watches use the same client from their own threads
-
-    def counting(method, url, *args, **kwargs):
-        if threading.get_ident() == me:
-            calls.append((method, url))
-        return original(method, url, *args, **kwargs)
-
-    rest.request = counting
-    try:
+    with api_calls(app) as calls:
         metrics_text(web)
         for path in ("/", f"/?q={uid}", f"/nodes/{node}", "/pending/", "/export.json"):
             assert web.get(path).status_code == 200
         web.get("/", headers={"HX-Request": "true", "HX-Target": "grid"})
-    finally:
-        rest.request = original
     assert [c for c in calls if c[0] == "GET"] == []
 
 

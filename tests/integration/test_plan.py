@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from bs4 import BeautifulSoup
 
 from tests.conftest import eventually
-from tests.kube_helpers import create_node, kubelet_standin, own_resource
+from tests.kube_helpers import api_calls, create_node, kubelet_standin, own_resource
 
 pytestmark = pytest.mark.kube
 
@@ -122,21 +120,8 @@ BAD = [
 
 @pytest.mark.parametrize(("args", "field", "message"), BAD)
 def test_bad_input_is_refused_next_to_the_field_and_changes_nothing(app, web, args, field, message):
-    rest = app.extensions["extres"].cluster.api.rest_client
-    calls = []
-    original = rest.request
-    me = threading.get_ident()  # the cache's watches use the same client from their own threads
-
-    def counting(m, u, *a, **k):
-        if threading.get_ident() == me:
-            calls.append((m, u))
-        return original(m, u, *a, **k)
-
-    rest.request = counting
-    try:
+    with api_calls(app) as calls:
         soup = plan(web, 422, **args)
-    finally:
-        rest.request = original
     assert message in soup.select_one(f"#{field}-error").get_text()
     # the planner reads the cache; the only call is the access review deciding which links to show
     assert all(u.endswith("/selfsubjectaccessreviews") for _, u in calls), calls
