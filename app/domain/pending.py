@@ -8,11 +8,13 @@ and the suggestion.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from sortedcontainers import SortedList
 
 from app.domain.fit import Failure, NodeFacts, PodShape, failures, how_many
 
@@ -137,20 +139,24 @@ class Diagnosis:
 class ShapeIndex:
     """One pod shape's filter results on every node, kept between views: ``diagnose`` re-runs
     the filters only on nodes whose facts changed (the cache makes a new NodeFacts for a node
-    only when something placement depends on changed there), and rebuilds the diagnosis only
-    when some node's result did."""
+    only when something placement depends on changed there). What a diagnosis reads is kept as
+    results come and go, so a one-node change costs O(log n): reason totals, the candidates in
+    plan order (least to add, then name), per extended resource the candidates advertising it by
+    free amount, and what keeps the other nodes out."""
 
     def __init__(self, pod: PodShape) -> None:
         self.pod = pod
         self.extended = sorted(pod.extended.items())
-        # node -> (facts, failures, free amount of each extended resource (None: not advertised),
-        #          total short of them, failures other than extended resources)
         self._per: dict[str, _Result] = {}
         self._made: dict[int, Diagnosis] = {}  # by how many pods of the shape are wanted
-        self._version: int | None = None
+        self.version: int | None = None  # the state of the nodes taken last
         self._reasons: dict[str, int] = {}  # over every node
         self._candidates: dict[str, _Result] = {}  # nodes only extended resources keep out (or none)
-        self._others: dict[str, tuple[Failure, ...]] = {}  # the rest, with what else keeps them out
+        self._order = SortedList()  # (short, name) of the candidates
+        self._advertising = [SortedList() for _ in self.extended]  # (-free, name) of the candidates
+        self._feasible = 0  # candidates where the pod fits now
+        self._others = 0  # nodes something else keeps out
+        self._terms: dict[tuple[str, str], int] = {}  # what keeps them out, in the scheduler's terms
 
     def _result(self, node: NodeFacts) -> _Result:
         fails = tuple(failures(self.pod, node))
@@ -160,98 +166,135 @@ class ShapeIndex:
         others = tuple(f for f in fails if f.resource not in extended)
         return _Result(node, fails, frees, short, others)
 
-    def _update(self, nodes: Sequence[NodeFacts]) -> None:
+    def update(self, nodes: Sequence[NodeFacts], version: int | None = None) -> None:
+        """Take every node's facts (``version``: the state they are from)."""
         changed = False
         per = self._per
         for node in nodes:
             entry = per.get(node.name)
             if entry is not None and entry.node is node:
                 continue
-            result = self._result(node)
-            self._count(entry, -1)
-            self._count(result, +1)
-            per[node.name] = result
-            changed = changed or entry is None or not entry.same_as(result)
+            changed = self._put(node.name, node) or changed
         if len(per) != len(nodes):  # nodes went away
             names = {n.name for n in nodes}
             for name in [n for n in per if n not in names]:
-                self._count(per.pop(name), -1)
-            changed = True
+                changed = self._put(name, None) or changed
+        self._settle(changed, version)
+
+    def apply(self, changed: Mapping[str, NodeFacts | None], version: int) -> None:
+        """Take the facts of the nodes changed since ``self.version`` (None: gone)."""
+        moved = False
+        for name, node in changed.items():
+            entry = self._per.get(name)
+            if node is None or entry is None or entry.node is not node:
+                moved = self._put(name, node) or moved
+        self._settle(moved, version)
+
+    def _put(self, name: str, node: NodeFacts | None) -> bool:
+        """Re-run the filters on one node; whether its result changed."""
+        entry = self._per.pop(name, None)
+        self._count(entry, -1)
+        if node is None:
+            return entry is not None
+        result = self._per[name] = self._result(node)
+        self._count(result, +1)
+        return entry is None or not entry.same_as(result)
+
+    def _settle(self, changed: bool, version: int | None) -> None:
         if changed:
             self._made.clear()
+        self.version = version
 
     def _count(self, result: _Result | None, sign: int) -> None:
-        """Keep the totals over nodes as results come and go."""
+        """Keep the totals over nodes as results come (+1) and go (-1)."""
         if result is None:
             return
         name = result.node.name
         for f in result.fails:
-            self._reasons[f.reason] = self._reasons.get(f.reason, 0) + sign
-            if not self._reasons[f.reason]:
-                del self._reasons[f.reason]
+            _tally(self._reasons, f.reason, sign)
         if result.others:
-            if sign > 0:
-                self._others[name] = result.others
-            else:
-                self._others.pop(name, None)
-        elif sign > 0:
+            self._others += sign
+            for f in result.others:
+                _tally(self._terms, _terms(f), sign)
+            return
+        change = self._order.add if sign > 0 else self._order.remove
+        change((result.short, name))
+        for free, advertising in zip(result.frees, self._advertising, strict=True):
+            if free is not None:
+                (advertising.add if sign > 0 else advertising.remove)((-free, name))
+        if not result.fails:
+            self._feasible += sign
+        if sign > 0:
             self._candidates[name] = result
         else:
-            self._candidates.pop(name, None)
+            del self._candidates[name]
 
     def headroom(self, nodes: Sequence[NodeFacts]) -> list[tuple[str, int]]:
         """Nodes where pods of this shape fit now, with how many more each takes (most first)."""
-        self._update(nodes)
+        self.update(nodes)
         room = ((name, how_many(self.pod, r.node)) for name, r in self._candidates.items() if not r.fails)
         return sorted(room, key=lambda nr: (-nr[1], nr[0]))
 
     def diagnose(self, nodes: Sequence[NodeFacts], wanted: int = 1, version: int | None = None) -> Diagnosis:
-        """``version``, when given, names the state of ``nodes`` (the cache's fit version): the
-        same version as last time means nothing changed, and the nodes are not looked at."""
-        if version is None or version != self._version:
-            self._update(nodes)
-            self._version = version
+        """``version``, when given, names the state of ``nodes``: the same version as last time
+        means nothing changed, and the nodes are not looked at."""
+        if version is None or version != self.version:
+            self.update(nodes, version)
+        return self.diagnosis(wanted)
+
+    def diagnosis(self, wanted: int = 1) -> Diagnosis:
+        """The diagnosis on the nodes taken so far, for ``wanted`` pods of the shape."""
         made = self._made.get(wanted)
         if made is None:
             made = self._made[wanted] = self._build(wanted)
         return made
 
+    def _in_order(self) -> Iterator[NodeFacts]:
+        """The candidates, least to add first (then by name)."""
+        for _, name in self._order:
+            yield self._candidates[name].node
+
+    def _resource_fit(self, i: int) -> ResourceFit:
+        resource, want = self.extended[i]
+        advertising = self._advertising[i]
+        if not advertising:
+            return ResourceFit(resource, want, 0, 0, None, want, 0)
+        most, best_node = advertising[0]  # the largest free amount, first by name
+        max_free = -most
+        shortfall = max(0, want - max_free)
+        fit_with = advertising.bisect_left((shortfall - want + 1,))  # free + shortfall >= want
+        return ResourceFit(resource, want, len(advertising), max_free, best_node, shortfall, fit_with)
+
     def _build(self, wanted: int) -> Diagnosis:
         pod, extended = self.pod, self.pod.extended
-        candidates = [(r.short, name, r) for name, r in self._candidates.items()]
-        feasible = sum(1 for c in candidates if not c[2].fails)
-        others = list(self._others.values())
-        reasons = dict(self._reasons)
+        candidates = len(self._order)
         d = Diagnosis(
             kind="other",
-            candidates=len(candidates),
-            feasible=feasible,
-            reasons=reasons,
+            candidates=candidates,
+            feasible=self._feasible,
+            reasons=dict(self._reasons),
             unmodelled=pod.unmodelled,
             total=len(self._per),
         )
-        d.fits = [
-            _resource_fit(resource, want, i, candidates) for i, (resource, want) in enumerate(self.extended)
-        ]
-        heapq.heapify(candidates)  # least to add first (then by name), taken only as far as needed
-        if feasible:
+        d.fits = [self._resource_fit(i) for i in range(len(self.extended))]
+        if self._feasible:
             d.kind = "fits"
         elif candidates and any(f.unadvertised for f in d.fits):
             d.kind = "unadvertised"
         elif candidates and extended:
             d.kind = "short"
-            best = candidates[0][2].node  # the node needing the least added in total
+            best = self._candidates[self._order[0][1]].node  # the node needing the least added in total
             for resource, want in self.extended:
                 if add := max(0, want - best.free(resource)):
                     d.suggestions.append(
                         Suggestion(best.name, resource, add, best.capacity.get(resource, 0) + add)
                     )
         if not candidates:
-            d.why = _why(others, len(self._per))
-            if any(f.unadvertised for f in d.fits) and not others:
+            d.why = _why(self._terms, len(self._per))
+            if any(f.unadvertised for f in d.fits) and not self._others:
                 d.kind = "unadvertised"
         if candidates and extended:
-            d.plan = plan(pod, _in_order(candidates), wanted)
+            d.plan = plan(pod, self._in_order(), wanted)
         return d
 
 
@@ -259,18 +302,20 @@ class ShapeIndex:
 class _Result:
     node: NodeFacts
     fails: tuple[Failure, ...]
-    frees: tuple[int | None, ...]
-    short: int
-    others: tuple[Failure, ...]
+    frees: tuple[int | None, ...]  # free amount of each extended resource (None: not advertised)
+    short: int  # total short of them
+    others: tuple[Failure, ...]  # failures other than extended resources
 
     def same_as(self, other: _Result) -> bool:
         return self.fails == other.fails and self.frees == other.frees
 
 
-def _in_order(heap: list[tuple[int, str, _Result]]) -> Iterator[NodeFacts]:
-    heap = list(heap)
-    while heap:
-        yield heapq.heappop(heap)[2].node
+def _tally(counts: dict[Any, int], key: object, sign: int) -> None:
+    n = counts.get(key, 0) + sign
+    if n:
+        counts[key] = n
+    else:
+        counts.pop(key, None)
 
 
 def diagnose(pod: PodShape, nodes: Sequence[NodeFacts], wanted: int = 1) -> Diagnosis:
@@ -278,19 +323,6 @@ def diagnose(pod: PodShape, nodes: Sequence[NodeFacts], wanted: int = 1) -> Diag
     make ``wanted`` pods of its shape fit: a suggestion names only nodes that pass every other
     filter. (``ShapeIndex`` keeps the work between calls.)"""
     return ShapeIndex(pod).diagnose(nodes, wanted)
-
-
-def _resource_fit(
-    resource: str, want: int, i: int, candidates: Sequence[tuple[int, str, _Result]]
-) -> ResourceFit:
-    advertising = [(r.frees[i], name) for _, name, r in candidates if r.frees[i] is not None]
-    if not advertising:
-        return ResourceFit(resource, want, 0, 0, None, want, 0)
-    max_free, most_free = min(advertising, key=lambda fn: (-(fn[0] or 0), fn[1]))  # first max, by name
-    max_free = max_free or 0
-    shortfall = max(0, want - max_free)
-    fit_with = sum(1 for free, _ in advertising if (free or 0) + shortfall >= want)
-    return ResourceFit(resource, want, len(advertising), max_free, most_free, shortfall, fit_with)
 
 
 _PLUGIN_TERMS = {
@@ -304,21 +336,20 @@ _PLUGIN_TERMS = {
 }
 
 
-def _why(others: Sequence[Sequence[Failure]], total: int) -> list[str]:
-    """What keeps every node out, other than extended resources, in the scheduler's terms:
+def _terms(f: Failure) -> tuple[str, str]:
+    """A failure in the scheduler's terms: what a node that passes does, what those that fail do."""
+    if f.taint is not None:
+        return (f"tolerates {f.taint}", f"have the taint {f.taint}, which the pod does not tolerate")
+    if f.resource == "pods":
+        return ("has room for one more pod", "are full (pods)")
+    if f.resource:
+        return (f"has enough {f.resource} free", f"have too little {f.resource} free")
+    return _PLUGIN_TERMS.get(f.plugin, (f.reason, f.reason))
+
+
+def _why(counts: Mapping[tuple[str, str], int], total: int) -> list[str]:
+    """What keeps every node out, other than extended resources, from the nodes counted per term:
     "no node tolerates dedicated=ml:NoSchedule", "3 of 5 nodes have too little cpu free"."""
-    counts: dict[tuple[str, str], int] = {}
-    for fails in others:
-        for f in fails:
-            if f.taint is not None:
-                terms = (f"tolerates {f.taint}", f"have the taint {f.taint}, which the pod does not tolerate")
-            elif f.resource == "pods":
-                terms = ("has room for one more pod", "are full (pods)")
-            elif f.resource:
-                terms = (f"has enough {f.resource} free", f"have too little {f.resource} free")
-            else:
-                terms = _PLUGIN_TERMS.get(f.plugin, (f.reason, f.reason))
-            counts[terms] = counts.get(terms, 0) + 1
     return [
         f"no node {yes}" if n == total else f"{n} of {total} nodes {no}"
         for (yes, no), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))

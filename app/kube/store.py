@@ -9,6 +9,7 @@ new index page by page, off to the side, and swaps it in under the lock.
 
 from __future__ import annotations
 
+import bisect
 import sys
 import threading
 from collections.abc import Iterable, Mapping
@@ -21,6 +22,7 @@ from app.domain.overview import NodeRow, node_row
 from app.kube.views import EMPTY, NodeView, PodView, QuotaView
 
 _ONE_POD = {"pods": 1}
+FIT_LOG_KEPT = 8192  # node changes a reader of fit_changes can catch up on
 
 
 def _add_into(into: Amounts, amounts: Mapping[str, int], sign: int) -> None:
@@ -133,6 +135,10 @@ class ClusterState:
         self._facts: dict[str, NodeFacts] = {}
         self._facts_dirty: set[str] = set()
         self.fit_version = 0
+        # Which node each fit version changed, so a reader at an older version can catch up on
+        # just those nodes; it reaches back to _fit_log_start (a relist, or trimming, moves it).
+        self._fit_log: list[tuple[int, str]] = []
+        self._fit_log_start = 0
 
     # the pod index's parts, read by pages and tests
     @property
@@ -177,27 +183,42 @@ class ClusterState:
             self._dirty.clear()
             return [self._rows[name] for name in self._names()], self._totals.totals()
 
+    def _refresh_facts(self) -> None:
+        index = self._index
+        for name in self._facts_dirty:
+            node = self.nodes.get(name)
+            if node is None:
+                self._facts.pop(name, None)
+                continue
+            self._facts[name] = NodeFacts(
+                name,
+                node.labels,
+                node.allocatable,
+                index.requested.get(name, EMPTY),
+                node.unschedulable,
+                node.taints,
+                index.node_ports.get(name, ()),
+                node.capacity,
+            )
+        self._facts_dirty.clear()
+
     def node_facts(self) -> list[NodeFacts]:
         """Every node as the fit model sees it, by name; rebuilt only where something changed."""
         with self._lock:
-            index = self._index
-            for name in self._facts_dirty:
-                node = self.nodes.get(name)
-                if node is None:
-                    self._facts.pop(name, None)
-                    continue
-                self._facts[name] = NodeFacts(
-                    name,
-                    node.labels,
-                    node.allocatable,
-                    index.requested.get(name, EMPTY),
-                    node.unschedulable,
-                    node.taints,
-                    index.node_ports.get(name, ()),
-                    node.capacity,
-                )
-            self._facts_dirty.clear()
+            self._refresh_facts()
             return [self._facts[name] for name in self._names()]
+
+    def fit_changes(self, since: int | None) -> tuple[int, dict[str, NodeFacts | None] | None]:
+        """The fit version now, and the facts of the nodes changed after version ``since`` (None:
+        the node went away); None instead when the log does not reach back that far (a relist
+        came in between, or too much changed): read ``node_facts`` then."""
+        with self._lock:
+            version = self.fit_version
+            if since is None or since < self._fit_log_start:
+                return version, None
+            start = bisect.bisect_right(self._fit_log, since, key=lambda entry: entry[0])
+            self._refresh_facts()
+            return version, {name: self._facts.get(name) for _, name in self._fit_log[start:]}
 
     def drifted_nodes(self) -> list[NodeView]:
         with self._lock:
@@ -305,6 +326,18 @@ class ClusterState:
         """What the fit model knows of ``node`` has changed (caller holds the lock)."""
         self._facts_dirty.add(node)
         self.fit_version += 1
+        log = self._fit_log
+        log.append((self.fit_version, node))
+        if len(log) > FIT_LOG_KEPT:
+            self._fit_log_start = log[FIT_LOG_KEPT // 2 - 1][0]
+            del log[: FIT_LOG_KEPT // 2]
+
+    def _refit_all(self) -> None:
+        """Everything placement reads may have changed: a relist (caller holds the lock)."""
+        self._facts_dirty.update(self.nodes)
+        self.fit_version += 1
+        self._fit_log.clear()
+        self._fit_log_start = self.fit_version
 
     # ---- relists: built off to the side, swapped in whole -----------------
     def replace_nodes(self, views: Iterable[NodeView]) -> None:
@@ -315,16 +348,14 @@ class ClusterState:
             self._dirty.update(nodes)
             self.rows_version += 1
             self._facts.clear()
-            self._facts_dirty.update(nodes)
-            self.fit_version += 1
+            self._refit_all()
 
     def replace_pods(self, index: PodIndex) -> None:
         with self._lock:
             self._index = index
             self._dirty.update(self.nodes)
             self.rows_version += 1
-            self._facts_dirty.update(self.nodes)
-            self.fit_version += 1
+            self._refit_all()
 
     def replace_quotas(self, views: Iterable[QuotaView]) -> None:
         quotas = {v.key: v for v in views if v.items}

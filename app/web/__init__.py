@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, g, render_template
+from flask import Flask, current_app, g, render_template
 from flask_htmx import HTMX
 from werkzeug.exceptions import HTTPException
 
@@ -33,6 +33,7 @@ def init_app(app: Flask, settings: Settings) -> None:
     app.register_blueprint(pending.bp)
     app.register_blueprint(plan.bp)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
+    app.config["EXTRES_WRITES"] = writes
     if writes:  # read-only: no write route exists at all
         app.register_blueprint(changes.bp, url_prefix="/changes")
     if settings.auth_mode == "token":
@@ -40,20 +41,7 @@ def init_app(app: Flask, settings: Settings) -> None:
 
     @app.context_processor
     def inject_state() -> dict[str, object]:
-        state = State.get()
-
-        def can_write() -> bool:
-            """Whether to show write forms: asked once per request (SelfSubjectAccessReview)."""
-            if "can_write" not in g:
-                try:
-                    g.can_write = (
-                        writes and security.verified() and state.cluster.access.can_edit(security.identity())
-                    )
-                except KubeError:
-                    g.can_write = False
-            return bool(g.can_write)
-
-        return {"state": state, "can_write": can_write, "identity": security.identity}
+        return {"state": State.get(), "can_write": can_write, "identity": security.identity}
 
     @app.after_request
     def vary_on_htmx(response):
@@ -83,3 +71,17 @@ def init_app(app: Flask, settings: Settings) -> None:
             ),
             500,
         )
+
+
+def can_write() -> bool:
+    """Whether to show write forms: asked once per request (SelfSubjectAccessReview)."""
+    if "can_write" not in g:
+        try:
+            g.can_write = (
+                current_app.config["EXTRES_WRITES"]
+                and security.verified()
+                and State.get().cluster.access.can_edit(security.identity())
+            )
+        except KubeError:
+            g.can_write = False
+    return bool(g.can_write)

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Blueprint, render_template, request
+from markupsafe import Markup
 
-from app.domain.fit import PodShape
+from app.domain.fit import NodeFacts, PodShape
 from app.domain.names import extended_resource_name_errors
 from app.domain.pending import Diagnosis, SchedulerMessage, ShapeIndex, parse_scheduler_message
 from app.kube.views import PodView
-from app.web import htmx
+from app.web import can_write, htmx
 from app.web.paging import paginate
 from app.web.state import State
 
@@ -25,6 +26,7 @@ class PendingPod:
     pod: PodView
     message: SchedulerMessage
     diagnosis: Diagnosis
+    advice: Markup  # the diagnosis rendered (shared by the pods of a shape)
 
 
 PAGE_SIZE = 50
@@ -53,28 +55,35 @@ def shape_of(pod: PodView) -> PodShape:
 
 
 def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingPod]:
-    """Each shown pod with its diagnosis. Pending pods mostly repeat a few shapes: each shape
-    keeps its filter results per node (``ShapeIndex``), re-checked only where a node changed,
-    with a plan for all pods of that shape among ``every``."""
+    """Each shown pod with its diagnosis and the advice rendered from it. Pending pods mostly
+    repeat a few shapes: each shape keeps its filter results per node (``ShapeIndex``) and is told
+    only the nodes changed since it last looked; its advice is rendered once per diagnosis."""
     state = State.get()
     cache = state.cluster.cache
     counts = Counter(map(shape_key, every))
-    made: dict[Any, Diagnosis] = {}  # each shape on this page diagnosed once
+    made: dict[Any, tuple[Diagnosis, Markup]] = {}  # each shape on this page diagnosed once
+    every_node: list[NodeFacts] | None = None
+    writable = can_write()
     out = []
     with state.shapes_lock:
         if len(state.shapes) > SHAPES_KEPT:
             state.shapes.clear()
-        version = cache.fit_version  # read before the facts: a change in between is seen next time
-        nodes = cache.node_facts() if shown else []
         for pod in shown:
             key = shape_key(pod)
-            diagnosis = made.get(key)
-            if diagnosis is None:
+            if key not in made:
                 index = state.shapes.get(key)
                 if index is None:
                     index = state.shapes[key] = ShapeIndex(shape_of(pod))
-                diagnosis = made[key] = index.diagnose(nodes, counts[key], version)
-            out.append(PendingPod(pod, parse_scheduler_message(pod.unschedulable or ""), diagnosis))
+                version, changed = cache.fit_changes(index.version)
+                if changed is not None:
+                    index.apply(changed, version)
+                elif version != index.version:
+                    every_node = every_node if every_node is not None else cache.node_facts()
+                    index.update(every_node, version)
+                diagnosis = index.diagnosis(counts[key])
+                made[key] = (diagnosis, state.advice_html(diagnosis, bool(pod.node_selector), writable))
+            diagnosis, advice = made[key]
+            out.append(PendingPod(pod, parse_scheduler_message(pod.unschedulable or ""), diagnosis, advice))
     return out
 
 

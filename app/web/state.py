@@ -13,7 +13,7 @@ from markupsafe import Markup
 from app.config import Settings
 from app.domain.overview import NodeRow
 from app.domain.ownership import DevicePluginRule
-from app.domain.pending import ShapeIndex
+from app.domain.pending import Diagnosis, ShapeIndex
 from app.kube.cache import Freshness
 from app.kube.client import ClusterConfig
 from app.kube.cluster import Cluster
@@ -62,6 +62,28 @@ class RowHTML:
         return row_html
 
 
+class AdviceHTML:
+    """A pending shape's advice, rendered once per diagnosis: the shape index hands out the same
+    Diagnosis object until a node's result changes, so its HTML is kept with it."""
+
+    def __init__(self, limit: int = 512) -> None:
+        self.limit = limit
+        self._kept: dict[tuple[int, bool, bool], tuple[Diagnosis, Markup]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, diagnosis: Diagnosis, selector: bool, writable: bool) -> Markup:
+        key = (id(diagnosis), selector, writable)
+        hit = self._kept.get(key)
+        if hit is not None and hit[0] is diagnosis:
+            return hit[1]
+        html = Markup(get_template_attribute("pending/_advice.html", "advice")(diagnosis, selector, writable))
+        with self._lock:
+            if len(self._kept) >= self.limit:
+                self._kept = {}
+            self._kept[key] = (diagnosis, html)
+        return html
+
+
 class State:
     def __init__(self, settings: Settings, rule: DevicePluginRule) -> None:
         self.settings = settings
@@ -73,6 +95,7 @@ class State:
         self.shapes: dict[Any, ShapeIndex] = {}  # pending pods' shapes, with their per-node results
         self.shapes_lock = threading.Lock()
         self.row_html = RowHTML()
+        self.advice_html = AdviceHTML()
         self._lock = threading.Lock()
 
     @staticmethod

@@ -183,3 +183,37 @@ def test_a_plan_respects_other_resources_and_host_ports():
     cpu_bound = shape({D: 1, "cpu": 3000})
     d = diagnose(cpu_bound, [node("a", {D: 0})], wanted=5)
     assert d.plan.placed == 2 and d.plan.steps[0].add == {D: 2}  # 8000m of cpu: two pods
+
+
+def _random_node(rng, name):
+    extended = {r: rng.randint(0, 4) for r in (D, F) if rng.random() < 0.8}
+    requested = {r: rng.randint(0, v) for r, v in extended.items()}
+    taints = (Taint("dedicated", "ml", "NoSchedule"),) if rng.random() < 0.1 else ()
+    labels = {"pool": rng.choice("xy")}
+    return node(name, extended, requested, labels, unschedulable=rng.random() < 0.05, taints=taints)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_kept_index_agrees_with_a_fresh_diagnosis_after_every_change(seed):
+    """The index keeps its totals, orderings and per-resource maxima as node results come and go;
+    after any sequence of changes, additions and removals it must say what a fresh one says."""
+    import random
+
+    rng = random.Random(seed)
+    pod = shape({D: rng.randint(1, 4), F: rng.randint(0, 3)}, rng.choice([None, {"pool": "x"}]))
+    nodes = {f"n{i}": _random_node(rng, f"n{i}") for i in range(12)}
+    index, told = ShapeIndex(pod), ShapeIndex(pod)  # one reads every node, one is told the changes
+    told.update(list(nodes.values()), 0)
+    for step in range(1, 40):
+        changes = {}
+        for name in {f"n{rng.randint(0, 15)}" for _ in range(rng.randint(1, 3))}:
+            if name in nodes and rng.random() < 0.2:
+                del nodes[name]
+            else:
+                nodes[name] = _random_node(rng, name)
+            changes[name] = nodes.get(name)
+        told.apply(changes, step)
+        wanted = rng.randint(1, 6)
+        fresh = diagnose(pod, list(nodes.values()), wanted)
+        assert index.diagnose(list(nodes.values()), wanted, version=step) == fresh, (seed, step)
+        assert told.diagnosis(wanted) == fresh, (seed, step)

@@ -1,0 +1,56 @@
+"""The cache's kept state: what a reader at an older fit version is told to catch up on."""
+
+from app.kube import store
+from app.kube.store import ClusterState
+
+D = "example.com/dongle"
+
+
+def node(name, rv="1", dongles="4"):
+    return {
+        "metadata": {"name": name, "resourceVersion": rv},
+        "status": {"capacity": {D: dongles}, "allocatable": {D: dongles}},
+    }
+
+
+def pod(name, node_name, dongles="1"):
+    return {
+        "metadata": {"name": name, "namespace": "default", "resourceVersion": "1"},
+        "spec": {
+            "nodeName": node_name,
+            "containers": [{"name": "c", "resources": {"requests": {D: dongles}}}],
+        },
+        "status": {"phase": "Running"},
+    }
+
+
+def test_fit_changes_name_just_the_nodes_changed_since_a_version():
+    state = ClusterState()
+    for name in ("a", "b", "c"):
+        state.apply_node(node(name))
+    start, _ = state.fit_changes(None)
+    assert state.fit_changes(start) == (start, {})
+    state.apply_pod(pod("p", "b"))
+    state.apply_node(node("c"), deleted=True)
+    version, changed = state.fit_changes(start)
+    assert version > start and set(changed) == {"b", "c"}
+    assert changed["c"] is None  # gone
+    assert changed["b"].free(D) == 3 and changed["b"] is state.node_facts()[1]
+    assert state.fit_changes(version) == (version, {})
+
+
+def test_a_relist_or_a_trimmed_log_sends_readers_to_every_node(monkeypatch):
+    state = ClusterState()
+    state.apply_node(node("a"))
+    before, _ = state.fit_changes(None)
+    state.replace_nodes([])
+    assert state.fit_changes(before)[1] is None
+    monkeypatch.setattr(store, "FIT_LOG_KEPT", 4)
+    state.apply_node(node("a"))
+    version, _ = state.fit_changes(None)
+    for i in range(2, 8):
+        state.apply_node(node("a", str(i), str(i)))
+    assert state.fit_changes(version)[1] is None  # the log no longer reaches back
+    recent, _ = state.fit_changes(None)
+    state.apply_node(node("a", "9", "9"))
+    assert set(state.fit_changes(recent)[1]) == {"a"}
