@@ -3,20 +3,22 @@
 FROM python:3.11-slim-bookworm AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
+# The locked dependencies (hashes checked), then the app's wheel: templates, static files and
+# the control-plane script ship inside the package.
+COPY requirements.lock ./
+RUN python -m venv /opt/extres \
+    && /opt/extres/bin/pip install --require-hashes -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY app ./app
-# Install the dependencies into a venv; the app itself runs from /srv/extres (with its templates).
-RUN python -m venv /opt/extres \
-    && /opt/extres/bin/pip install . \
-    && /opt/extres/bin/pip uninstall --yes extres
+COPY templates ./templates
+COPY static ./static
+COPY scripts ./scripts
+RUN /opt/extres/bin/pip install --no-deps .
 
 FROM python:3.11-slim-bookworm
 RUN useradd --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin extres
 COPY --from=build /opt/extres /opt/extres
-WORKDIR /srv/extres
-COPY app ./app
-COPY templates ./templates
-COPY static ./static
+WORKDIR /tmp
 ENV PATH=/opt/extres/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
@@ -24,4 +26,4 @@ ENV PATH=/opt/extres/bin:$PATH \
     EXTRES_PORT=8080
 USER 10001:10001
 EXPOSE 8080
-CMD ["gunicorn", "--config", "app/gunicorn_conf.py", "app:create_app()"]
+CMD ["gunicorn", "--config", "python:app.gunicorn_conf", "app:create_app()"]

@@ -10,7 +10,24 @@ from flask import Flask
 
 from app.config import Settings
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+
+
+def bundled(name: str) -> Path:
+    """A folder shipped with the app: inside the installed package (the wheel puts the
+    checkout's top-level templates/, static/ and scripts/ there), else the checkout's own."""
+    packaged = HERE / name
+    return packaged if packaged.is_dir() else HERE.parent / name
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("extres")
+    except PackageNotFoundError:  # a checkout that was never installed
+        return "0+unknown"
 
 
 def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
@@ -18,8 +35,8 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
     settings = config if isinstance(config, Settings) else Settings.from_env(**dict(config or {}))
     app = Flask(
         __name__,
-        template_folder=str(ROOT / "templates"),
-        static_folder=str(ROOT / "static"),
+        template_folder=str(bundled("templates")),
+        static_folder=str(bundled("static")),
     )
     app.config["SECRET_KEY"] = settings.secret_key
     app.config["EXTRES"] = settings

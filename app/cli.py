@@ -62,7 +62,10 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from app import version
+
     parser = argparse.ArgumentParser(prog="extres", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (
         ("serve", "serve the dashboard (in-cluster, or $KUBECONFIG; the demo when neither exists)"),

@@ -13,7 +13,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "kube-testenv"
+from app import bundled
+
+SCRIPT = bundled("scripts") / "kube-testenv"
 
 
 @dataclass(frozen=True)
