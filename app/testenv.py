@@ -34,6 +34,20 @@ class ControlPlane:
     def stop(self) -> None:
         subprocess.run(["bash", str(SCRIPT), "stop", str(self.state_dir)], check=False)
 
+    # fault tests: one part down, then up again as it was
+    def down(self, part: str) -> None:
+        subprocess.run(["bash", str(SCRIPT), "down", str(self.state_dir), part], check=True)
+
+    def up(self, part: str) -> None:
+        subprocess.run(["bash", str(SCRIPT), "up", str(self.state_dir), part], check=True)
+
+    def compact(self) -> int:
+        """Compact etcd's history to its current revision; the revision."""
+        out = subprocess.run(
+            ["bash", str(SCRIPT), "compact", str(self.state_dir)], check=True, capture_output=True, text=True
+        )
+        return int(out.stdout.strip())
+
 
 def free_port() -> int:
     """A port whose +10000 and +10001 neighbours (etcd) are free too."""
@@ -53,13 +67,17 @@ def _free(port: int) -> bool:
     return True
 
 
-def start(state_dir: Path, port: int | None = None, scheduler: bool = False) -> ControlPlane:
+def start(
+    state_dir: Path, port: int | None = None, scheduler: bool = False, watch_cache: bool = True
+) -> ControlPlane:
     if not SCRIPT.is_file():
         raise RuntimeError(f"{SCRIPT} is missing; `extres demo` runs from a source checkout")
     port = port or int(os.environ.get("EXTRES_TESTENV_PORT", "0")) or free_port()
     cmd = ["bash", str(SCRIPT), "start", str(state_dir), str(port)]
     if scheduler:
         cmd.append("--scheduler")
+    if not watch_cache:
+        cmd.append("--no-watch-cache")
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return ControlPlane(Path(state_dir).resolve(), port)
 

@@ -28,13 +28,13 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kubernetes import client  # noqa: E402
+from kubernetes import client
 
-from app.domain.fit import fits  # noqa: E402
-from app.kube import standin  # noqa: E402
-from app.kube.cache import ClusterCache  # noqa: E402
-from app.kube.views import PodView  # noqa: E402
-from app.web.pending import shape_of  # noqa: E402
+from app.domain.fit import fits
+from app.kube import standin
+from app.kube.cache import ClusterCache
+from app.kube.views import PodView
+from app.web.pending import shape_of
 
 D, F = "example.com/dongle", "acme.io/fpga"
 NODES_PER_BATCH = 6

@@ -37,6 +37,7 @@ class Server:
             env=full,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: kill() takes the workers too
         )
 
         def up() -> bool:
@@ -48,6 +49,11 @@ class Server:
                 raise AssertionError(str(exc)) from exc
 
         eventually(up, timeout=30)
+
+    def kill(self) -> None:
+        """SIGKILL the master and its workers at once: a crash, nothing cleans up."""
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
 
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)

@@ -77,9 +77,12 @@ class _Impersonating:
 
 
 class Access:
-    def __init__(self, configuration: client.Configuration, base: client.ApiClient) -> None:
+    def __init__(
+        self, configuration: client.Configuration, base: client.ApiClient, timeout: float = 10.0
+    ) -> None:
         self.configuration = configuration
         self.base = base
+        self.timeout = timeout  # per request (EXTRES_REQUEST_TIMEOUT)
         self._clients: OrderedDict[tuple[Any, ...], client.ApiClient] = OrderedDict()
         self._checks: OrderedDict[tuple[Any, ...], tuple[float, bool]] = OrderedDict()
         self._tokens: OrderedDict[str, tuple[float, str | None]] = OrderedDict()  # hash -> (when, user)
@@ -125,7 +128,7 @@ class Access:
         }
         try:
             api = client.AuthorizationV1Api(self.client_for(identity))
-            review: Any = api.create_self_subject_access_review(body, _request_timeout=10)
+            review: Any = api.create_self_subject_access_review(body, _request_timeout=self.timeout)
         except Exception as exc:
             raise translate(exc) from exc
         return bool(review.status and review.status.allowed)
@@ -169,7 +172,9 @@ class Access:
             "spec": {"token": identity.token},
         }
         try:
-            review: Any = client.AuthenticationV1Api(self.base).create_token_review(body, _request_timeout=10)
+            review: Any = client.AuthenticationV1Api(self.base).create_token_review(
+                body, _request_timeout=self.timeout
+            )
             if not (review.status and review.status.authenticated):
                 return None
             return str(review.status.user.username or "")

@@ -1,8 +1,9 @@
 """The I/O half of the shared cache: list, then watch, each kind; relist on 410.
 
 Each kind is listed in pages (``limit``/``continue``), then watched from the
-list's resourceVersion; a 410 Gone leads to a relist, any other failure to a
-reconnect with exponential backoff. Responses are read raw
+list's resourceVersion; a watch that ends or breaks resumes from the last
+resourceVersion seen (with exponential backoff after a failure), and only a 410
+Gone leads to a relist. Responses are read raw
 (``_preload_content=False``) and parsed with orjson; each page is projected into
 slim views as it arrives and freed before the next is fetched, and a watch event
 is projected and dropped the same way (``app.kube.views``). What is kept, and
@@ -26,6 +27,7 @@ import orjson
 from kubernetes import client
 
 from app.kube.errors import Gone, KubeError, translate
+from app.kube.readiness import Readiness
 from app.kube.store import ClusterState, PodIndex
 from app.kube.views import NODE, NODE_LIST, POD, POD_LIST, NodeView, PodView, QuotaView
 
@@ -86,9 +88,11 @@ class ClusterCache(ClusterState):
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._responses: dict[str, Any] = {}
+        self._seen: dict[str, str] = {}  # the resourceVersion of the last event, per kind
         self.status = {kind: KindStatus() for kind in KINDS}
         self.on_error: Callable[[str, str], None] | None = None  # (operation, error kind)
         self.on_sync: Callable[[str], None] | None = None  # (kind), after each (re)list
+        self.readiness = Readiness(api)  # a watch does not notice when the API server loses etcd
 
     # ---- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -99,6 +103,7 @@ class ClusterCache(ClusterState):
                 t = threading.Thread(target=self._run, args=(kind,), name=f"extres-watch-{kind}", daemon=True)
                 self._threads.append(t)
                 t.start()
+            self._threads.append(self.readiness.start(self._stop))
 
     def stop(self) -> None:
         self._stop.set()
@@ -116,15 +121,19 @@ class ClusterCache(ClusterState):
         return False
 
     def freshness(self) -> Freshness:
-        """Live while every watch is open; otherwise stale, with the age of the last contact."""
+        """Live while every watch is open and the API server says it is ready; otherwise stale,
+        with the age of the last contact."""
         with self._lock:
             statuses = [KindStatus(**vars(s)) for s in self.status.values()]
+        not_ready, last_ready = self.readiness.problem, self.readiness.last_ready
         synced = all(s.synced for s in statuses)
-        if synced and all(s.connected for s in statuses):
+        if synced and all(s.connected for s in statuses) and not_ready is None:
             return Freshness(synced=True, stale=False, age_seconds=0.0, error=None)
-        lasts = [s.last_ok for s in statuses]
-        age = time.monotonic() - min(lasts) if all(lasts) else None
-        error = next((s.error for s in statuses if s.error), None)
+        lasts: list[float | None] = [s.last_ok for s in statuses]
+        if not_ready is not None:
+            lasts.append(last_ready)
+        age = time.monotonic() - min(x for x in lasts if x) if all(lasts) else None
+        error = not_ready or next((s.error for s in statuses if s.error), None)
         return Freshness(synced=synced, stale=True, age_seconds=age, error=error)
 
     # ---- the watch loops -------------------------------------------------
@@ -210,6 +219,7 @@ class ClusterCache(ClusterState):
             _request_timeout=(5, self.watch_timeout + 30),
         )
         self._responses[kind] = resp
+        self._mark(kind, connected=True)  # the watch is open: live again, even before an event
         try:
             buf = bytearray()
             for chunk in resp.stream(amt=None, decode_content=False):
@@ -236,26 +246,34 @@ class ClusterCache(ClusterState):
                 st.last_ok = time.monotonic()
 
     def _run(self, kind: str) -> None:
+        """List, then watch from the list's resourceVersion. A watch that ends or breaks is
+        resumed from the last resourceVersion seen (as client-go's reflector does), so a blip
+        costs no relist; only a 410 Gone (that version was compacted away) leads to one."""
         backoff = 0.5
+        rv: str | None = None
         while not self._stop.is_set():
             try:
-                rv = self._list(kind)
-                self._mark(kind, connected=True, synced=True)
-                with self._lock:
-                    self.status[kind].relists += 1
-                backoff = 0.5
+                if rv is None:
+                    rv = self._list(kind)
+                    self._mark(kind, connected=True, synced=True)
+                    with self._lock:
+                        self.status[kind].relists += 1
                 while not self._stop.is_set():
                     rv = self._watch_once(kind, rv)
                     self._mark(kind, connected=True)
+                    backoff = 0.5
             except Gone:
                 log.info("watch of %s: resource version too old, relisting", kind)
+                rv = None
                 continue
             except Exception as exc:  # noqa: BLE001 - every failure means: reconnect later
                 if self._stop.is_set():
                     return
                 err = translate(exc)
                 if isinstance(err, Gone):
+                    rv = None
                     continue
+                rv = self._seen.get(kind, rv)  # resume from the last event that arrived
                 log.warning("watch of %s failed: %s (retrying in %.1fs)", kind, err.message, backoff)
                 if self.on_error is not None:
                     self.on_error(f"watch {kind}", type(err).__name__)
@@ -266,9 +284,10 @@ class ClusterCache(ClusterState):
                 backoff = min(backoff * 2, 30.0)
 
     def _watch_once(self, kind: str, rv: str) -> str:
+        self._seen[kind] = rv
         for event in self._events(kind, rv):
             if event.type == "ERROR":
-                status = orjson.loads(event.object)
+                status = msgspec.json.decode(event.object)
                 code = status.get("code")
                 if code == 410:
                     raise Gone(str(status.get("message", "")))
@@ -285,10 +304,11 @@ class ClusterCache(ClusterState):
                 if event.type != "BOOKMARK":
                     self.put_node(NodeView.from_struct(node), deleted)
             else:
-                obj = orjson.loads(event.object)
+                obj = msgspec.json.decode(event.object)
                 rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
                 if event.type != "BOOKMARK":
                     self.apply_quota(obj, deleted)
+            self._seen[kind] = rv
             self._mark(kind, connected=True)
         return rv
 

@@ -35,7 +35,7 @@ class Cluster:
         self.api = api_client(self.configuration)
         self.cache = ClusterCache(self.api, page_size=page_size, watch_timeout=watch_timeout)
         self.cache.on_sync = self._log_size
-        self.access = Access(self.configuration, self.api)
+        self.access = Access(self.configuration, self.api, request_timeout)
         self._start_watches = start_watches
         self._started = threading.Event()
 

@@ -190,6 +190,18 @@ class NodeWriter:
                 )
             else:
                 assert new is not None
+                desired = changes.parse_desired((annotations or {}).get(changes.DESIRED_ANNOTATION))
+                if old == new and desired.get(resource) == new:  # e.g. a bulk change run again
+                    return Outcome(
+                        name,
+                        resource,
+                        action,
+                        old,
+                        new,
+                        True,
+                        f"{resource} is already {new}; nothing changed",
+                        dry_run,
+                    )
                 ops = changes.set_patch(
                     resource, new, raw_current=raw, resource_version=rv, annotations=annotations
                 )

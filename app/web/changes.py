@@ -51,6 +51,19 @@ def require_edit_right() -> None:
         )
 
 
+REPEATABLE = frozenset({"nodes"})  # the bulk form's node list; every other field is given once
+
+
+@bp.before_request
+def refuse_repeated_fields() -> None:
+    """A field sent twice (``quantity=3&quantity=5``) is ambiguous: refuse it, change nothing."""
+    if request.method == "POST":
+        for name in request.form:
+            count = len(request.form.getlist(name))
+            if count > 1 and name not in REPEATABLE:
+                abort(422, description=f"The field {name!r} was sent {count} times; send it once.")
+
+
 def actor() -> str:
     """Who is making the change, for Events and the audit log."""
     return identity().label

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import csv
-import io
-
 from flask import Blueprint, Response, jsonify, render_template, request
 from markupsafe import Markup
 
 from app.domain.names import extended_resource_name_errors
 from app.domain.overview import Filters, build_grid
 from app.domain.selectors import Selector, SelectorError, parse_selector
+from app.web.export import csv_response
 from app.web.paging import paginate
 from app.web.state import State
 
@@ -127,12 +125,5 @@ def export_csv() -> Response:
     grid, _, errors, _ = _grid()
     if errors:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=["node", "resource", *FIELDS, "device_plugin", "drift"])
-    writer.writeheader()
-    writer.writerows(_records(grid))
-    return Response(
-        buf.getvalue(),
-        mimetype="text/csv",
-        headers={"Content-Disposition": "attachment; filename=extres-overview.csv"},
-    )
+    fields = ["node", "resource", *FIELDS, "device_plugin", "drift"]
+    return csv_response(_records(grid), fields, "extres-overview.csv")
