@@ -65,7 +65,7 @@ class Result:
     def report(self) -> list[str]:
         lines = []
         for kind, t in sorted(self.times.items()):
-            q = statistics.quantiles(t, n=20) if len(t) > 1 else t * 19
+            q = statistics.quantiles(t, n=20, method="inclusive") if len(t) > 1 else t * 19
             lines.append(
                 f"{kind:18s} {len(t):6d} requests  p50 {statistics.median(t) * 1000:7.1f} ms  "
                 f"p95 {q[18] * 1000:7.1f} ms  max {max(t) * 1000:7.1f} ms"
