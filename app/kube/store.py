@@ -19,7 +19,8 @@ from typing import Any
 from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.fit import HostPort, NodeFacts
 from app.domain.overview import NodeRow, node_row
-from app.kube.views import EMPTY, NodeView, PodView, QuotaView
+from app.domain.workloads import Holder
+from app.kube.views import EMPTY, NodeView, Owner, PodView, QuotaView
 
 _ONE_POD = {"pods": 1}
 FIT_LOG_KEPT = 8192  # node changes a reader of fit_changes can catch up on
@@ -241,6 +242,24 @@ class ClusterState:
             index = self._index
             keys = index.node_pods.get(node, set())
             return sorted((index.pods[k] for k in keys if k in index.pods), key=lambda p: p.key)
+
+    def holders(self) -> list[Holder]:
+        """Every counted pod with extended requests, as app.domain.workloads groups them."""
+        with self._lock:
+            index = self._index
+            out = []
+            for keys in index.node_pods.values():
+                for key in keys:
+                    pod = index.pods.get(key)
+                    if pod is None or not pod.counts:
+                        continue
+                    owner = pod.owner or Owner("Pod", "")
+                    kind = owner.kind if owner.name else "Pod"
+                    name = owner.name or ""
+                    out.append(
+                        Holder(pod.namespace, kind, name, pod.node_name, pod.created, pod.extended_requests)
+                    )
+            return out
 
     def quota_list(self) -> list[QuotaView]:
         with self._lock:

@@ -72,6 +72,18 @@ def _amounts(raw: Mapping[str, Any] | None) -> Amounts:
 
 
 # ---- what is decoded: only the fields the views use --------------------------------------
+@dataclass(frozen=True, slots=True)
+class Owner:
+    kind: str  # Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ... or Pod (no owner)
+    name: str
+
+
+class _OwnerRef(msgspec.Struct):
+    kind: str = ""
+    name: str = ""
+    controller: bool | None = None
+
+
 class _Meta(msgspec.Struct, rename="camel"):
     name: str = ""
     namespace: str = ""
@@ -79,6 +91,7 @@ class _Meta(msgspec.Struct, rename="camel"):
     creation_timestamp: str | None = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
+    owner_references: list[_OwnerRef] | None = None
 
 
 class _ListMeta(msgspec.Struct, rename={"cont": "continue", "resource_version": "resourceVersion"}):
@@ -227,6 +240,7 @@ class PodView:
     unschedulable: str | None = None  # the scheduler's message, when Unschedulable
     node_selector: Mapping[str, Any] = field(default_factory=dict)
     placement: Placement = NONE  # tolerations, required node affinity, host ports (shared)
+    owner: Owner | None = None  # the workload, kept only for pods with extended requests
 
     @property
     def key(self) -> tuple[str, str]:
@@ -264,6 +278,7 @@ class PodView:
             log.warning("pod %s/%s has an unparsable quantity", meta.namespace, meta.name)
             requests = limits = EMPTY
         selector = spec.node_selector
+        extended = _shared(extended_only(requests))
         return cls(
             namespace=sys.intern(meta.namespace),
             name=meta.name,
@@ -272,8 +287,9 @@ class PodView:
             requests=requests,
             limits=limits,
             created=meta.creation_timestamp or "",
-            extended_requests=_shared(extended_only(requests)),
+            extended_requests=extended,
             unschedulable=unschedulable,
+            owner=workload(meta.owner_references, meta.labels) if extended else None,
             node_selector=_shared(selector) if selector else EMPTY,
             placement=placement(
                 spec.tolerations,
@@ -283,6 +299,20 @@ class PodView:
                 spec.volumes,
             ),
         )
+
+
+def workload(refs: list[_OwnerRef] | None, labels: Mapping[str, str] | None) -> Owner:
+    """The workload a pod belongs to, from its controller reference. A ReplicaSet whose name is
+    ``<deployment>-<pod-template-hash>`` (the pod carries the hash label) belongs to that
+    Deployment: the Deployment controller names them so, and no API call is needed."""
+    ref = next((r for r in refs or () if r.controller), None) or next(iter(refs or ()), None)
+    if ref is None:
+        return Owner("Pod", "")
+    kind, name = ref.kind, ref.name
+    template_hash = (labels or {}).get("pod-template-hash")
+    if kind == "ReplicaSet" and template_hash and name.endswith("-" + template_hash):
+        kind, name = "Deployment", name[: -len(template_hash) - 1]
+    return Owner(sys.intern(kind), sys.intern(name))
 
 
 @dataclass(slots=True)

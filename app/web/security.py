@@ -147,6 +147,7 @@ READS = {
     "pending": (("list", "nodes"), ("list", "pods")),
     "changes": (("list", "nodes"), ("list", "pods")),
     "plan": (("list", "nodes"), ("list", "pods")),
+    "workloads": (("list", "nodes"), ("list", "pods")),
 }
 
 

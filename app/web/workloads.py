@@ -1,0 +1,105 @@
+"""Who holds the extended resources: by workload or by namespace, sortable, filterable, exported."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, jsonify, render_template, request
+
+from app.domain.names import extended_resource_name_errors
+from app.domain.workloads import GROUPINGS, SORT_KEYS, WorkloadRow, group, sort_rows
+from app.web import htmx
+from app.web.export import csv_response
+from app.web.paging import paginate
+from app.web.state import State
+
+bp = Blueprint("workloads", __name__, url_prefix="/workloads")
+PAGE_SIZE = 100
+FIELDS = ("resource", "namespace", "kind", "name", "pods", "requested", "share", "oldest", "nodes")
+
+
+def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
+    """The rows for the request's filters and order, the arguments in force, a message per bad one.
+    A bad argument is named and left out: the view shows what it would without it."""
+    args, errors = request.args, {}
+    state = State.get()
+    cache = state.cluster.cache
+    by = args.get("by", "workload")
+    if by not in GROUPINGS:
+        errors["by"] = f"Group by {by[:40]!r}: choose workload or namespace."
+        by = "workload"
+    resource = args.get("resource", "").strip()
+    if resource and (problems := extended_resource_name_errors(resource)):
+        errors["resource"] = f"Resource {resource[:80]!r} {problems[0]}."
+        resource = ""
+    namespace = args.get("namespace", "").strip()[:63]
+    sort = args.get("sort", "requested")
+    if sort not in SORT_KEYS:
+        errors["sort"] = f"Sort by {sort[:40]!r}: choose one of {', '.join(SORT_KEYS)}."
+        sort = "requested"
+    order = args.get("order", "desc" if sort in ("pods", "requested", "share") else "asc")
+    if order not in ("asc", "desc"):
+        errors["order"] = "Order: asc or desc."
+        order = "desc"
+    memo = state.grids.at(cache.rows_version)
+    rows = memo.get(("workloads", by))
+    if rows is None:
+        rows, totals = cache.overview_rows()
+        allocatable = {r: u.allocatable for r, u in totals.by_resource.items()}
+        rows = memo[("workloads", by)] = group(cache.holders(), allocatable, by)
+    if namespace and not any(r.namespace == namespace for r in rows):
+        errors["namespace"] = f"No pod in namespace {namespace!r} requests an extended resource."
+        namespace = ""
+    chosen = [
+        r
+        for r in rows
+        if (not resource or r.resource == resource) and (not namespace or r.namespace == namespace)
+    ]
+    used = {"by": by, "resource": resource, "namespace": namespace, "sort": sort, "order": order}
+    return sort_rows(chosen, sort, order == "desc"), {k: v for k, v in used.items() if v}, errors
+
+
+@bp.get("/")
+def index() -> tuple[str, int] | str:
+    rows, args, errors = _query()
+    shown, page, pages = paginate(rows, PAGE_SIZE)
+    fragment = bool(htmx) and htmx.target == "workloads"
+    html = render_template(
+        "workloads/_table.html" if fragment else "workloads/index.html",
+        rows=shown,
+        total=len(rows),
+        page=page,
+        pages=pages,
+        args=args,
+        errors=errors,
+        sort_keys=SORT_KEYS,
+        fragment=fragment,
+    )
+    return html
+
+
+def _records(rows: list[WorkloadRow]) -> list[dict[str, object]]:
+    return [
+        {
+            "resource": r.resource,
+            "namespace": r.namespace,
+            "kind": r.kind,
+            "name": r.name,
+            "pods": r.pods,
+            "requested": r.requested,
+            "share": round(r.share, 4),
+            "oldest": r.oldest,
+            "nodes": " ".join(sorted(r.nodes)),
+        }
+        for r in rows
+    ]
+
+
+@bp.get("/export.json")
+def export_json() -> Response:
+    rows, args, errors = _query()
+    return jsonify({"rows": _records(rows), "filters": args, "errors": errors})
+
+
+@bp.get("/export.csv")
+def export_csv() -> Response:
+    rows, _, _ = _query()
+    return csv_response(_records(rows), FIELDS, "extres-workloads.csv")

@@ -1,0 +1,114 @@
+"""/workloads against the real kube-apiserver: who holds each extended resource, by workload
+(resolved from ownerReferences) or namespace, sorted, filtered and exported."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from bs4 import BeautifulSoup
+
+from tests.conftest import eventually
+from tests.kube_helpers import api_calls, container, create_node, own_resource, set_pod_phase
+
+pytestmark = pytest.mark.kube
+
+
+def owned(core, name, node, requests, kind=None, owner=None, labels=None, namespace="default"):
+    meta = {"name": name, "labels": labels or {}}
+    if kind:
+        meta["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": kind, "name": owner, "uid": f"uid-{owner}", "controller": True}
+        ]
+    spec = {"containers": [container(requests=requests)]}
+    if node:
+        spec["nodeName"] = node
+    core.create_namespaced_pod(namespace, {"metadata": meta, "spec": spec})
+
+
+def rows(html: str) -> dict[str, dict[str, str]]:
+    soup = BeautifulSoup(html, "html.parser")
+    out = {}
+    for tr in soup.select("table.workloads tbody tr"):
+        cells = {td["data-field"]: td.get_text(strip=True) for td in tr.select("td[data-field]")}
+        out[tr["data-workload"] or tr["data-namespace"]] = cells
+    return out
+
+
+def test_who_holds_a_resource_by_workload_and_namespace(web, app, core, uid):
+    r = own_resource(uid, "w")
+    a, b = f"{uid}-a", f"{uid}-b"
+    create_node(core, a, {r: "8"})
+    create_node(core, b, {r: "8"})
+    for i in range(2):  # a Deployment's pods, through its ReplicaSet web-5d8f7c
+        owned(
+            core,
+            f"{uid}-web-{i}",
+            a,
+            {r: "2"},
+            "ReplicaSet",
+            f"{uid}-web-5d8f7c",
+            {"pod-template-hash": "5d8f7c"},
+        )
+    owned(core, f"{uid}-db-0", b, {r: "1"}, "StatefulSet", f"{uid}-db")
+    owned(core, f"{uid}-train", b, {r: "3"}, "Job", f"{uid}-train")
+    owned(core, f"{uid}-bare", a, {r: "1"})
+    owned(core, f"{uid}-waiting", None, {r: "1"}, "StatefulSet", f"{uid}-db")  # not bound: not counted
+    owned(core, f"{uid}-done", b, {r: "5"}, "Job", f"{uid}-old")
+    set_pod_phase(core, f"{uid}-done", "Succeeded")  # finished: holds nothing
+
+    def shown():
+        got = rows(web.get(f"/workloads/?resource={r}").get_data(as_text=True))
+        assert len(got) == 4
+        return got
+
+    got = eventually(shown)
+    assert got[f"Deployment/{uid}-web"] == {"pods": "2", "requested": "4", "share": "25.0%"}
+    assert got[f"StatefulSet/{uid}-db"]["requested"] == "1"
+    assert got[f"Job/{uid}-train"]["requested"] == "3"
+    assert got["Pod/(bare pods)"]["pods"] == "1"
+    html = web.get(f"/workloads/?resource={r}&sort=requested&order=asc").get_data(as_text=True)
+    order = [
+        tr["data-workload"] for tr in BeautifulSoup(html, "html.parser").select("table.workloads tbody tr")
+    ]
+    assert order[-2:] == [f"Job/{uid}-train", f"Deployment/{uid}-web"]
+    assert order[:2] == sorted(order[:2])  # ties (1 each) by workload name
+    soup = BeautifulSoup(html, "html.parser")
+    assert {a["href"].rsplit("/", 1)[-1] for a in soup.select("table.workloads a[href*='/nodes/']")} == {a, b}
+    by_ns = rows(web.get(f"/workloads/?resource={r}&by=namespace").get_data(as_text=True))
+    assert by_ns == {"default": {"pods": "5", "requested": "9", "share": "56.2%"}}
+
+    exported = web.get(f"/workloads/export.json?resource={r}").get_json()["rows"]
+    assert {(x["kind"], x["name"], x["requested"]) for x in exported} == {
+        ("Deployment", f"{uid}-web", 4),
+        ("StatefulSet", f"{uid}-db", 1),
+        ("Job", f"{uid}-train", 3),
+        ("Pod", "(bare pods)", 1),
+    }
+    text = web.get(f"/workloads/export.csv?resource={r}&sort=requested").get_data(as_text=True)
+    first = next(csv.DictReader(io.StringIO(text)))
+    assert (first["kind"], first["requested"], first["nodes"]) == ("Deployment", "4", a)
+    with api_calls(app) as calls:
+        assert web.get(f"/workloads/?resource={r}").status_code == 200
+    assert [c for c in calls if c[0] == "GET"] == []  # from the cache: no list call
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ("sort=colour", "sort", "Sort by 'colour'"),
+        ("order=sideways", "order", "Order: asc or desc"),
+        ("by=planet", "by", "choose workload or namespace"),
+        ("resource=dongle", "resource", "qualified name"),
+        ("namespace=no-such-namespace", "namespace", "No pod in namespace 'no-such-namespace'"),
+    ],
+)
+def test_bad_arguments_are_named_and_the_view_shown_without_them(web, query, field, message):
+    resp = web.get(f"/workloads/?{query}")
+    assert resp.status_code == 200
+    soup = BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+    error = soup.select_one(f"#{field}-error")
+    assert error is not None and message in error.get_text()
+    assert "Showing the view without it" in error.get_text()
+    assert message in web.get(f"/workloads/export.json?{query}").get_json()["errors"][field]

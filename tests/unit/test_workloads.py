@@ -1,0 +1,41 @@
+from app.domain.workloads import Holder, group, sort_rows
+from app.kube.views import Owner, _OwnerRef, workload
+
+D = "example.com/dongle"
+
+
+def test_a_replicaset_named_by_its_deployment_resolves_to_the_deployment():
+    rs = [_OwnerRef("ReplicaSet", "web-5d8f7c", True)]
+    assert workload(rs, {"pod-template-hash": "5d8f7c"}) == Owner("Deployment", "web")
+    assert workload(rs, {}) == Owner("ReplicaSet", "web-5d8f7c")  # a ReplicaSet of its own
+    assert workload(rs, {"pod-template-hash": "other"}) == Owner("ReplicaSet", "web-5d8f7c")
+    assert workload(None, None) == Owner("Pod", "")
+    both = [_OwnerRef("Node", "n1", None), _OwnerRef("StatefulSet", "db", True)]
+    assert workload(both, {}) == Owner("StatefulSet", "db")  # the controller reference wins
+
+
+def test_grouping_sums_counts_and_shares():
+    holders = [
+        Holder("a", "Deployment", "web", "n1", "2026-01-02T00:00:00Z", {D: 2}),
+        Holder("a", "Deployment", "web", "n2", "2026-01-01T00:00:00Z", {D: 2}),
+        Holder("b", "Pod", "", "n2", "2026-01-03T00:00:00Z", {D: 1, "acme.io/fpga": 1}),
+    ]
+    rows = group(holders, {D: 10})
+    web = next(r for r in rows if r.name == "web")
+    assert (web.pods, web.requested, web.share, web.oldest, web.nodes) == (
+        2,
+        4,
+        0.4,
+        "2026-01-01T00:00:00Z",
+        {"n1", "n2"},
+    )
+    fpga = next(r for r in rows if r.resource == "acme.io/fpga")
+    assert (fpga.name, fpga.share) == ("(bare pods)", 0.0)  # no allocatable total known
+    by_ns = group(holders, {D: 10}, by="namespace")
+    assert sorted((r.resource, r.namespace, r.requested) for r in by_ns) == [
+        ("acme.io/fpga", "b", 1),
+        (D, "a", 4),
+        (D, "b", 1),
+    ]
+    assert [r.requested for r in sort_rows(rows, "requested", True)] == [4, 1, 1]
+    assert [r.resource for r in sort_rows(rows, "resource", False)] == ["acme.io/fpga", D, D]
