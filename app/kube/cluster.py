@@ -10,6 +10,7 @@ from kubernetes import client
 from app.kube.access import Access, Identity
 from app.kube.cache import ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.kube.history import History
 from app.kube.writer import NodeWriter
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,7 @@ class Cluster:
         self.cache = ClusterCache(self.api, page_size=page_size, watch_timeout=watch_timeout)
         self.cache.on_sync = self._log_size
         self.access = Access(self.configuration, self.api, request_timeout)
+        self.history = History(self.api, event_namespace, request_timeout)
         self._start_watches = start_watches
         self._started = threading.Event()
 

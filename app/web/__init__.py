@@ -24,7 +24,7 @@ def init_app(app: Flask, settings: Settings) -> None:
     filters.register(app)
     security.init_app(app, settings)
 
-    from app.web import auth, changes, health, metrics, nodes, overview, pending, plan, workloads
+    from app.web import auth, changes, health, history, metrics, nodes, overview, pending, plan, workloads
 
     metrics.init_app(app)
     app.register_blueprint(overview.bp)
@@ -33,6 +33,7 @@ def init_app(app: Flask, settings: Settings) -> None:
     app.register_blueprint(pending.bp)
     app.register_blueprint(plan.bp)
     app.register_blueprint(workloads.bp)
+    app.register_blueprint(history.bp)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     app.config["EXTRES_WRITES"] = writes
     if writes:  # read-only: no write route exists at all

@@ -148,6 +148,7 @@ READS = {
     "changes": (("list", "nodes"), ("list", "pods")),
     "plan": (("list", "nodes"), ("list", "pods")),
     "workloads": (("list", "nodes"), ("list", "pods")),
+    "history": (("list", "nodes"),),
 }
 
 

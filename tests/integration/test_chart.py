@@ -149,6 +149,7 @@ EXPECTED = [
     (SERVICE_ACCOUNT, "impersonate", "groups", "", "system:masters", False),
     (SERVICE_ACCOUNT, "impersonate", "serviceaccounts", "", "", False),
     (SERVICE_ACCOUNT, "get", "secrets", "", "", False),
+    (SERVICE_ACCOUNT, "list", "events", "", "", False),  # the history reads one namespace only
 ]
 
 
@@ -159,6 +160,15 @@ EXPECTED = [
 def test_events_are_created_in_one_namespace_only(admin_api, subject, namespace, allowed):
     apply_rbac(admin_api, render(IMPERSONATE))
     assert review(admin_api, subject, "create", "events", namespace=namespace) is allowed
+
+
+@pytest.mark.parametrize(
+    ("subject", "namespace", "allowed"),
+    [(SERVICE_ACCOUNT, "default", True), (SERVICE_ACCOUNT, "kube-system", False), (VIEWER, "default", False)],
+)
+def test_the_history_is_read_in_one_namespace_only(admin_api, subject, namespace, allowed):
+    apply_rbac(admin_api, render(IMPERSONATE))
+    assert review(admin_api, subject, "list", "events", namespace=namespace) is allowed
 
 
 @pytest.mark.parametrize(("subject", "verb", "resource", "sub", "name", "allowed"), EXPECTED)

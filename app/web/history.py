@@ -1,0 +1,43 @@
+"""Recent changes, from the Events this app writes: who, node, resource, old -> new, when."""
+
+from __future__ import annotations
+
+from flask import Blueprint, render_template, request
+
+from app.domain.names import extended_resource_name_errors
+from app.kube.errors import KubeError
+from app.web.paging import paginate
+from app.web.state import State
+
+bp = Blueprint("history", __name__, url_prefix="/history")
+PAGE_SIZE = 100
+
+
+@bp.get("/")
+def index() -> str:
+    state = State.get()
+    node = request.args.get("node", "").strip()[:253]
+    resource = request.args.get("resource", "").strip()
+    errors: dict[str, str] = {}
+    if resource and (problems := extended_resource_name_errors(resource)):
+        errors["resource"] = f"Resource {resource[:80]!r} {problems[0]}. Showing every resource."
+        resource = ""
+    problem = None
+    try:
+        changes = state.cluster.history.recent()
+    except KubeError as err:
+        changes, problem = [], f"The change history could not be read: {err.message}"
+    shown = [c for c in changes if (not node or node in c.node) and (not resource or c.resource == resource)]
+    rows, page, pages = paginate(shown, PAGE_SIZE)
+    args = {k: v for k, v in (("node", node), ("resource", resource)) if v}
+    return render_template(
+        "history/index.html",
+        rows=rows,
+        total=len(shown),
+        page=page,
+        pages=pages,
+        args=args,
+        errors=errors,
+        problem=problem,
+        namespace=state.settings.event_namespace,
+    )

@@ -1,0 +1,59 @@
+"""/history: the changes this app made, read back from its Events, filtered by node and resource."""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+
+from tests.conftest import eventually
+from tests.kube_helpers import create_node
+
+pytestmark = pytest.mark.kube
+D, F = "example.com/dongle", "acme.io/fpga"
+
+
+def history(web, query: str = "") -> list[dict[str, str]]:
+    soup = BeautifulSoup(web.get(f"/history/?{query}").get_data(as_text=True), "html.parser")
+    return [
+        {
+            "node": tr["data-node"],
+            "resource": tr["data-resource"],
+            **{td["data-field"]: td.get_text(strip=True) for td in tr.select("td[data-field]")},
+        }
+        for tr in soup.select("table.history tbody tr")
+    ]
+
+
+def test_changes_are_listed_with_who_what_and_when(web, core, uid, monkeypatch):
+    from app.kube import history as kept
+
+    monkeypatch.setattr(kept, "KEPT_SECONDS", 0.0)
+    a, b = f"{uid}-a", f"{uid}-b"
+    create_node(core, a, {D: "4"})
+    create_node(core, b, {D: "1"})
+    eventually(lambda: web.get(f"/nodes/{b}").status_code == 200)
+    assert web.post(
+        f"/changes/nodes/{a}/resources", data={"resource": D, "quantity": "6", "expected": "4"}
+    ).status_code in (200, 303)
+    assert web.post(f"/changes/nodes/{b}/resources", data={"resource": F, "quantity": "2"}).status_code in (
+        200,
+        303,
+    )
+    mine = eventually(lambda: [r for r in history(web, f"node={uid}") if r["node"] in (a, b)] or None)
+    assert len(mine) == 2
+    assert mine[0]["node"] == b  # newest first
+    by_node = {r["node"]: r for r in mine}
+    assert by_node[a]["change"] == "set: 4 → 6" and by_node[a]["resource"] == D
+    assert by_node[b]["change"] == "set: absent → 2"
+    assert by_node[a]["actor"] == "the dashboard's service account"
+    assert [r["node"] for r in history(web, f"node={a}")] == [a]
+    assert [r["node"] for r in history(web, f"node={uid}&resource={F}")] == [b]
+    page = web.get("/history/").get_data(as_text=True)
+    assert "--event-ttl" in page and "extres.audit" in page
+
+
+def test_a_bad_resource_filter_is_named_and_ignored(web):
+    resp = web.get("/history/?resource=dongle")
+    assert resp.status_code == 200
+    error = BeautifulSoup(resp.get_data(as_text=True), "html.parser").select_one("#resource-error")
+    assert "qualified name" in error.get_text() and "Showing every resource" in error.get_text()
