@@ -7,7 +7,7 @@ one an event touched; building the grid then only filters rows and sums.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -31,11 +31,30 @@ class NodeLike(Protocol):
     def unschedulable(self) -> bool: ...  # cordoned
 
 
+SORT_FIELDS = ("capacity", "allocatable", "requested", "free")
+
+
 @dataclass(frozen=True)
 class Filters:
     q: str = ""  # substring of the node name
     resources: tuple[str, ...] = ()  # empty: every extended resource
     selector: Selector = field(default_factory=Selector)
+    free_at_least: tuple[str, int] | None = None  # (resource, N): nodes with N or more of it free
+    sort: tuple[str, str] | None = None  # (field, resource) from SORT_FIELDS; None: by node name
+    descending: bool = False
+
+
+def _sort_key(field_name: str, resource: str) -> Callable[[NodeRow], tuple[bool, int]]:
+    """Rows by one resource's column; nodes that do not advertise it come last either way."""
+
+    def key(row: NodeRow) -> tuple[bool, int]:
+        u = row.usage.get(resource)
+        if u is None or not u.advertised:
+            return (True, 0)
+        value = u.allocatable - u.requested if field_name == "free" else getattr(u, field_name)
+        return (False, value)
+
+    return key
 
 
 @dataclass(slots=True)
@@ -92,6 +111,10 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
             continue
         if filters.selector and not filters.selector.matches(row.labels):
             continue
+        if filters.free_at_least is not None:
+            free = row.free(filters.free_at_least[0])
+            if free is None or free < filters.free_at_least[1]:
+                continue
         if wanted:
             usage = {k: v for k, v in row.usage.items() if k in wanted}
             if usage:
@@ -101,7 +124,7 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
     if every_row is not None and len(kept) == count and not wanted:
         filtered = False  # the filters kept every row whole: the kept totals are theirs
     else:
-        filtered = bool(q or filters.selector or every_row is None)
+        filtered = bool(q or filters.selector or filters.free_at_least or every_row is None)
     if filtered:  # sum over the rows kept
         totals = Totals.of(row.usage for row in kept)
         resources = sorted(wanted) if wanted else sorted(totals.by_resource)
@@ -113,5 +136,11 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
             {r: n for r, n in every_row.nodes_with.items() if r in keep},
         )
         resources = sorted(keep)
+    if filters.sort is not None:
+        key = _sort_key(*filters.sort)
+        if filters.descending:  # by value, highest first; unadvertised still last, names in order
+            kept.sort(key=lambda row: (key(row)[0], -key(row)[1]))
+        else:
+            kept.sort(key=key)
     drifted = [row for row in kept if row.drifted]
     return Grid(resources, kept, totals, sorted(seen | wanted), count, drifted)

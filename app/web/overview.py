@@ -6,7 +6,7 @@ from flask import Blueprint, Response, jsonify, render_template, request
 from markupsafe import Markup
 
 from app.domain.names import extended_resource_name_errors
-from app.domain.overview import Filters, build_grid
+from app.domain.overview import SORT_FIELDS, Filters, build_grid
 from app.domain.selectors import Selector, SelectorError, parse_selector
 from app.web.export import csv_response
 from app.web.paging import paginate
@@ -33,10 +33,44 @@ def parse_filters(args) -> tuple[Filters, dict[str, str]]:
             errors["selector"] = f"Label selector: {exc}."
     if errors.get("resource"):
         resources = ()
-    return Filters(q=q, resources=resources, selector=selector), errors
+    free_at_least = None
+    free_of, at_least = args.get("free", "").strip(), args.get("min", "").strip()
+    if at_least or free_of:
+        if not free_of or (problems := extended_resource_name_errors(free_of)):
+            errors["min"] = (
+                "Free at least: choose the resource."
+                if not free_of
+                else f"Free at least: resource {free_of[:80]!r} {problems[0]}."
+            )
+        elif not at_least.isdigit() or len(at_least) > 12:
+            errors["min"] = f"Free at least: {at_least[:20]!r} is not a whole number of 0 or more."
+        else:
+            free_at_least = (free_of, int(at_least))
+    sort, descending = None, args.get("order", "asc") == "desc"
+    if text := args.get("sort", "").strip():
+        name, _, resource = text.partition(":")
+        if name == "name" and not resource:
+            pass
+        elif name not in SORT_FIELDS or extended_resource_name_errors(resource):
+            fields = ", ".join(SORT_FIELDS)
+            errors["sort"] = (
+                f"Sort by {text[:80]!r}: use name, or one of {fields} and a resource "
+                "(free:example.com/dongle)."
+            )
+        else:
+            sort = (name, resource)
+    filters = Filters(
+        q=q,
+        resources=resources,
+        selector=selector,
+        free_at_least=free_at_least,
+        sort=sort,
+        descending=descending,
+    )
+    return filters, errors
 
 
-FILTER_KEYS = ("q", "selector", "resource")
+FILTER_KEYS = ("q", "selector", "resource", "free", "min", "sort", "order")
 
 
 def filter_args(args) -> dict[str, list[str]]:
@@ -62,6 +96,30 @@ def _grid():
     return grid, filters, errors, memo
 
 
+def summary_strip(state: State) -> list[dict[str, object]]:
+    """Per resource, over the whole cluster: allocatable and requested, nodes advertising it, and
+    pods waiting for it (read from kept totals and the unschedulable pods, never every pod)."""
+    cache = state.cluster.cache
+    _, totals = cache.overview_rows()
+    waiting: dict[str, int] = {}
+    for pod in cache.unschedulable_pods():
+        for resource in pod.extended_requests:
+            waiting[resource] = waiting.get(resource, 0) + 1
+    out: list[dict[str, object]] = []
+    for resource in sorted(set(totals.by_resource) | set(waiting)):
+        u = totals.by_resource.get(resource)
+        out.append(
+            {
+                "resource": resource,
+                "allocatable": u.allocatable if u else 0,
+                "requested": u.requested if u else 0,
+                "nodes": totals.nodes_with.get(resource, 0),
+                "waiting": waiting.get(resource, 0),
+            }
+        )
+    return out
+
+
 @bp.get("/")
 def index() -> str:
     state = State.get()
@@ -75,17 +133,21 @@ def index() -> str:
             rows=rows,
             owns=state.device_plugins.owns,
             row_html=state.row_html.renderer(tuple(grid.resources)),
+            filters=filters,
+            args={k: v for k, v in filter_args(request.args).items() if k not in ("sort", "order")},
         )
         table = memo[("table", filters, page)] = Markup(html)
     from app.web import htmx
 
     fragment = bool(htmx) and htmx.target == "grid"
+    strip = summary_strip(state)
     return render_template(
         "overview/_grid.html" if fragment else "overview/index.html",
         fragment=fragment,
         grid=grid,
         rows=rows,
         table=table,
+        strip=strip,
         page=page,
         pages=pages,
         filters=filters,
