@@ -307,7 +307,22 @@ class _Result:
     others: tuple[Failure, ...]  # failures other than extended resources
 
     def same_as(self, other: _Result) -> bool:
-        return self.fails == other.fails and self.frees == other.frees
+        """Whether a diagnosis made with ``other`` still holds: the plan reads every fact of the
+        node (capacity for targets, cpu and pods for how many fit), not just the filter results."""
+        a, b = self.node, other.node
+        return (
+            self.fails == other.fails
+            and self.frees == other.frees
+            and (
+                a is b
+                or (
+                    a.allocatable == b.allocatable
+                    and a.requested == b.requested
+                    and a.capacity == b.capacity
+                    and list(a.host_ports) == list(b.host_ports)
+                )
+            )
+        )
 
 
 def _tally(counts: dict[Any, int], key: object, sign: int) -> None:
