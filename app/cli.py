@@ -17,7 +17,7 @@ from app.serving import gunicorn_options
 log = logging.getLogger("extres")
 
 
-def serve_app(settings: Settings, threads: int = 8) -> None:
+def serve_app(settings: Settings, threads: int | None = None) -> None:
     """gunicorn with one worker and threads, so every request shares one cluster cache."""
     from gunicorn.app.base import BaseApplication
 

@@ -43,6 +43,7 @@ class Settings:
     session_idle_minutes: float = 60.0  # token mode: a session ends after this long unused
     session_max_hours: float = 12.0  # ... and this long after sign-in
     replicas: int = 1  # how many copies serve this dashboard (the chart sets it)
+    threads: int = 8  # gunicorn's threads in the one worker; changes may hold all but two of them
     start_watches: bool = True  # start the cache's watches on the first request
     extra: Mapping[str, Any] = field(default_factory=dict)
 

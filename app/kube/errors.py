@@ -6,6 +6,8 @@ import json
 
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError as Urllib3Error
+from urllib3.exceptions import MaxRetryError
+from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
 
 class KubeError(Exception):
@@ -111,6 +113,13 @@ def translate(exc: BaseException) -> KubeError:
         return exc
     if isinstance(exc, ApiException):
         return from_api_exception(exc)
+    cause = exc.reason if isinstance(exc, MaxRetryError) else exc
+    if isinstance(cause, (Urllib3Timeout, TimeoutError)):
+        return Unavailable(
+            "The API server did not answer in time (EXTRES_REQUEST_TIMEOUT). A change sent may or may "
+            "not have been made: look at the node before trying again.",
+            504,
+        )
     if isinstance(exc, (Urllib3Error, OSError, TimeoutError)):
         return Unavailable(f"Could not talk to the API server: {type(exc).__name__}: {exc}")
     return KubeError(f"Unexpected failure talking to the API server: {type(exc).__name__}: {exc}")

@@ -12,7 +12,7 @@ import logging
 import secrets
 from collections.abc import Iterable
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from app.domain.changes import ChangeError, validate_expected, validate_resource, validate_set
@@ -26,6 +26,26 @@ from app.web.state import State
 bp = Blueprint("changes", __name__)
 audit = logging.getLogger("extres.audit")
 RESULTS_KEPT = 100  # bulk results kept for the GET after the POST
+
+
+@bp.before_request
+def hold_a_write_slot() -> None:
+    """Changes wait on the API server; they may hold all but two of the worker's threads, so a
+    slow or stalled API server never starves the pages and the health checks. A change beyond
+    that is refused at once (nothing is sent; the user retries), never queued or retried."""
+    if request.method == "POST":
+        if not State.get().write_slots.acquire(blocking=False):
+            abort(
+                503,
+                description="Too many changes are waiting on the API server; nothing was changed. Try again.",
+            )
+        g.write_slot = True
+
+
+@bp.teardown_request
+def release_write_slot(_exc: BaseException | None) -> None:
+    if g.pop("write_slot", False):
+        State.get().write_slots.release()
 
 
 @bp.before_request

@@ -96,6 +96,7 @@ class State:
         self.shapes_lock = threading.Lock()
         self.row_html = RowHTML()
         self.advice_html = AdviceHTML()
+        self.write_slots = threading.BoundedSemaphore(max(1, settings.threads - 2))
         self._lock = threading.Lock()
 
     @staticmethod

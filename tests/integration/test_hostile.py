@@ -148,7 +148,8 @@ def test_hostile_cluster_text_is_escaped_on_every_page(web, core, node, uid):
     """Scheduler messages and annotations are free text in Kubernetes: HTML, scripts and
     javascript: links in them must come out as text."""
     pod = f"{uid}-p"
-    create_pod(core, pod, None, {D: "9"})
+    # a scheduler of another name: kube-scheduler, if running, leaves the condition below alone
+    create_pod(core, pod, None, {D: "9"}, schedulerName="not-kube-scheduler")
     message = f'0/1 nodes are available: 1 Insufficient {D}, 1 {SCRIPT} {IMG} <a href="{JS}">x</a>.'
     condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
     core.patch_namespaced_pod_status(pod, "default", {"status": {"conditions": [condition]}})

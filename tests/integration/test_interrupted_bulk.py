@@ -75,7 +75,7 @@ def test_a_bulk_change_killed_midway_leaves_no_node_half_written(control_plane, 
         list(pool.map(lambda n: create_node(core, n, {D: "4"}, labels={"group": uid}), names))
     server = Server(control_plane)
     go = session(server.url)
-    eventually(lambda: f"{NODES} node" in go(f"/changes/bulk?selector=group%3D{uid}")[1], timeout=60)
+    eventually(lambda: f"{NODES} of " in go(f"/?q={uid}-")[1], timeout=60)  # the cache has them all
     form = bulk_form(go, uid, {n: "4" for n in names})
     threading.Thread(target=lambda: go("/changes/bulk/apply", form), daemon=True).start()
 

@@ -25,7 +25,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     root = repo_root()
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", work, root],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", work, root],
         check=True,
         cwd=work,
     )
