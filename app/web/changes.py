@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 
 from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
@@ -20,12 +21,14 @@ from app.domain.selectors import SelectorError, parse_selector
 from app.kube.views import NodeView
 from app.kube.writer import NodeWriter, Outcome
 from app.web import htmx
+from app.web.paging import paginate
 from app.web.security import identity
-from app.web.state import State
+from app.web.state import BulkJob, State
 
 bp = Blueprint("changes", __name__)
 audit = logging.getLogger("extres.audit")
-RESULTS_KEPT = 100  # bulk results kept for the GET after the POST
+RESULTS_KEPT = 100  # bulk jobs kept for their pages
+RESULTS_PAGE = 100  # per-node outcomes per page
 
 
 @bp.before_request
@@ -300,16 +303,38 @@ def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
 
 
 def _apply(
-    action: str, resource: str, count: int | None, targets: Iterable[tuple[str, int | None]], dry_run: bool
+    action: str,
+    resource: str,
+    count: int | None,
+    targets: Iterable[tuple[str, int | None]],
+    dry_run: bool,
+    report: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
-    w = writer()
+    """Each target in turn; a failure on one node is reported and the rest go on. The writer and
+    the actor are taken now, in the request: a background job has no request."""
+    return _run_each(writer(), actor(), action, resource, count, targets, dry_run, report)
+
+
+def _run_each(
+    w: NodeWriter,
+    who: str,
+    action: str,
+    resource: str,
+    count: int | None,
+    targets: Iterable[tuple[str, int | None]],
+    dry_run: bool,
+    report: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
     out = []
     for name, expected in targets:
         if action == "set":
             assert count is not None
-            out.append(w.set(name, resource, count, expected, actor(), dry_run=dry_run))
+            outcome = w.set(name, resource, count, expected, who, dry_run=dry_run)
         else:
-            out.append(w.remove(name, resource, expected, actor(), dry_run=dry_run))
+            outcome = w.remove(name, resource, expected, who, dry_run=dry_run)
+        out.append(outcome)
+        if report is not None:
+            report(outcome)
     return out
 
 
@@ -338,21 +363,59 @@ def bulk_apply():
         if msg:
             return _bulk_form({"nodes": f"{node.name}: {msg}"}, form, 422)
         planned.append((node.name, expected))
-    return _bulk_done(_apply(action, resource, count, planned, False))
+    return _start_job(action, resource, count, planned)
+
+
+def _start_job(
+    action: str, resource: str, count: int | None, planned: list[tuple[str, int | None]]
+) -> Response:
+    """Apply in the background, node by node, and send the browser to the job's page, which shows
+    progress until every node has an outcome. Nothing is retried: a failed node is listed."""
+    job = BulkJob(total=len(planned))
+    w, who = writer(), actor()
+
+    def work() -> None:
+        try:
+            _run_each(w, who, action, resource, count, planned, False, job.outcomes.append)
+        finally:
+            job.done = True
+
+    key = _keep(job)
+    threading.Thread(target=work, name=f"extres-bulk-{key}", daemon=True).start()
+    return redirect(url_for("changes.results", key=key), code=303)
+
+
+def _keep(job: BulkJob) -> str:
+    key = secrets.token_urlsafe(12)
+    kept = State.get().results
+    kept[key] = job
+    while len(kept) > RESULTS_KEPT:
+        kept.popitem(last=False)
+    return key
 
 
 def _bulk_done(outcomes: list[Outcome]) -> Response:
-    key = secrets.token_urlsafe(12)
-    kept = State.get().results
-    kept[key] = outcomes
-    while len(kept) > RESULTS_KEPT:
-        kept.popitem(last=False)
-    return redirect(url_for("changes.results", key=key), code=303)
+    job = BulkJob(total=len(outcomes), outcomes=outcomes, done=True)
+    return redirect(url_for("changes.results", key=_keep(job)), code=303)
 
 
 @bp.get("/results/<key>")
 def results(key: str) -> str:
-    outcomes = State.get().results.get(key)
-    if outcomes is None:
+    job = State.get().results.get(key)
+    if job is None:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")
-    return render_template("changes/results.html", outcomes=outcomes)
+    outcomes = list(job.outcomes)  # a snapshot: the job may still be adding
+    failed = [o for o in outcomes if not o.ok]
+    shown, page, pages = paginate(outcomes, RESULTS_PAGE)
+    fragment = bool(htmx) and htmx.target == "job"
+    return render_template(
+        "changes/_job.html" if fragment else "changes/results.html",
+        key=key,
+        job=job,
+        done=job.done,
+        finished=len(outcomes),
+        failed=failed,
+        outcomes=shown,
+        page=page,
+        pages=pages,
+    )

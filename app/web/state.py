@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from flask import current_app, get_template_attribute
@@ -62,6 +63,15 @@ class RowHTML:
         return row_html
 
 
+@dataclass
+class BulkJob:
+    """A change over many nodes, applied in the background: its outcomes as they come."""
+
+    total: int
+    outcomes: list[Outcome] = field(default_factory=list)
+    done: bool = False
+
+
 class AdviceHTML:
     """A pending shape's advice, rendered once per diagnosis: the shape index hands out the same
     Diagnosis object until a node's result changes, so its HTML is kept with it."""
@@ -89,7 +99,7 @@ class State:
         self.settings = settings
         self.device_plugins = rule
         self._cluster: Cluster | None = None
-        self.results: OrderedDict[str, list[Outcome]] = OrderedDict()  # bulk outcomes, by key
+        self.results: OrderedDict[str, BulkJob] = OrderedDict()  # bulk changes, by key
         self.metrics = Metrics(lambda: self._cluster.cache if self._cluster is not None else None)
         self.grids = VersionedMemo(64)  # overview grids by filters, and their rendered tables by page
         self.shapes: dict[Any, ShapeIndex] = {}  # pending pods' shapes, with their per-node results

@@ -42,6 +42,16 @@ def events(core, name):
     ]
 
 
+def finished(web, location):
+    """A bulk change's page once every node has an outcome (it runs in the background)."""
+
+    def done():
+        soup = BeautifulSoup(web.get(location).get_data(as_text=True), "html.parser")
+        return soup if soup.select_one("#job")["data-done"] == "true" else None
+
+    return eventually(done, timeout=60)
+
+
 def text(resp):
     return BeautifulSoup(resp.get_data(as_text=True), "html.parser").get_text(" ", strip=True)
 
@@ -226,13 +236,33 @@ def test_bulk_apply_by_selector_reports_each_node(web, core, uid):
     core.patch_node_status(b, [{"op": "add", "path": changes.capacity_path(D), "value": "7"}])
     resp = web.post("/changes/bulk/apply", data=data)
     assert resp.status_code == 303
-    result = web.get(resp.headers["Location"])
-    soup = BeautifulSoup(result.get_data(as_text=True), "html.parser")
+    soup = finished(web, resp.headers["Location"])
     rows = {tr["data-node"]: tr["class"][0] for tr in soup.select("table.outcomes tr[data-node]")}
     assert rows == {a: "ok", b: "failed"}
     assert "changed since you loaded it" in soup.select_one(f'tr[data-node="{b}"] .result').get_text()
     assert capacity(core, a)[D] == "3"
     assert capacity(core, b)[D] == "7"
+
+
+def test_a_bulk_change_runs_in_the_background_and_shows_its_progress(web, core, uid):
+    names = [f"{uid}-{i:02d}" for i in range(40)]
+    for n in names:
+        create_node(core, n, {}, labels={"group": uid})
+    eventually(lambda: "40 of " in web.get(f"/?q={uid}-").get_data(as_text=True))
+    data = {"action": "set", "resource": F, "quantity": "1", "selector": f"group={uid}"}
+    resp = web.post("/changes/bulk/apply", data={**data, **{f"expected-{n}": "" for n in names}})
+    assert resp.status_code == 303
+    first = BeautifulSoup(web.get(resp.headers["Location"]).get_data(as_text=True), "html.parser")
+    job = first.select_one("#job")
+    assert job.select_one("progress")["max"] == "40"
+    if job["data-done"] == "false":  # still running: it polls, and the plain page refreshes
+        assert job["hx-trigger"] == "every 1s"
+        assert first.select_one('noscript meta[http-equiv="refresh"]') is not None
+    soup = finished(web, resp.headers["Location"])
+    assert soup.select_one('[data-field="finished"]').get_text() == "40"
+    assert soup.select_one('[data-field="failed"]').get_text() == "0"
+    assert soup.select_one("#job").get("hx-trigger") is None  # done: nothing polls
+    assert all(capacity(core, n)[F] == "1" for n in names)
 
 
 @pytest.mark.parametrize(
