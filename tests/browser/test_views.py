@@ -1,0 +1,151 @@
+"""The views for clusters at scale, in Chromium: who holds what, the change history, the overview
+sorted and summarised, a bulk change's progress; screenshots for the README; page weight at
+5,000 nodes."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from app import testenv
+from app.kube.client import ClusterConfig, api_client, load_configuration
+from bench.load import seed
+from tests.browser.conftest import DOCS, open_page
+from tests.kube_helpers import container, create_node, kubelet_standin, own_resource
+from tests.serving import Server
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def held(core, uid):
+    """Two nodes whose dongles a Deployment's and a StatefulSet's pods hold."""
+    r = own_resource(uid, "v")
+    a, b = f"{uid}-a", f"{uid}-b"
+    create_node(core, a, {r: "8"}, labels={"suite": uid})
+    create_node(core, b, {r: "4"}, labels={"suite": uid})
+    kubelet_standin(core, a, b)
+
+    def pod(name, node, n, kind, owner, labels=None):
+        ref = {"apiVersion": "apps/v1", "kind": kind, "name": owner, "uid": f"u-{owner}", "controller": True}
+        meta = {"name": name, "labels": labels or {}, "ownerReferences": [ref]}
+        spec = {"nodeName": node, "containers": [container(requests={r: str(n)})]}
+        core.create_namespaced_pod("default", {"metadata": meta, "spec": spec})
+
+    for i in range(3):
+        pod(f"{uid}-train-{i}", a, 2, "ReplicaSet", f"{uid}-train-6b9f", {"pod-template-hash": "6b9f"})
+    pod(f"{uid}-infer-0", b, 1, "StatefulSet", f"{uid}-infer")
+    return r, a, b
+
+
+def test_workloads_sort_and_filter_in_place(browser, server, held, uid):
+    r, _a, _b = held
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + f"/workloads/?resource={r}")
+    row = page.locator(f'tr[data-workload="Deployment/{uid}-train"]')
+    expect(row.locator('[data-field="requested"]')).to_have_text("6")
+    expect(row.locator('[data-field="share"]')).to_have_text("50.0%")
+    page.evaluate("window.__kept = 3")
+    page.select_option('select[name="by"]', "namespace")  # htmx: swapped in place
+    expect(page.locator('tr[data-namespace="default"] [data-field="requested"]')).to_have_text("7")
+    assert page.evaluate("window.__kept") == 3 and "by=namespace" in page.url
+    page.goto(server.url + f"/workloads/?resource={r}&sort=requested&order=asc")
+    expect(page.locator("table.workloads tbody tr").first).to_have_attribute(
+        "data-workload", f"StatefulSet/{uid}-infer"
+    )
+    page.screenshot(path=str(DOCS / "workloads.png"), full_page=True)
+    assert w.problems == []
+
+
+def test_overview_sorted_by_free_with_the_summary_strip(browser, server, held, uid):
+    r, _a, b = held
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + f"/?q={uid}&resource={r}")
+    expect(page.locator(f'ul.strip li[data-resource="{r}"] [data-field="requested"]')).to_have_text("7")
+    page.locator("table.grid thead a", has_text="free").first.click()  # highest free first
+    expect(page.locator("table.grid tbody tr").first).to_have_attribute("data-node", b)  # 3 free vs 2
+    page.fill('input[name="min"]', "3")
+    page.select_option('select[name="free"]', r)
+    page.press('input[name="min"]', "Enter")
+    expect(page.locator("table.grid tbody tr")).to_have_count(1)
+    page.screenshot(path=str(DOCS / "overview-sorted.png"), full_page=True)
+    assert w.problems == []
+
+
+def test_history_and_bulk_progress(browser, server, core, uid):
+    names = [f"{uid}-{i:02d}" for i in range(30)]
+    for n in names:
+        create_node(core, n, {}, labels={"suite": uid})
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + "/changes/bulk")
+    page.fill('input[name="resource"]', "acme.io/fpga")
+    page.fill('input[name="quantity"]', "2")
+    page.fill('input[name="selector"]', f"suite={uid}")
+    page.click("text=Preview (dry run)")
+    page.click("text=Apply to 30 node(s)")
+    expect(page.locator("h1")).to_have_text("Results")
+    expect(page.locator("#job")).to_have_attribute("data-done", "true", timeout=30_000)  # polled
+    expect(page.locator('[data-field="finished"]')).to_have_text("30")
+    page.screenshot(path=str(DOCS / "bulk-results.png"), full_page=True)
+    page.goto(server.url + f"/history/?node={uid}")
+    expect(page.locator("table.history tbody tr")).to_have_count(30, timeout=15_000)
+    expect(page.locator("table.history tbody tr").first.locator('[data-field="change"]')).to_have_text(
+        "set: absent → 2"
+    )
+    page.screenshot(path=str(DOCS / "history.png"), full_page=False)
+    assert w.problems == []
+
+
+def test_page_weight_at_5000_nodes(browser):
+    """Every page and fragment at 5,000 nodes stays under 300 KB of HTML and 10,000 DOM nodes
+    (fragments under 50 KB): lists are paged and the bulk page offers a search, never every node."""
+    plane = testenv.start(Path(tempfile.mkdtemp(prefix="extres-weight-")))
+    api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
+    api.configuration.connection_pool_maxsize = 32
+    try:
+        from kubernetes import client
+
+        seed(client.CoreV1Api(api), 5000)
+        server = Server(plane)
+        try:
+            w = open_page(browser)
+            page = w.page
+            pages = [
+                "/",
+                "/?sort=free:example.com/dongle&order=desc",
+                "/changes/bulk",
+                "/workloads/",
+                "/pending/",
+                "/history/",
+            ]
+            report = []
+            for path in pages:
+                resp = page.goto(server.url + path)
+                size = len(resp.body())
+                dom = page.evaluate("document.getElementsByTagName('*').length")
+                report.append((path, size, dom))
+                assert size < 300 * 1024 and dom < 10_000, (path, size, dom)
+            for path, target in (
+                ("/", "grid"),
+                ("/pending/", "pending-list"),
+                ("/changes/bulk?find=n0", "node-choices"),
+            ):
+                resp = page.request.get(
+                    server.url + path, headers={"HX-Request": "true", "HX-Target": target}
+                )
+                size = len(resp.body())
+                report.append((path + " fragment", size, 0))
+                assert size < 50 * 1024, (path, size)
+            print("\n".join(f"{p:45s} {s / 1024:6.1f} KB  {d:5d} DOM nodes" for p, s, d in report))
+            assert w.problems == []
+        finally:
+            server.stop()
+    finally:
+        api.close()
+        plane.stop()
