@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify, render_template, request
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from app.domain.names import extended_resource_name_errors
 from app.domain.overview import SORT_FIELDS, Filters, build_grid
@@ -86,6 +86,8 @@ def rows_per_page(resources: int) -> int:
     """Rows a page so that a page of the grid stays near 40 KB of HTML however many resource
     columns it has (about 400 bytes a resource a row): 100 with one, 33 with three, at least 20."""
     return max(20, PAGE_SIZE // max(1, resources))
+
+
 FIELDS = ("capacity", "allocatable", "requested", "free")
 
 
@@ -195,3 +197,49 @@ def export_csv() -> Response:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
     fields = ["node", "resource", *FIELDS, "device_plugin", "drift"]
     return csv_response(_records(grid), fields, "extres-overview.csv")
+
+
+HEAT_BUCKETS = ("0-19%", "20-39%", "40-59%", "60-79%", "80-99%", "full")
+
+
+def _bucket(requested: int, allocatable: int) -> int:
+    if allocatable <= 0 or requested >= allocatable:
+        return 5
+    return min(4, requested * 5 // allocatable)
+
+
+@bp.get("/heat")
+def heat() -> str:
+    """Every node as one small square per resource, coloured by the share requested: 5,000 nodes on
+    one screen. Each square's title (read by screen readers as its name, shown on hover) gives
+    node, requested and allocatable; the counts per band are in text above."""
+    grid, filters, errors, memo = _grid()
+    resource = request.args.get("of", "").strip()
+    if resource and resource not in grid.all_resources:
+        errors["of"] = f"No node advertises {resource[:80]!r}; showing the first resource instead."
+        resource = ""
+    resource = resource or (grid.resources[0] if grid.resources else "")
+    key = ("heat", filters, resource)
+    cells = memo.get(key)
+    if cells is None:
+        counts = [0] * len(HEAT_BUCKETS)
+        parts = []
+        for row in grid.rows:
+            u = row.usage.get(resource)
+            if u is None or not u.advertised:
+                continue
+            b = _bucket(u.requested, u.allocatable)
+            counts[b] += 1
+            parts.append(
+                f'<i class=h{b} role=img title="{escape(row.name)} {u.requested}/{u.allocatable}"></i>'
+            )
+        cells = memo[key] = (Markup("".join(parts)), counts)
+    return render_template(
+        "overview/heat.html",
+        grid=grid,
+        resource=resource,
+        cells=cells[0],
+        counts=list(zip(HEAT_BUCKETS, cells[1], strict=True)),
+        errors=errors,
+        args=filter_args(request.args),
+    )

@@ -120,6 +120,7 @@ def test_page_weight_at_5000_nodes(browser):
                 "/",
                 "/?sort=free:example.com/dongle&order=desc",
                 "/changes/bulk",
+                "/heat",
                 "/workloads/",
                 "/pending/",
                 "/history/",
@@ -142,6 +143,8 @@ def test_page_weight_at_5000_nodes(browser):
                 size = len(resp.body())
                 report.append((path + " fragment", size, 0))
                 assert size < 50 * 1024, (path, size)
+            page.goto(server.url + "/heat?q=n0")
+            page.screenshot(path=str(DOCS / "heat.png"), full_page=False)
             print("\n".join(f"{p:45s} {s / 1024:6.1f} KB  {d:5d} DOM nodes" for p, s, d in report))
             assert w.problems == []
         finally:

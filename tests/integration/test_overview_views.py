@@ -79,3 +79,15 @@ def test_bad_arguments_are_named_and_the_view_unfiltered(web, uid, three, query,
     soup = BeautifulSoup(resp.get_data(as_text=True), "html.parser")
     assert message in soup.select_one(f"#{field}-error").get_text()
     assert [tr["data-node"] for tr in soup.select("table.grid tbody tr")] == [a, b, c]
+
+
+def test_the_heat_map_colours_each_node_by_its_share(web, uid, three):
+    r, a, b, _c = three
+    soup = BeautifulSoup(web.get(f"/heat?q={uid}&of={r}").get_data(as_text=True), "html.parser")
+    cells = {i["title"].split()[0]: (i["class"][0], i["title"].split()[1]) for i in soup.select(".heat i")}
+    assert cells == {a: ("h3", "6/8"), b: ("h0", "0/4")}  # 75% and 0% requested; c advertises none
+    assert all(i["role"] == "img" for i in soup.select(".heat i"))  # the title is its name
+    counts = {s["data-band"]: s.get_text() for s in soup.select("#heat-counts [data-band]")}
+    assert counts["0-19%"] == "1" and counts["60-79%"] == "1" and counts["full"] == "0"
+    bad = BeautifulSoup(web.get(f"/heat?q={uid}&of=nope.example/x").get_data(as_text=True), "html.parser")
+    assert "No node advertises 'nope.example/x'" in bad.select_one("#of-error").get_text()
