@@ -13,6 +13,7 @@ request shapes and selectors: equal dicts are shared.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -304,7 +305,8 @@ class PodView:
 def workload(refs: list[_OwnerRef] | None, labels: Mapping[str, str] | None) -> Owner:
     """The workload a pod belongs to, from its controller reference. A ReplicaSet whose name is
     ``<deployment>-<pod-template-hash>`` (the pod carries the hash label) belongs to that
-    Deployment: the Deployment controller names them so, and no API call is needed."""
+    Deployment, and a Job named ``<cronjob>-<minutes>`` to that CronJob: their controllers name
+    them so, and no API call is needed."""
     ref = next((r for r in refs or () if r.controller), None) or next(iter(refs or ()), None)
     if ref is None:
         return Owner("Pod", "")
@@ -312,7 +314,14 @@ def workload(refs: list[_OwnerRef] | None, labels: Mapping[str, str] | None) -> 
     template_hash = (labels or {}).get("pod-template-hash")
     if kind == "ReplicaSet" and template_hash and name.endswith("-" + template_hash):
         kind, name = "Deployment", name[: -len(template_hash) - 1]
+    elif kind == "Job" and (m := _SCHEDULED_JOB.match(name)):
+        kind, name = "CronJob", m["cronjob"]
     return Owner(sys.intern(kind), sys.intern(name))
+
+
+# The CronJob controller names each Job "<cronjob>-<scheduled time in minutes since 1970>"
+# (8 digits since 1990); a Job of another origin named so would be taken for a CronJob's.
+_SCHEDULED_JOB = re.compile(r"^(?P<cronjob>.+)-(?P<minutes>\d{8,10})$")
 
 
 @dataclass(slots=True)

@@ -12,6 +12,8 @@ def test_a_replicaset_named_by_its_deployment_resolves_to_the_deployment():
     assert workload(None, None) == Owner("Pod", "")
     both = [_OwnerRef("Node", "n1", None), _OwnerRef("StatefulSet", "db", True)]
     assert workload(both, {}) == Owner("StatefulSet", "db")  # the controller reference wins
+    assert workload([_OwnerRef("Job", "backup-29412345", True)], {}) == Owner("CronJob", "backup")
+    assert workload([_OwnerRef("Job", "train-1", True)], {}) == Owner("Job", "train-1")
 
 
 def test_grouping_sums_counts_and_shares():
