@@ -344,10 +344,8 @@ def bulk_preview():
         action, resource, count, targets = _parse_bulk(request.form)
     except ChangeError as exc:
         return _bulk_form(exc.errors, request.form, 422)
-    outcomes = _apply(action, resource, count, [(n.name, n.capacity.get(resource)) for n in targets], True)
-    return render_template(
-        "changes/preview.html", action=action, resource=resource, count=count, outcomes=outcomes
-    )
+    planned = [(n.name, n.capacity.get(resource)) for n in targets]
+    return _start_job(action, resource, count, planned, dry_run=True)
 
 
 @bp.post("/bulk/apply")
@@ -367,16 +365,22 @@ def bulk_apply():
 
 
 def _start_job(
-    action: str, resource: str, count: int | None, planned: list[tuple[str, int | None]]
+    action: str,
+    resource: str,
+    count: int | None,
+    planned: list[tuple[str, int | None]],
+    dry_run: bool = False,
 ) -> Response:
-    """Apply in the background, node by node, and send the browser to the job's page, which shows
-    progress until every node has an outcome. Nothing is retried: a failed node is listed."""
-    job = BulkJob(total=len(planned))
+    """Apply (or, with ``dry_run``, have the API server check) in the background, node by node,
+    and send the browser to the job's page, which shows progress until every node has an
+    outcome; a preview's page then offers to apply what passed. Nothing is retried: a failed
+    node is listed."""
+    job = BulkJob(total=len(planned), dry_run=dry_run, action=action, resource=resource, count=count)
     w, who = writer(), actor()
 
     def work() -> None:
         try:
-            _run_each(w, who, action, resource, count, planned, False, job.outcomes.append)
+            _run_each(w, who, action, resource, count, planned, dry_run, job.outcomes.append)
         finally:
             job.done = True
 
@@ -406,6 +410,7 @@ def results(key: str) -> str:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")
     outcomes = list(job.outcomes)  # a snapshot: the job may still be adding
     failed = [o for o in outcomes if not o.ok]
+    ready = [o for o in outcomes if o.ok] if job.dry_run and job.done else []
     shown, page, pages = paginate(outcomes, RESULTS_PAGE)
     fragment = bool(htmx) and htmx.target == "job"
     return render_template(
@@ -415,6 +420,7 @@ def results(key: str) -> str:
         done=job.done,
         finished=len(outcomes),
         failed=failed,
+        ready=ready,
         outcomes=shown,
         page=page,
         pages=pages,

@@ -70,6 +70,10 @@ class BulkJob:
     total: int
     outcomes: list[Outcome] = field(default_factory=list)
     done: bool = False
+    dry_run: bool = False  # a preview: its page offers to apply what the API server accepted
+    action: str = ""
+    resource: str = ""
+    count: int | None = None
 
 
 class AdviceHTML:
