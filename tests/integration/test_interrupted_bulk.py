@@ -75,18 +75,20 @@ def test_a_bulk_change_killed_midway_leaves_no_node_half_written(control_plane, 
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(lambda n: create_node(core, n, {D: "4"}, labels={"group": uid}), names))
     server = Server(control_plane)
-    go = session(server.url)
-    eventually(lambda: f"{NODES} of " in go(f"/?q={uid}-")[1], timeout=60)  # the cache has them all
-    form = bulk_form(go, uid, {n: "4" for n in names})
-    threading.Thread(target=lambda: go("/changes/bulk/apply", form), daemon=True).start()
+    try:
+        go = session(server.url)
+        eventually(lambda: f"{NODES} of " in go(f"/?q={uid}-")[1], timeout=60)  # the cache has them all
+        form = bulk_form(go, uid, {n: "4" for n in names})
+        threading.Thread(target=lambda: go("/changes/bulk/apply", form), daemon=True).start()
 
-    def midway() -> int:
-        done = sum(1 for cap, _ in state(core, uid).values() if cap == "7")
-        assert done >= 20
-        return done
+        def midway() -> int:
+            done = sum(1 for cap, _ in state(core, uid).values() if cap == "7")
+            assert done >= 20
+            return done
 
-    eventually(midway, timeout=60, interval=0.05)
-    server.kill()
+        eventually(midway, timeout=60, interval=0.05)
+    finally:
+        server.kill()
     after = state(core, uid)
     changed = [n for n, s in after.items() if s == ("7", 7)]
     untouched = [n for n, s in after.items() if s == ("4", None)]
