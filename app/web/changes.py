@@ -302,19 +302,6 @@ def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
     return action, resource, count, targets
 
 
-def _apply(
-    action: str,
-    resource: str,
-    count: int | None,
-    targets: Iterable[tuple[str, int | None]],
-    dry_run: bool,
-    report: Callable[[Outcome], None] | None = None,
-) -> list[Outcome]:
-    """Each target in turn; a failure on one node is reported and the rest go on. The writer and
-    the actor are taken now, in the request: a background job has no request."""
-    return _run_each(writer(), actor(), action, resource, count, targets, dry_run, report)
-
-
 def _run_each(
     w: NodeWriter,
     who: str,
@@ -325,6 +312,8 @@ def _run_each(
     dry_run: bool,
     report: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
+    """Each target in turn; a failure on one node is reported and the rest go on. The writer and
+    the actor come from the request that started it: a background job has no request."""
     out = []
     for name, expected in targets:
         if action == "set":

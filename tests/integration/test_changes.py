@@ -17,14 +17,6 @@ from tests.kube_helpers import create_node, create_pod, grid_cells
 D, F = "example.com/dongle", "acme.io/fpga"
 
 
-@pytest.fixture
-def node(core, uid, web):
-    name = f"{uid}-n"
-    create_node(core, name, {D: "4"}, labels={"group": uid})
-    eventually(lambda: web.get(f"/nodes/{name}").status_code == 200)
-    return name
-
-
 def capacity(core, name):
     return core.read_node_status(name).status.capacity
 

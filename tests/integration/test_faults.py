@@ -85,12 +85,17 @@ def stale_page(web, path: str = "/") -> str:
     return html
 
 
-def test_the_api_server_stopped_and_restarted(plane, admin, make_app, uid):
-    admin.create_node(node_body(f"{uid}-a", "3"))
+def watching(plane, admin, make_app, node: str, dongles: str):
+    """A node, and an app whose cache shows it: (test client, cache)."""
+    admin.create_node(node_body(node, dongles))
     app = make_app(kubeconfig=str(plane.kubeconfig), request_timeout=3)
     web = browser(app)
-    eventually(lambda: grid_cells(web.get("/").get_data(as_text=True))[(f"{uid}-a", D, "capacity")] == "3")
-    cache = app.extensions["extres"].cluster.cache
+    eventually(lambda: grid_cells(web.get("/").get_data(as_text=True))[(node, D, "capacity")] == dongles)
+    return web, app.extensions["extres"].cluster.cache
+
+
+def test_the_api_server_stopped_and_restarted(plane, admin, make_app, uid):
+    web, cache = watching(plane, admin, make_app, f"{uid}-a", "3")
     plane.down("apiserver")
     try:
         html = eventually(lambda: stale_page(web), timeout=30)
@@ -112,11 +117,7 @@ def test_the_api_server_stopped_and_restarted(plane, admin, make_app, uid):
 
 
 def test_etcd_stopped_and_restarted(plane, admin, make_app, uid):
-    admin.create_node(node_body(f"{uid}-a", "4"))
-    app = make_app(kubeconfig=str(plane.kubeconfig), request_timeout=3)
-    web = browser(app)
-    eventually(lambda: grid_cells(web.get("/").get_data(as_text=True))[(f"{uid}-a", D, "capacity")] == "4")
-    cache = app.extensions["extres"].cluster.cache
+    web, cache = watching(plane, admin, make_app, f"{uid}-a", "4")
     plane.down("etcd")
     try:
         # the API server answers, but cannot read or write: watches fail, writes are refused

@@ -14,7 +14,7 @@ from bs4 import BeautifulSoup
 from app.domain import changes
 from app.web.export import cell
 from tests.conftest import eventually
-from tests.kube_helpers import create_node, create_pod, snapshot
+from tests.kube_helpers import create_pod, snapshot
 from tests.serving import Server
 
 pytestmark = pytest.mark.kube
@@ -22,14 +22,6 @@ D = "example.com/dongle"
 SCRIPT = "<script>alert(1)</script>"
 IMG = '<img src=x onerror="alert(2)">'
 JS = "javascript:alert(3)"
-
-
-@pytest.fixture
-def node(core, uid, web):
-    name = f"{uid}-n"
-    create_node(core, name, {D: "4"}, labels={"group": uid})
-    eventually(lambda: web.get(f"/nodes/{name}").status_code == 200)
-    return name
 
 
 def readable(resp) -> str:

@@ -1,0 +1,20 @@
+"""Fixtures the integration tests share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from tests.conftest import eventually
+from tests.kube_helpers import create_node
+
+
+@pytest.fixture
+def node(core: client.CoreV1Api, uid: str, web: Any) -> str:
+    """A node with 4 example.com/dongle, labelled group=<uid>, already in the app's cache."""
+    name = f"{uid}-n"
+    create_node(core, name, {"example.com/dongle": "4"}, labels={"group": uid})
+    eventually(lambda: web.get(f"/nodes/{name}").status_code == 200)
+    return name
