@@ -51,6 +51,7 @@ def test_workloads_sort_and_filter_in_place(browser, server, held, uid):
     expect(row.locator('[data-field="share"]')).to_have_text("50.0%")
     page.evaluate("window.__kept = 3")
     page.select_option('select[name="by"]', "namespace")  # htmx: swapped in place
+    expect(page.locator("table.workloads thead th", has_text="Workload")).to_have_count(0)
     expect(page.locator('tr[data-namespace="default"] [data-field="requested"]')).to_have_text("7")
     assert page.evaluate("window.__kept") == 3 and "by=namespace" in page.url
     page.goto(server.url + f"/workloads/?resource={r}&sort=requested&order=asc")
