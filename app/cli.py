@@ -17,7 +17,7 @@ from app.serving import gunicorn_options
 log = logging.getLogger("extres")
 
 
-def serve_app(settings: Settings, threads: int | None = None) -> None:
+def serve_app(settings: Settings) -> None:
     """gunicorn with one worker and threads, so every request shares one cluster cache."""
     from gunicorn.app.base import BaseApplication
 
@@ -35,7 +35,7 @@ def serve_app(settings: Settings, threads: int | None = None) -> None:
         def load(self) -> Any:
             return create_app(settings)
 
-    Server(gunicorn_options(settings, threads)).run()
+    Server(gunicorn_options(settings)).run()
 
 
 def demo(settings: Settings, state_dir: Path | None) -> None:

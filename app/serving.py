@@ -45,7 +45,7 @@ def mark_repeated_identity_headers(settings: Settings, req: Any) -> None:
             req.headers.append((REPEATED.upper(), header))
 
 
-def gunicorn_options(settings: Settings, threads: int | None = None) -> dict[str, Any]:
+def gunicorn_options(settings: Settings) -> dict[str, Any]:
     return {
         "post_worker_init": lambda worker: serve_metrics(settings, worker),
         "pre_request": lambda worker, req: mark_repeated_identity_headers(settings, req),
@@ -53,7 +53,7 @@ def gunicorn_options(settings: Settings, threads: int | None = None) -> dict[str
         "bind": f"{settings.host}:{settings.port}",
         "workers": 1,
         "worker_class": "gthread",
-        "threads": threads or settings.threads,
+        "threads": settings.threads,
         "accesslog": "-",
         "errorlog": "-",
         "loglevel": settings.log_level.lower(),

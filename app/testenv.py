@@ -12,6 +12,7 @@ import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app import bundled
 
@@ -32,21 +33,22 @@ class ControlPlane:
         return f"https://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
-        subprocess.run(["bash", str(SCRIPT), "stop", str(self.state_dir)], check=False)
+        _script("stop", self.state_dir, check=False)
 
     # fault tests: one part down, then up again as it was
     def down(self, part: str) -> None:
-        subprocess.run(["bash", str(SCRIPT), "down", str(self.state_dir), part], check=True)
+        _script("down", self.state_dir, part)
 
     def up(self, part: str) -> None:
-        subprocess.run(["bash", str(SCRIPT), "up", str(self.state_dir), part], check=True)
+        _script("up", self.state_dir, part)
 
     def compact(self) -> int:
         """Compact etcd's history to its current revision; the revision."""
-        out = subprocess.run(
-            ["bash", str(SCRIPT), "compact", str(self.state_dir)], check=True, capture_output=True, text=True
-        )
-        return int(out.stdout.strip())
+        return int(_script("compact", self.state_dir, capture_output=True, text=True).stdout.strip())
+
+
+def _script(*args: object, check: bool = True, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+    return subprocess.run(["bash", str(SCRIPT), *map(str, args)], check=check, **kwargs)
 
 
 def free_port() -> int:
@@ -71,16 +73,12 @@ def start(
     state_dir: Path, port: int | None = None, scheduler: bool = False, watch_cache: bool = True
 ) -> ControlPlane:
     if not SCRIPT.is_file():
-        raise RuntimeError(f"{SCRIPT} is missing; `extres demo` runs from a source checkout")
+        raise RuntimeError(f"{SCRIPT} is missing: the package was installed without its scripts")
     port = port or int(os.environ.get("EXTRES_TESTENV_PORT", "0")) or free_port()
-    cmd = ["bash", str(SCRIPT), "start", str(state_dir), str(port)]
-    if scheduler:
-        cmd.append("--scheduler")
-    if not watch_cache:
-        cmd.append("--no-watch-cache")
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    flags = [f for f, on in (("--scheduler", scheduler), ("--no-watch-cache", not watch_cache)) if on]
+    _script("start", state_dir, port, *flags, stdout=subprocess.DEVNULL)
     return ControlPlane(Path(state_dir).resolve(), port)
 
 
 def start_scheduler(plane: ControlPlane) -> None:
-    subprocess.run(["bash", str(SCRIPT), "scheduler", str(plane.state_dir)], check=True)
+    _script("scheduler", plane.state_dir)

@@ -48,9 +48,12 @@ RESOURCES = ("example.com/dongle", "acme.io/fpga", "nvidia.com/gpu")
 KB = 1024
 
 
-def seed_nodes(core: client.CoreV1Api, nodes: int) -> None:
+def seed_nodes(core: client.CoreV1Api, nodes: int, extended: dict[str, str] | None = None) -> None:
+    """Nodes n00000.. labelled zone=z0..z2, with ``extended`` (default: 64 of each RESOURCES)."""
+    extended = extended if extended is not None else {r: "64" for r in RESOURCES}
+
     def node(i: int) -> None:
-        cap = {"cpu": "64", "memory": "256Gi", "pods": "110", **{r: "64" for r in RESOURCES}}
+        cap = {"cpu": "64", "memory": "256Gi", "pods": "110", **extended}
         core.create_node(
             {
                 "metadata": {"name": f"n{i:05d}", "labels": {"zone": f"z{i % 3}"}},

@@ -22,7 +22,6 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from kubernetes import client  # noqa: E402
 
 from app import testenv  # noqa: E402
 from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
+from bench.cache_bench import seed_nodes  # noqa: E402
 from tests.serving import Server  # noqa: E402
 
 D = "example.com/dongle"
@@ -78,18 +78,7 @@ class Result:
 
 
 def seed(core: client.CoreV1Api, nodes: int) -> None:
-    def make(i: int) -> None:
-        cap = {"cpu": "64", "memory": "256Gi", "pods": "110", D: "8"}
-        core.create_node(
-            {
-                "metadata": {"name": f"n{i:05d}", "labels": {"zone": f"z{i % 3}"}},
-                "status": {"capacity": cap, "allocatable": cap},
-            },
-            _preload_content=False,
-        )
-
-    with ThreadPoolExecutor(16) as pool:
-        list(pool.map(make, range(nodes)))
+    seed_nodes(core, nodes, {D: "8"})
 
 
 def get(url: str, headers: dict[str, str], opener=None, data: bytes | None = None) -> tuple[int, str, float]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,20 @@ def eventually(check: Callable[[], Any], timeout: float = 15.0, interval: float 
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s")
         time.sleep(interval)
+
+
+def wait_until_serving(proc: Any, url: str, timeout: float, interval: float = 0.1) -> None:
+    """Until ``url`` answers 200; fails at once if ``proc`` (a Popen) has exited."""
+
+    def up() -> bool:
+        assert proc.poll() is None, f"{proc.args[0]} exited"
+        try:
+            with urllib.request.urlopen(url, timeout=3) as resp:
+                return resp.status == 200
+        except OSError as exc:
+            raise AssertionError(str(exc)) from exc
+
+    eventually(up, timeout=timeout, interval=interval)
 
 
 def repo_root() -> Path:

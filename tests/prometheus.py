@@ -13,7 +13,7 @@ from typing import Any
 
 from app import testenv
 from tests.chart_helpers import CHART
-from tests.conftest import eventually
+from tests.conftest import wait_until_serving
 
 ALERTS = CHART / "files" / "extres-alerts.yaml"
 
@@ -46,15 +46,7 @@ class Prometheus:
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        eventually(self._ready, timeout=60, interval=0.3)
-
-    def _ready(self) -> bool:
-        assert self.proc.poll() is None, "prometheus exited"
-        try:
-            with urllib.request.urlopen(self.url + "/-/ready", timeout=3) as resp:
-                return resp.status == 200
-        except OSError as exc:
-            raise AssertionError(str(exc)) from exc
+        wait_until_serving(self.proc, self.url + "/-/ready", timeout=60, interval=0.3)
 
     def api(self, path: str, **params: str) -> Any:
         query = urllib.parse.urlencode(params)

@@ -6,11 +6,10 @@ import os
 import signal
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 from app import testenv
-from tests.conftest import eventually, repo_root
+from tests.conftest import repo_root, wait_until_serving
 
 
 class Server:
@@ -39,16 +38,7 @@ class Server:
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # its own process group: kill() takes the workers too
         )
-
-        def up() -> bool:
-            assert self.proc.poll() is None, "gunicorn exited"
-            try:
-                with urllib.request.urlopen(self.url + "/readyz", timeout=3) as resp:
-                    return resp.status == 200
-            except OSError as exc:
-                raise AssertionError(str(exc)) from exc
-
-        eventually(up, timeout=30)
+        wait_until_serving(self.proc, self.url + "/readyz", timeout=30)
 
     def kill(self) -> None:
         """SIGKILL the master and its workers at once: a crash, nothing cleans up."""

@@ -44,15 +44,17 @@ class Filters:
     descending: bool = False
 
 
-def _sort_key(field_name: str, resource: str) -> Callable[[NodeRow], tuple[bool, int]]:
-    """Rows by one resource's column; nodes that do not advertise it come last either way."""
+def _sort_key(field_name: str, resource: str, descending: bool) -> Callable[[NodeRow], tuple[bool, int]]:
+    """Rows by one resource's column (highest first when ``descending``); nodes that do not
+    advertise it come last either way, and ties keep their order by name."""
+    sign = -1 if descending else 1
 
     def key(row: NodeRow) -> tuple[bool, int]:
         u = row.usage.get(resource)
         if u is None or not u.advertised:
             return (True, 0)
         value = u.allocatable - u.requested if field_name == "free" else getattr(u, field_name)
-        return (False, value)
+        return (False, sign * value)
 
     return key
 
@@ -137,10 +139,6 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
         )
         resources = sorted(keep)
     if filters.sort is not None:
-        key = _sort_key(*filters.sort)
-        if filters.descending:  # by value, highest first; unadvertised still last, names in order
-            kept.sort(key=lambda row: (key(row)[0], -key(row)[1]))
-        else:
-            kept.sort(key=key)
+        kept.sort(key=_sort_key(*filters.sort, filters.descending))
     drifted = [row for row in kept if row.drifted]
     return Grid(resources, kept, totals, sorted(seen | wanted), count, drifted)

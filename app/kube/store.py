@@ -20,7 +20,7 @@ from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.fit import HostPort, NodeFacts
 from app.domain.overview import NodeRow, node_row
 from app.domain.workloads import Holder
-from app.kube.views import EMPTY, NodeView, Owner, PodView, QuotaView
+from app.kube.views import EMPTY, NO_OWNER, NodeView, PodView, QuotaView
 
 _ONE_POD = {"pods": 1}
 FIT_LOG_KEPT = 8192  # node changes a reader of fit_changes can catch up on
@@ -169,20 +169,30 @@ class ClusterState:
         with self._lock:
             return [self.nodes[name] for name in self._names()]
 
+    def _refresh_rows(self) -> None:
+        """Rebuild only the rows events have touched, and move the totals by the difference
+        (caller holds the lock)."""
+        for name in self._dirty:
+            old = self._rows.pop(name, None)
+            if old is not None:
+                self._totals.add(old.usage, -1)
+            node = self.nodes.get(name)
+            if node is not None:
+                row = self._rows[name] = node_row(node, self._index.requested.get(name, EMPTY))
+                self._totals.add(row.usage)
+        self._dirty.clear()
+
     def overview_rows(self) -> tuple[list[NodeRow], Totals]:
-        """Every node's overview row, by name, and their totals; rebuilds only the rows events
-        have touched, and moves the totals by the difference."""
+        """Every node's overview row, by name, and their totals."""
         with self._lock:
-            for name in self._dirty:
-                old = self._rows.pop(name, None)
-                if old is not None:
-                    self._totals.add(old.usage, -1)
-                node = self.nodes.get(name)
-                if node is not None:
-                    row = self._rows[name] = node_row(node, self._index.requested.get(name, EMPTY))
-                    self._totals.add(row.usage)
-            self._dirty.clear()
+            self._refresh_rows()
             return [self._rows[name] for name in self._names()], self._totals.totals()
+
+    def overview_totals(self) -> Totals:
+        """The cluster totals of every node's row, without listing the rows."""
+        with self._lock:
+            self._refresh_rows()
+            return self._totals.totals()
 
     def _refresh_facts(self) -> None:
         index = self._index
@@ -253,11 +263,16 @@ class ClusterState:
                     pod = index.pods.get(key)
                     if pod is None or not pod.counts:
                         continue
-                    owner = pod.owner or Owner("Pod", "")
-                    kind = owner.kind if owner.name else "Pod"
-                    name = owner.name or ""
+                    owner = pod.owner or NO_OWNER
                     out.append(
-                        Holder(pod.namespace, kind, name, pod.node_name, pod.created, pod.extended_requests)
+                        Holder(
+                            pod.namespace,
+                            owner.kind,
+                            owner.name,
+                            pod.node_name,
+                            pod.created,
+                            pod.extended_requests,
+                        )
                     )
             return out
 

@@ -79,6 +79,9 @@ class Owner:
     name: str
 
 
+NO_OWNER = Owner("Pod", "")  # a bare pod
+
+
 class _OwnerRef(msgspec.Struct):
     kind: str = ""
     name: str = ""
@@ -120,7 +123,7 @@ class _PodSpec(msgspec.Struct, rename="camel"):
     node_name: str | None = None
     node_selector: dict[str, str] | None = None
     containers: list[_Container] | None = None  # may be null (a watch bookmark sends containers: null)
-    init_containers: list[_Container] | None = None  # may be null (a watch bookmark sends containers: null)
+    init_containers: list[_Container] | None = None
     overhead: dict[str, Any] | None = None
     tolerations: list[TolerationJSON] | None = None
     affinity: Affinity | None = None
@@ -137,7 +140,7 @@ class _Condition(msgspec.Struct):
 
 class _PodStatus(msgspec.Struct):
     phase: str | None = None
-    conditions: list[_Condition] | None = None  # may be null (a watch bookmark sends containers: null)
+    conditions: list[_Condition] | None = None  # may be null, as in a watch bookmark
 
 
 class Pod(msgspec.Struct):
@@ -309,7 +312,7 @@ def workload(refs: list[_OwnerRef] | None, labels: Mapping[str, str] | None) -> 
     them so, and no API call is needed."""
     ref = next((r for r in refs or () if r.controller), None) or next(iter(refs or ()), None)
     if ref is None:
-        return Owner("Pod", "")
+        return NO_OWNER
     kind, name = ref.kind, ref.name
     template_hash = (labels or {}).get("pod-template-hash")
     if kind == "ReplicaSet" and template_hash and name.endswith("-" + template_hash):

@@ -310,21 +310,17 @@ def _run_each(
     count: int | None,
     targets: Iterable[tuple[str, int | None]],
     dry_run: bool,
-    report: Callable[[Outcome], None] | None = None,
-) -> list[Outcome]:
+    report: Callable[[Outcome], None],
+) -> None:
     """Each target in turn; a failure on one node is reported and the rest go on. The writer and
     the actor come from the request that started it: a background job has no request."""
-    out = []
     for name, expected in targets:
         if action == "set":
             assert count is not None
             outcome = w.set(name, resource, count, expected, who, dry_run=dry_run)
         else:
             outcome = w.remove(name, resource, expected, who, dry_run=dry_run)
-        out.append(outcome)
-        if report is not None:
-            report(outcome)
-    return out
+        report(outcome)
 
 
 @bp.post("/bulk/preview")

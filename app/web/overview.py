@@ -108,7 +108,7 @@ def summary_strip(state: State) -> list[dict[str, object]]:
     """Per resource, over the whole cluster: allocatable and requested, nodes advertising it, and
     pods waiting for it (read from kept totals and the unschedulable pods, never every pod)."""
     cache = state.cluster.cache
-    _, totals = cache.overview_rows()
+    totals = cache.overview_totals()
     waiting: dict[str, int] = {}
     for pod in cache.unschedulable_pods():
         for resource in pod.extended_requests:

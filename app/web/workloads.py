@@ -42,7 +42,7 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
     memo = state.grids.at(cache.rows_version)
     rows = memo.get(("workloads", by))
     if rows is None:
-        rows, totals = cache.overview_rows()
+        totals = cache.overview_totals()
         allocatable = {r: u.allocatable for r, u in totals.by_resource.items()}
         rows = memo[("workloads", by)] = group(cache.holders(), allocatable, by)
     if namespace and not any(r.namespace == namespace for r in rows):
@@ -58,11 +58,11 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
 
 
 @bp.get("/")
-def index() -> tuple[str, int] | str:
+def index() -> str:
     rows, args, errors = _query()
     shown, page, pages = paginate(rows, PAGE_SIZE)
     fragment = bool(htmx) and htmx.target == "workloads"
-    html = render_template(
+    return render_template(
         "workloads/_table.html" if fragment else "workloads/index.html",
         rows=shown,
         total=len(rows),
@@ -70,10 +70,8 @@ def index() -> tuple[str, int] | str:
         pages=pages,
         args=args,
         errors=errors,
-        sort_keys=SORT_KEYS,
         fragment=fragment,
     )
-    return html
 
 
 def _records(rows: list[WorkloadRow]) -> list[dict[str, object]]:
