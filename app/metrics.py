@@ -105,11 +105,20 @@ class ClusterCollector(Collector):
         restarts = CounterMetricFamily(
             "extres_watch_restarts", "Watches reopened after a failure.", labels=["kind"]
         )
+        decode_errors = CounterMetricFamily(
+            "extres_decode_errors",
+            "Objects that could not be decoded, each time one was read (a list or a watch event); "
+            "each is left out of the numbers.",
+            labels=["kind"],
+        )
+        failures = cache.unreadable.failures
         for kind, status in cache.status.items():
             relists.add_metric([kind], status.relists)
             restarts.add_metric([kind], status.restarts)
+            decode_errors.add_metric([kind], failures.get(kind, 0))
         yield relists
         yield restarts
+        yield decode_errors
 
 
 class Metrics:

@@ -33,7 +33,7 @@ from kubernetes import client
 from app.domain.fit import fits
 from app.kube import standin
 from app.kube.cache import ClusterCache
-from app.kube.views import PodView
+from app.kube.projections import PodView
 from app.web.pending import shape_of
 
 D, F = "example.com/dongle", "acme.io/fpga"

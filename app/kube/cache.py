@@ -4,9 +4,9 @@ Each kind is listed in pages (``limit``/``continue``), then watched from the
 list's resourceVersion; a watch that ends or breaks resumes from the last
 resourceVersion seen (with exponential backoff after a failure), and only a 410
 Gone leads to a relist. Responses are read raw
-(``_preload_content=False``) and parsed with orjson; each page is projected into
+(``_preload_content=False``) and decoded with msgspec; each page is projected into
 slim views as it arrives and freed before the next is fetched, and a watch event
-is projected and dropped the same way (``app.kube.views``). What is kept, and
+is projected and dropped the same way (``app.kube.reading``). What is kept, and
 the aggregates over it, live in ``app.kube.store``.
 """
 
@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-import orjson
 from kubernetes import client
 
 from app.kube.errors import Gone, KubeError, translate
 from app.kube.readiness import Readiness
+from app.kube.reading import READERS, Unreadable, UnreadableLog
 from app.kube.store import ClusterState, PodIndex
-from app.kube.views import NODE, NODE_LIST, POD, POD_LIST, NodeView, PodView, QuotaView
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +57,26 @@ class KindStatus:
     restarts: int = 0  # watches reopened after a failure
 
 
+SINGULAR = {"pods": "pod", "nodes": "node", "quotas": "quota"}
+
+
 @dataclass(frozen=True)
 class Freshness:
     synced: bool
     stale: bool
     age_seconds: float | None
     error: str | None
+    unreadable: tuple[tuple[str, int], ...] = ()  # (kind, objects left out because unreadable)
+
+    @property
+    def unreadable_text(self) -> str:
+        """ "1 pod could not be read", "2 pods and 1 node could not be read", or ""."""
+        parts = [f"{n} {SINGULAR.get(kind, kind)}{'s' if n != 1 else ''}" for kind, n in self.unreadable]
+        if not parts:
+            return ""
+        return " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts) + (
+            " could not be read"
+        )
 
 
 class ClusterCache(ClusterState):
@@ -93,6 +106,7 @@ class ClusterCache(ClusterState):
         self.on_error: Callable[[str, str], None] | None = None  # (operation, error kind)
         self.on_sync: Callable[[str], None] | None = None  # (kind), after each (re)list
         self.readiness = Readiness(api)  # a watch does not notice when the API server loses etcd
+        self.unreadable = UnreadableLog()
 
     # ---- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -127,14 +141,15 @@ class ClusterCache(ClusterState):
             statuses = [KindStatus(**vars(s)) for s in self.status.values()]
         not_ready, last_ready = self.readiness.problem, self.readiness.last_ready
         synced = all(s.synced for s in statuses)
+        unreadable = tuple(sorted(self.unreadable.counts().items()))
         if synced and all(s.connected for s in statuses) and not_ready is None:
-            return Freshness(synced=True, stale=False, age_seconds=0.0, error=None)
+            return Freshness(synced=True, stale=False, age_seconds=0.0, error=None, unreadable=unreadable)
         lasts: list[float | None] = [s.last_ok for s in statuses]
         if not_ready is not None:
             lasts.append(last_ready)
         age = time.monotonic() - min(x for x in lasts if x) if all(lasts) else None
         error = not_ready or next((s.error for s in statuses if s.error), None)
-        return Freshness(synced=synced, stale=True, age_seconds=age, error=error)
+        return Freshness(synced=synced, stale=True, age_seconds=age, error=error, unreadable=unreadable)
 
     # ---- the watch loops -------------------------------------------------
     def _list_fn(self, kind: str) -> Callable[..., Any]:
@@ -166,39 +181,31 @@ class ClusterCache(ClusterState):
                 return rv
 
     def _list(self, kind: str) -> str:
-        """List a kind, projecting each page as it arrives, and swap the result in whole."""
-        if kind == "pods":
-            index = PodIndex()
+        """List a kind, projecting each page as it arrives, and swap the result in whole. An
+        object that cannot be read is left out and named (``app.kube.reading``)."""
+        reader = READERS[kind]
+        index = PodIndex() if kind == "pods" else None
+        views: list[Any] = []
+        unreadable: list[Unreadable] = []
 
-            def take_pods(data: bytes) -> tuple[str | None, str]:
-                page = POD_LIST.decode(data)
-                for view in map(PodView.from_struct, page.items or ()):
+        def take(data: bytes) -> tuple[str | None, str]:
+            page = reader.page(data)
+            if index is not None:
+                for view in page.views:
                     index.put(view)
-                return page.metadata.cont, page.metadata.resource_version
+            else:
+                views.extend(page.views)
+            unreadable.extend(page.unreadable)
+            return page.cont, page.resource_version
 
-            rv = self._list_pages(kind, take_pods)
+        rv = self._list_pages(kind, take)
+        if index is not None:
             self.replace_pods(index)
         elif kind == "nodes":
-            nodes: list[NodeView] = []
-
-            def take_nodes(data: bytes) -> tuple[str | None, str]:
-                page = NODE_LIST.decode(data)
-                nodes.extend(map(NodeView.from_struct, page.items or ()))
-                return page.metadata.cont, page.metadata.resource_version
-
-            rv = self._list_pages(kind, take_nodes)
-            self.replace_nodes(nodes)
+            self.replace_nodes(views)
         else:
-            quotas: list[QuotaView] = []
-
-            def take_quotas(data: bytes) -> tuple[str | None, str]:
-                page = orjson.loads(data)
-                quotas.extend(map(QuotaView.from_json, page.get("items") or ()))
-                meta = page.get("metadata") or {}
-                return meta.get("continue"), str(meta.get("resourceVersion", ""))
-
-            rv = self._list_pages(kind, take_quotas)
-            self.replace_quotas(quotas)
+            self.replace_quotas(views)
+        self.unreadable.replace(kind, unreadable)
         if self.freeze_gc:
             # What a list brought in lives until the next relist: move it out of the collector's
             # sight, so full collections no longer traverse the whole cache (objects are still
@@ -292,25 +299,31 @@ class ClusterCache(ClusterState):
                 if code == 410:
                     raise Gone(str(status.get("message", "")))
                 raise KubeError(f"watch error {code}: {status.get('message', '')}", int(code or 0))
-            deleted = event.type == "DELETED"
-            if kind == "pods":
-                pod = POD.decode(event.object)
-                rv = pod.metadata.resource_version or rv
-                if event.type != "BOOKMARK":
-                    self.put_pod(PodView.from_struct(pod), deleted)
-            elif kind == "nodes":
-                node = NODE.decode(event.object)
-                rv = node.metadata.resource_version or rv
-                if event.type != "BOOKMARK":
-                    self.put_node(NodeView.from_struct(node), deleted)
-            else:
-                obj = msgspec.json.decode(event.object)
-                rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
-                if event.type != "BOOKMARK":
-                    self.apply_quota(obj, deleted)
+            view, version, problem = READERS[kind].one(event.object)
+            rv = version or rv
+            if event.type != "BOOKMARK":
+                self._apply(kind, event.type == "DELETED", view, problem)
             self._seen[kind] = rv
             self._mark(kind, connected=True)
         return rv
+
+    def _apply(self, kind: str, deleted: bool, view: Any, problem: Unreadable | None) -> None:
+        """A watch event's object: put or deleted; one that cannot be read is left out (and any
+        earlier view of it dropped), so the rest stays live."""
+        if problem is not None:
+            self.forget(kind, problem.key)
+            if deleted:
+                self.unreadable.read(kind, problem.key)
+            else:
+                self.unreadable.failed(problem)
+            return
+        if kind == "pods":
+            self.put_pod(view, deleted)
+        elif kind == "nodes":
+            self.put_node(view, deleted)
+        else:
+            self.put_quota(view, deleted)
+        self.unreadable.read(kind, view.key)
 
 
 def _abort(resp: Any) -> None:

@@ -33,8 +33,12 @@ class _NodeAffinity(msgspec.Struct):
     requiredDuringSchedulingIgnoredDuringExecution: _NodeSelector | None = None
 
 
+class _AffinityTerm(msgspec.Struct):
+    """An inter-pod affinity term: only its presence is read."""
+
+
 class _PodAffinity(msgspec.Struct):
-    requiredDuringSchedulingIgnoredDuringExecution: list[msgspec.Raw] | None = None
+    requiredDuringSchedulingIgnoredDuringExecution: list[_AffinityTerm] | None = None
 
 
 class Affinity(msgspec.Struct, rename="camel"):
@@ -56,8 +60,7 @@ class TaintJSON(msgspec.Struct):
     effect: str = ""
 
 
-class PortJSON(msgspec.Struct, rename="camel"):
-    container_port: int = 0
+class PortJSON(msgspec.Struct, rename={"host_port": "hostPort", "host_ip": "hostIP"}):
     host_port: int | None = None
     protocol: str | None = None
     host_ip: str | None = None
@@ -65,11 +68,6 @@ class PortJSON(msgspec.Struct, rename="camel"):
 
 class SpreadJSON(msgspec.Struct, rename="camel"):
     when_unsatisfiable: str = ""
-
-
-class VolumeJSON(msgspec.Struct, rename="camel"):
-    persistent_volume_claim: msgspec.Raw | None = None
-    ephemeral: msgspec.Raw | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +103,7 @@ def placement(
     affinity: Affinity | None,
     ports: list[PortJSON],
     spread: list[SpreadJSON] | None,
-    volumes: list[VolumeJSON] | None,
+    claims_volumes: bool,
 ) -> Placement:
     tols = tuple(
         Toleration(t.key or "", t.operator or "Equal", t.value or "", t.effect or "")
@@ -131,7 +129,7 @@ def placement(
             unmodelled.append("inter-pod anti-affinity")
     if any(s.when_unsatisfiable == "DoNotSchedule" for s in spread or ()):
         unmodelled.append("topology spread constraints")
-    if any(v.persistent_volume_claim is not None or v.ephemeral is not None for v in volumes or ()):
+    if claims_volumes:  # a PersistentVolumeClaim or a generic ephemeral volume
         unmodelled.append("persistent volumes (binding, zones and per-node volume limits)")
     host_ports = tuple(
         sorted(

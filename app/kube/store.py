@@ -20,7 +20,7 @@ from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.fit import HostPort, NodeFacts
 from app.domain.overview import NodeRow, node_row
 from app.domain.workloads import Holder
-from app.kube.views import EMPTY, NO_OWNER, NodeView, PodView, QuotaView
+from app.kube.projections import EMPTY, NO_OWNER, NodeView, PodView, QuotaView
 
 _ONE_POD = {"pods": 1}
 FIT_LOG_KEPT = 8192  # node changes a reader of fit_changes can catch up on
@@ -310,11 +310,7 @@ class ClusterState:
         with self._lock:
             current = self.nodes.get(view.name)
             if deleted:
-                if current is not None:
-                    del self.nodes[view.name]
-                    self._order = None
-                    self._touch(view.name)
-                    self._touch_fit(view.name)
+                self._drop_node(view.name)
             elif current is None or _rv_newer(view.resource_version, current.resource_version):
                 self.nodes[view.name] = view
                 if current is None:
@@ -328,18 +324,41 @@ class ClusterState:
 
     def put_pod(self, view: PodView, deleted: bool = False) -> None:
         with self._lock:
-            old = self._index.drop(view.key) if deleted else self._index.put(view)
-            before = old.extended_share if old is not None else None
-            after = None if deleted else view.extended_share
-            if before != after:  # most pod updates (status, phase) leave the overview as it was
-                for share in (before, after):
-                    if share is not None:
-                        self._touch(share[0])
-            was, now = _placed(old), None if deleted else _placed(view)
-            if was != now:  # what the pod takes from its node, for the fit model
-                for placed in (was, now):
-                    if placed is not None:
-                        self._touch_fit(placed[0])
+            if deleted:
+                self._pod_changed(self._index.drop(view.key), None)
+            else:
+                self._pod_changed(self._index.put(view), view)
+
+    def _pod_changed(self, old: PodView | None, new: PodView | None) -> None:
+        """Mark what a pod's change moved (caller holds the lock)."""
+        before = old.extended_share if old is not None else None
+        after = new.extended_share if new is not None else None
+        if before != after:  # most pod updates (status, phase) leave the overview as it was
+            for share in (before, after):
+                if share is not None:
+                    self._touch(share[0])
+        was, now = _placed(old), _placed(new)
+        if was != now:  # what the pod takes from its node, for the fit model
+            for placed in (was, now):
+                if placed is not None:
+                    self._touch_fit(placed[0])
+
+    def forget(self, kind: str, key: tuple[str, str]) -> None:
+        """Drop an object by its (namespace, name), if held: one that can no longer be read."""
+        with self._lock:
+            if kind == "pods":
+                self._pod_changed(self._index.drop(key), None)
+            elif kind == "nodes":
+                self._drop_node(key[1])
+            else:
+                self.quotas.pop(key, None)
+
+    def _drop_node(self, name: str) -> None:
+        """Remove a node, if held (caller holds the lock)."""
+        if self.nodes.pop(name, None) is not None:
+            self._order = None
+            self._touch(name)
+            self._touch_fit(name)
 
     def apply_quota(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
         self.put_quota(QuotaView.from_json(obj), deleted)

@@ -18,7 +18,7 @@ from werkzeug.wrappers import Response
 
 from app.domain.changes import ChangeError, validate_expected, validate_resource, validate_set
 from app.domain.selectors import SelectorError, parse_selector
-from app.kube.views import NodeView
+from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
 from app.web import htmx
 from app.web.paging import paginate

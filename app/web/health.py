@@ -17,8 +17,14 @@ def healthz() -> tuple[str, int]:
 
 @bp.get("/readyz")
 def readyz() -> tuple[str, int]:
-    """Ready when the cache has synced and its watches are open."""
-    fresh = State.get().freshness()
+    """Ready when the cache has synced and its watches are open. Objects that could not be read
+    are named in the detail; they leave the rest live, so they do not make the app unready."""
+    state = State.get()
+    fresh = state.freshness()
+    detail = ""
+    if fresh.unreadable:
+        named = "".join(f"  {problem}\n" for problem in state.unreadable_named())
+        detail = f"{fresh.unreadable_text} (left out):\n{named}"
     if fresh.synced and not fresh.stale:
-        return "ok\n", 200
-    return f"not ready: {fresh.error or 'cache not synced'}\n", 503
+        return "ok\n" + detail, 200
+    return f"not ready: {fresh.error or 'cache not synced'}\n" + detail, 503

@@ -13,7 +13,7 @@ from markupsafe import Markup
 from app.domain.fit import NodeFacts, PodShape
 from app.domain.names import extended_resource_name_errors
 from app.domain.pending import Diagnosis, SchedulerMessage, ShapeIndex, parse_scheduler_message
-from app.kube.views import PodView
+from app.kube.projections import PodView
 from app.web import can_write, htmx
 from app.web.paging import paginate
 from app.web.state import State

@@ -19,6 +19,7 @@ from app.kube.cache import Freshness
 from app.kube.client import ClusterConfig
 from app.kube.cluster import Cluster
 from app.kube.errors import KubeError
+from app.kube.reading import Unreadable
 from app.kube.writer import Outcome
 from app.metrics import Metrics
 
@@ -142,6 +143,13 @@ class State:
             return self.cluster.cache.freshness()
         except KubeError as exc:
             return Freshness(synced=False, stale=True, age_seconds=None, error=exc.message)
+
+    def unreadable_named(self) -> list[Unreadable]:
+        """A few of the objects the cache could not read (kind, name, where it failed)."""
+        try:
+            return self.cluster.cache.unreadable.named()
+        except KubeError:
+            return []
 
     def pending_count(self) -> int:
         """Unschedulable pods, for the navigation badge (0 when there is no cluster)."""

@@ -1,11 +1,15 @@
 """Watch events as the API server sends them, through the cache's decoding: an ERROR event's
 Status and a quota's object are decoded from the raw JSON the event carries."""
 
+import json
+
 import pytest
 from kubernetes import client
 
-from app.kube.cache import EVENT, ClusterCache
+from app.kube.cache import EVENT, ClusterCache, Freshness
 from app.kube.errors import Gone, KubeError
+from app.kube.reading import Unreadable, UnreadableLog
+from app.metrics import ClusterCollector
 
 
 def cache_fed(*lines: bytes) -> ClusterCache:
@@ -34,3 +38,43 @@ def test_a_quota_event_is_decoded_and_the_resource_version_follows():
     cache = cache_fed(quota)
     assert cache._watch_once("quotas", "5") == "12"
     assert [q.key for q in cache.quota_list()] == [("ns", "q")]
+
+
+def pod_event(kind: str, name: str, rv: str, node_name: object = "n1") -> bytes:
+    pod = {
+        "metadata": {"name": name, "namespace": "d", "resourceVersion": rv},
+        "spec": {"nodeName": node_name, "containers": [{"name": "c"}]},
+        "status": {"phase": "Running"},
+    }
+    return json.dumps({"type": kind, "object": pod}).encode()
+
+
+def test_an_unreadable_pod_is_left_out_named_and_counted_and_the_watch_goes_on():
+    cache = cache_fed(
+        pod_event("ADDED", "a", "10"),
+        pod_event("ADDED", "b", "11"),
+        pod_event("MODIFIED", "b", "12", node_name=["not", "a", "name"]),  # b can no longer be read
+        pod_event("ADDED", "c", "13"),
+    )
+    assert cache._watch_once("pods", "5") == "13"
+    assert sorted(cache.pods) == [("d", "a"), ("d", "c")]  # b's earlier view is dropped
+    [problem] = cache.unreadable.named()
+    assert (problem.kind, problem.namespace, problem.name) == ("pods", "d", "b")
+    assert "$.spec.nodeName" in problem.reason
+    assert cache.freshness().unreadable_text == "1 pod could not be read"
+    families = {m.name: m for m in ClusterCollector(lambda: cache).collect()}
+    assert [(s.labels, s.value) for s in families["extres_decode_errors"].samples if s.value] == [
+        ({"kind": "pods"}, 1)
+    ]
+
+    cache._events = lambda kind, rv: iter([EVENT.decode(pod_event("DELETED", "b", "14", node_name=1))])
+    assert cache._watch_once("pods", "13") == "14"
+    assert cache.unreadable.named() == [] and cache.freshness().unreadable_text == ""
+
+
+def test_unreadable_objects_of_several_kinds_are_counted_in_one_sentence():
+    log = UnreadableLog()
+    for kind, name in (("pods", "a"), ("pods", "b"), ("nodes", "n")):
+        log.failed(Unreadable(kind, "", name, "1", "Expected `str`"))
+    fresh = Freshness(True, False, 0.0, None, tuple(sorted(log.counts().items())))
+    assert fresh.unreadable_text == "1 node and 2 pods could not be read"

@@ -1,19 +1,20 @@
 from app.domain.workloads import Holder, group, sort_rows
-from app.kube.views import Owner, _OwnerRef, workload
+from app.kube.decoders import OwnerRef
+from app.kube.projections import Owner, workload
 
 D = "example.com/dongle"
 
 
 def test_a_replicaset_named_by_its_deployment_resolves_to_the_deployment():
-    rs = [_OwnerRef("ReplicaSet", "web-5d8f7c", True)]
+    rs = [OwnerRef("ReplicaSet", "web-5d8f7c", True)]
     assert workload(rs, {"pod-template-hash": "5d8f7c"}) == Owner("Deployment", "web")
     assert workload(rs, {}) == Owner("ReplicaSet", "web-5d8f7c")  # a ReplicaSet of its own
     assert workload(rs, {"pod-template-hash": "other"}) == Owner("ReplicaSet", "web-5d8f7c")
     assert workload(None, None) == Owner("Pod", "")
-    both = [_OwnerRef("Node", "n1", None), _OwnerRef("StatefulSet", "db", True)]
+    both = [OwnerRef("Node", "n1", None), OwnerRef("StatefulSet", "db", True)]
     assert workload(both, {}) == Owner("StatefulSet", "db")  # the controller reference wins
-    assert workload([_OwnerRef("Job", "backup-29412345", True)], {}) == Owner("CronJob", "backup")
-    assert workload([_OwnerRef("Job", "train-1", True)], {}) == Owner("Job", "train-1")
+    assert workload([OwnerRef("Job", "backup-29412345", True)], {}) == Owner("CronJob", "backup")
+    assert workload([OwnerRef("Job", "train-1", True)], {}) == Owner("Job", "train-1")
 
 
 def test_grouping_sums_counts_and_shares():

@@ -1,13 +1,7 @@
-"""Slim projections of the API's JSON: only what accounting and the pages need.
+"""Slim views of decoded pods, nodes and quotas: only what accounting and the pages need.
 
-Pods and nodes are decoded with msgspec into typed structs that declare only
-the fields used here: everything else in the JSON (managedFields, env, volumes,
-probes, annotations, images, ...) is skipped by the decoder without ever being
-built as Python objects. That keeps a page's transient memory near the size of
-its bytes (a generic parser builds a dict per object first: with real pods that
-is ~18x the page's size at its peak) and the decoding faster than a full parse.
-A view keeps nothing of what it was decoded from. Pods mostly repeat a few
-request shapes and selectors: equal dicts are shared.
+The structs they are made from are in ``app.kube.decoders``. A view keeps nothing of what it
+was decoded from. Pods mostly repeat a few request shapes and selectors: equal dicts are shared.
 """
 
 from __future__ import annotations
@@ -26,18 +20,16 @@ from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
 from app.domain.fit import Taint
 from app.domain.names import is_native_resource
 from app.domain.quantity import QuantityError, to_amount
-from app.kube.placement import (
-    NONE,
-    Affinity,
-    Placement,
-    PortJSON,
-    SpreadJSON,
-    TaintJSON,
-    TolerationJSON,
-    VolumeJSON,
-    placement,
-    taints,
+from app.kube.decoders import (
+    EMPTY_META,
+    EMPTY_POD_SPEC,
+    EMPTY_POD_STATUS,
+    Node,
+    OwnerRef,
+    Pod,
+    Quota,
 )
+from app.kube.placement import NONE, Placement, placement, taints
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +64,7 @@ def _amounts(raw: Mapping[str, Any] | None) -> Amounts:
     return out
 
 
-# ---- what is decoded: only the fields the views use --------------------------------------
+# ---- the views ------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Owner:
     kind: str  # Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ... or Pod (no owner)
@@ -80,105 +72,6 @@ class Owner:
 
 
 NO_OWNER = Owner("Pod", "")  # a bare pod
-
-
-class _OwnerRef(msgspec.Struct):
-    kind: str = ""
-    name: str = ""
-    controller: bool | None = None
-
-
-class _Meta(msgspec.Struct, rename="camel"):
-    name: str = ""
-    namespace: str = ""
-    resource_version: str = ""
-    creation_timestamp: str | None = None
-    labels: dict[str, str] | None = None
-    annotations: dict[str, str] | None = None
-    owner_references: list[_OwnerRef] | None = None
-
-
-class _ListMeta(msgspec.Struct, rename={"cont": "continue", "resource_version": "resourceVersion"}):
-    cont: str | None = None
-    resource_version: str = ""
-
-
-class _Resources(msgspec.Struct):
-    requests: dict[str, Any] | None = None
-    limits: dict[str, Any] | None = None
-
-
-class _Container(msgspec.Struct, rename="camel"):
-    resources: _Resources | None = None
-    restart_policy: str | None = None
-    ports: list[PortJSON] | None = None
-
-    @property
-    def amounts(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        r = self.resources
-        return (r.requests, r.limits) if r is not None else (None, None)
-
-
-class _PodSpec(msgspec.Struct, rename="camel"):
-    node_name: str | None = None
-    node_selector: dict[str, str] | None = None
-    containers: list[_Container] | None = None  # may be null (a watch bookmark sends containers: null)
-    init_containers: list[_Container] | None = None
-    overhead: dict[str, Any] | None = None
-    tolerations: list[TolerationJSON] | None = None
-    affinity: Affinity | None = None
-    topology_spread_constraints: list[SpreadJSON] | None = None
-    volumes: list[VolumeJSON] | None = None
-
-
-class _Condition(msgspec.Struct):
-    type: str = ""
-    status: str = ""
-    reason: str | None = None
-    message: str | None = None
-
-
-class _PodStatus(msgspec.Struct):
-    phase: str | None = None
-    conditions: list[_Condition] | None = None  # may be null, as in a watch bookmark
-
-
-class Pod(msgspec.Struct):
-    metadata: _Meta = msgspec.field(default_factory=_Meta)
-    spec: _PodSpec = msgspec.field(default_factory=_PodSpec)
-    status: _PodStatus = msgspec.field(default_factory=_PodStatus)
-
-
-class _NodeSpec(msgspec.Struct):
-    unschedulable: bool | None = None
-    taints: list[TaintJSON] | None = None
-
-
-class _NodeStatus(msgspec.Struct):
-    capacity: dict[str, Any] | None = None
-    allocatable: dict[str, Any] | None = None
-
-
-class Node(msgspec.Struct):
-    metadata: _Meta = msgspec.field(default_factory=_Meta)
-    spec: _NodeSpec = msgspec.field(default_factory=_NodeSpec)
-    status: _NodeStatus = msgspec.field(default_factory=_NodeStatus)
-
-
-class _PodList(msgspec.Struct):
-    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
-    items: list[Pod] | None = None
-
-
-class _NodeList(msgspec.Struct):
-    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
-    items: list[Node] | None = None
-
-
-POD_LIST = msgspec.json.Decoder(_PodList)
-NODE_LIST = msgspec.json.Decoder(_NodeList)
-POD = msgspec.json.Decoder(Pod)
-NODE = msgspec.json.Decoder(Node)
 
 
 @dataclass(slots=True)
@@ -193,6 +86,10 @@ class NodeView:
     created: str
     desired: dict[str, int]  # the desired-state annotation, parsed
     taints: tuple[Taint, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return ("", self.name)
 
     @property
     def drift(self) -> list[Drift]:
@@ -215,19 +112,20 @@ class NodeView:
 
     @classmethod
     def from_struct(cls, node: Node) -> NodeView:
-        meta = node.metadata
+        meta = node.metadata or EMPTY_META
+        spec, status = node.spec, node.status
         annotations = {k: v for k, v in (meta.annotations or {}).items() if k.startswith(ANNOTATION_PREFIX)}
         return cls(
-            name=meta.name,
+            name=meta.name or "",
             labels=meta.labels or {},
             annotations=annotations,
-            capacity=_amounts(node.status.capacity),
-            allocatable=_amounts(node.status.allocatable),
-            resource_version=meta.resource_version,
-            unschedulable=bool(node.spec.unschedulable),
+            capacity=_amounts(status.capacity if status else None),
+            allocatable=_amounts(status.allocatable if status else None),
+            resource_version=meta.resource_version or "",
+            unschedulable=bool(spec and spec.unschedulable),
             created=meta.creation_timestamp or "",
             desired=parse_desired(annotations.get(DESIRED_ANNOTATION)),
-            taints=taints(node.spec.taints),
+            taints=taints(spec.taints if spec else None),
         )
 
 
@@ -267,7 +165,9 @@ class PodView:
 
     @classmethod
     def from_struct(cls, pod: Pod) -> PodView:
-        meta, spec, status = pod.metadata, pod.spec, pod.status
+        meta = pod.metadata or EMPTY_META
+        spec = pod.spec or EMPTY_POD_SPEC
+        status = pod.status or EMPTY_POD_STATUS
         unschedulable = None
         if not spec.node_name:
             for cond in status.conditions or ():
@@ -279,13 +179,13 @@ class PodView:
             requests = _shared(effective_amounts(containers, init, spec.overhead))
             limits = _shared(effective_amounts(containers, init, spec.overhead, "limits"))
         except QuantityError:
-            log.warning("pod %s/%s has an unparsable quantity", meta.namespace, meta.name)
+            log.warning("pod %s/%s has an unparsable quantity", meta.namespace or "", meta.name or "")
             requests = limits = EMPTY
         selector = spec.node_selector
         extended = _shared(extended_only(requests))
         return cls(
-            namespace=sys.intern(meta.namespace),
-            name=meta.name,
+            namespace=sys.intern(meta.namespace or ""),
+            name=meta.name or "",
             node_name=sys.intern(spec.node_name or ""),
             phase=sys.intern(status.phase or "Pending"),
             requests=requests,
@@ -300,12 +200,12 @@ class PodView:
                 spec.affinity,
                 [p for c in (*(spec.init_containers or ()), *(spec.containers or ())) for p in c.ports or ()],
                 spec.topology_spread_constraints,
-                spec.volumes,
+                any(v.persistent_volume_claim or v.ephemeral for v in spec.volumes or ()),
             ),
         )
 
 
-def workload(refs: list[_OwnerRef] | None, labels: Mapping[str, str] | None) -> Owner:
+def workload(refs: list[OwnerRef] | None, labels: Mapping[str, str] | None) -> Owner:
     """The workload a pod belongs to, from its controller reference. A ReplicaSet whose name is
     ``<deployment>-<pod-template-hash>`` (the pod carries the hash label) belongs to that
     Deployment, and a Job named ``<cronjob>-<minutes>`` to that CronJob: their controllers name
@@ -313,7 +213,7 @@ def workload(refs: list[_OwnerRef] | None, labels: Mapping[str, str] | None) -> 
     ref = next((r for r in refs or () if r.controller), None) or next(iter(refs or ()), None)
     if ref is None:
         return NO_OWNER
-    kind, name = ref.kind, ref.name
+    kind, name = ref.kind or "", ref.name or ""
     template_hash = (labels or {}).get("pod-template-hash")
     if kind == "ReplicaSet" and template_hash and name.endswith("-" + template_hash):
         kind, name = "Deployment", name[: -len(template_hash) - 1]
@@ -341,13 +241,17 @@ class QuotaView:
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> QuotaView:
-        meta = obj.get("metadata") or {}
-        status = obj.get("status") or {}
-        hard = _amounts(status.get("hard") or (obj.get("spec") or {}).get("hard"))
-        used = _amounts(status.get("used"))
+        return cls.from_struct(msgspec.convert(obj, Quota))
+
+    @classmethod
+    def from_struct(cls, quota: Quota) -> QuotaView:
+        meta = quota.metadata or EMPTY_META
+        status, spec = quota.status, quota.spec
+        hard = _amounts((status.hard if status else None) or (spec.hard if spec else None))
+        used = _amounts(status.used if status else None)
         items = {
             key[len(REQUESTS) :]: (value, used.get(key, 0))
             for key, value in hard.items()
             if key.startswith(REQUESTS) and not is_native_resource(key[len(REQUESTS) :])
         }
-        return cls(meta.get("namespace", ""), meta.get("name", ""), items)
+        return cls(meta.namespace or "", meta.name or "", items)

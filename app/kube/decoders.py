@@ -1,0 +1,153 @@
+"""The wire shapes of the objects the cache reads: only the fields the views use.
+
+Pods, nodes and quotas are decoded with msgspec into typed structs that declare only the fields
+used here: everything else in the JSON (managedFields, env, probes, images, ...) is skipped by the
+decoder without ever being built as Python objects. That keeps a page's transient memory near the
+size of its bytes and the decoding faster than a full parse.
+
+Typing rule, checked against the API's schema by ``tests/unit/test_schema_decoding.py``: every
+field the schema marks optional is ``X | None`` (the API server may send ``null`` for it), and a
+part whose contents are not read is decoded as an empty struct (``Present``), never as
+``msgspec.Raw | None``, which msgspec only decodes from ``null``. Field names are the API's
+exactly (``hostIP``, not the camel-cased ``hostIp``); the same test compares them with the schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from app.kube.placement import Affinity, PortJSON, SpreadJSON, TaintJSON, TolerationJSON
+
+T = TypeVar("T")
+
+
+class OwnerRef(msgspec.Struct):
+    kind: str | None = None
+    name: str | None = None
+    controller: bool | None = None
+
+
+class Meta(msgspec.Struct, rename="camel"):
+    name: str | None = None
+    namespace: str | None = None
+    resource_version: str | None = None
+    creation_timestamp: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: list[OwnerRef] | None = None
+
+
+class ListMeta(msgspec.Struct, rename={"cont": "continue", "resource_version": "resourceVersion"}):
+    cont: str | None = None
+    resource_version: str | None = None
+
+
+# A quantity is a string on the wire; the schema also allows a number.
+Quantities = dict[str, str | int | float]
+
+
+class Resources(msgspec.Struct):
+    requests: Quantities | None = None
+    limits: Quantities | None = None
+
+
+class Container(msgspec.Struct, rename="camel"):
+    resources: Resources | None = None
+    restart_policy: str | None = None
+    ports: list[PortJSON] | None = None
+
+    @property
+    def amounts(self) -> tuple[Quantities | None, Quantities | None]:
+        r = self.resources
+        return (r.requests, r.limits) if r is not None else (None, None)
+
+
+class Present(msgspec.Struct):
+    """An object whose presence is what matters: decodes any object, keeps none of it."""
+
+
+class Volume(msgspec.Struct, rename="camel"):
+    """A volume: its source is the one key besides ``name`` that is set; placement reads only
+    whether it is a claim."""
+
+    persistent_volume_claim: Present | None = None
+    ephemeral: Present | None = None
+
+
+class PodSpec(msgspec.Struct, rename="camel"):
+    node_name: str | None = None
+    node_selector: dict[str, str] | None = None
+    containers: list[Container] | None = None  # may be null (a watch bookmark sends containers: null)
+    init_containers: list[Container] | None = None
+    overhead: Quantities | None = None
+    tolerations: list[TolerationJSON] | None = None
+    affinity: Affinity | None = None
+    topology_spread_constraints: list[SpreadJSON] | None = None
+    volumes: list[Volume] | None = None
+
+
+class Condition(msgspec.Struct):
+    type: str | None = None
+    status: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class PodStatus(msgspec.Struct):
+    phase: str | None = None
+    conditions: list[Condition] | None = None  # may be null, as in a watch bookmark
+
+
+class Pod(msgspec.Struct):
+    metadata: Meta | None = None
+    spec: PodSpec | None = None
+    status: PodStatus | None = None
+
+
+class NodeSpec(msgspec.Struct):
+    unschedulable: bool | None = None
+    taints: list[TaintJSON] | None = None
+
+
+class NodeStatus(msgspec.Struct):
+    capacity: Quantities | None = None
+    allocatable: Quantities | None = None
+
+
+class Node(msgspec.Struct):
+    metadata: Meta | None = None
+    spec: NodeSpec | None = None
+    status: NodeStatus | None = None
+
+
+class QuotaSpec(msgspec.Struct):
+    hard: Quantities | None = None
+
+
+class QuotaStatus(msgspec.Struct):
+    hard: Quantities | None = None
+    used: Quantities | None = None
+
+
+class Quota(msgspec.Struct):
+    metadata: Meta | None = None
+    spec: QuotaSpec | None = None
+    status: QuotaStatus | None = None
+
+
+class ObjectList(msgspec.Struct, Generic[T]):
+    metadata: ListMeta | None = None
+    items: list[T] | None = None
+
+
+class Ident(msgspec.Struct):
+    """What names an object that could not be decoded whole (every part optional and untyped)."""
+
+    metadata: Any = None
+
+
+EMPTY_META = Meta()
+EMPTY_POD_SPEC = PodSpec()
+EMPTY_POD_STATUS = PodStatus()
