@@ -44,8 +44,8 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
     from app.kube.client import ClusterConfig, api_client, load_configuration
 
     state = state_dir or Path(tempfile.mkdtemp(prefix="extres-demo-"))
-    log.info("starting a local control plane in %s (first run builds it: ~5 minutes)", state)
-    plane = testenv.start(state, scheduler=True)
+    log.info("starting a local control plane in %s (the first run builds it: ~10 minutes)", state)
+    plane = testenv.start(state)
     try:
         api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
         demo_cluster.seed(api)
@@ -53,12 +53,23 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
         demo_cluster.run_standin(api, stop)
         log.info("demo cluster at %s; KUBECONFIG=%s", plane.server, plane.kubeconfig)
         print(f"extres demo: http://{settings.host}:{settings.port}/", flush=True)
+        print(f"export KUBECONFIG={plane.kubeconfig}  # kubectl reaches the demo cluster", flush=True)
         # the demo cluster is a local toy on loopback: changes are on unless EXTRES_READ_ONLY says no
         read_only = settings.read_only if "EXTRES_READ_ONLY" in os.environ else False
         local = {"kubeconfig": str(plane.kubeconfig), "in_cluster": "false", "read_only": read_only}
         serve_app(Settings(**{**vars(settings), **local}))
     finally:
         plane.stop()
+
+
+DESCRIPTIONS = {
+    "serve": "Serve the dashboard for the cluster of the in-cluster config or $KUBECONFIG; "
+    "with neither, the built-in demo cluster.",
+    "demo": "Start a local Kubernetes control plane (etcd, kube-apiserver, kube-scheduler, "
+    "kube-controller-manager; kwok plays the kubelets), seed it with nodes and workloads, and serve "
+    "the dashboard. It prints one line, `export KUBECONFIG=<state dir>/kubeconfig`: run it in "
+    "another shell and kubectl reaches the demo cluster. The control plane stops with the dashboard.",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         ("serve", "serve the dashboard (in-cluster, or $KUBECONFIG; the demo when neither exists)"),
         ("demo", "start a local control plane, seed a demo cluster, serve the dashboard"),
     ):
-        p = sub.add_parser(name, help=text)
+        p = sub.add_parser(name, help=text, description=DESCRIPTIONS[name])
         p.add_argument("--host", help="listen address (EXTRES_HOST)")
         p.add_argument("--port", type=int, help="listen port (EXTRES_PORT)")
         if name == "serve":

@@ -1,7 +1,9 @@
-"""Drive scripts/kube-testenv: a local etcd + kube-apiserver (+ kube-scheduler).
+"""Drive scripts/kube-testenv: a local control plane (etcd, kube-apiserver, kube-scheduler,
+kube-controller-manager) with kwok playing the kubelets.
 
-Used by the test suite and by ``extres demo``. The binaries are built once from
-Debian's Kubernetes source package and cached outside the repository.
+Used by the test suite and by ``extres demo``. The binaries are built once from Go modules
+(the version: ``EXTRES_KUBE_VERSION``, default the newest the script knows) and cached outside
+the repository.
 """
 
 from __future__ import annotations
@@ -25,12 +27,27 @@ class ControlPlane:
     port: int
 
     @property
+    def version(self) -> tuple[int, int]:
+        """The (major, minor) Kubernetes version it runs."""
+        major, minor = (self.state_dir / "version").read_text().strip().split(".")[:2]
+        return int(major), int(minor)
+
+    @property
     def kubeconfig(self) -> Path:
         return self.state_dir / "kubeconfig"
 
     @property
     def server(self) -> str:
         return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def kubectl(self) -> Path:
+        """The kubectl built with this version's control plane."""
+        version = (self.state_dir / "version").read_text().strip()
+        out = _script(
+            "bindir", env={**os.environ, "EXTRES_KUBE_VERSION": version}, capture_output=True, text=True
+        )
+        return Path(out.stdout.strip()) / "kubectl"
 
     def stop(self) -> None:
         _script("stop", self.state_dir, check=False)
@@ -70,12 +87,19 @@ def _free(port: int) -> bool:
 
 
 def start(
-    state_dir: Path, port: int | None = None, scheduler: bool = False, watch_cache: bool = True
+    state_dir: Path,
+    port: int | None = None,
+    scheduler: bool = False,
+    watch_cache: bool = True,
+    bare: bool = False,
 ) -> ControlPlane:
+    """Start a control plane; ``bare``: etcd and kube-apiserver only (plus the scheduler if
+    ``scheduler``), no controllers and no kwok."""
     if not SCRIPT.is_file():
         raise RuntimeError(f"{SCRIPT} is missing: the package was installed without its scripts")
     port = port or int(os.environ.get("EXTRES_TESTENV_PORT", "0")) or free_port()
-    flags = [f for f, on in (("--scheduler", scheduler), ("--no-watch-cache", not watch_cache)) if on]
+    options = (("--scheduler", scheduler), ("--no-watch-cache", not watch_cache), ("--bare", bare))
+    flags = [f for f, on in options if on]
     _script("start", state_dir, port, *flags, stdout=subprocess.DEVNULL)
     return ControlPlane(Path(state_dir).resolve(), port)
 

@@ -20,7 +20,7 @@ import argparse
 import random
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kubernetes import client
 
-from app.domain.fit import fits
-from app.kube import standin
+from app.domain.fit import admitted_tolerations, fits
 from app.kube.cache import ClusterCache
 from app.kube.projections import PodView
 from app.web.pending import shape_of
 
 D, F = "example.com/dongle", "acme.io/fpga"
 NODES_PER_BATCH = 6
+NOT_READY_LABEL = "extres.test/not-ready"  # kwok reports such a node NotReady (kwok-stages.yaml)
+NOT_READY = "node.kubernetes.io/not-ready"
 
 
 @dataclass
@@ -203,11 +204,24 @@ def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefi
         names = [f"{batch}-n{i}" for i in range(NODES_PER_BATCH)]
         nodes = [_node(rng, name, batch) for name in names]
         for body in nodes:
+            if rng.random() >= 0.85:  # most nodes become Ready; the others' kubelets report NotReady
+                body["metadata"].setdefault("labels", {})[NOT_READY_LABEL] = "true"
             core.create_node(body)
-            if rng.random() < 0.85:  # the kubelet stand-in: most nodes become ready
-                standin.make_ready(
-                    core, api.sanitize_for_serialization(core.read_node(body["metadata"]["name"]))
-                )
+
+        def settled(body: dict[str, Any]) -> bool:
+            """kwok has reported the node Ready (or NotReady) and the node lifecycle controller
+            has tainted a NotReady one (NoSchedule and NoExecute); the cache has seen it."""
+            name = body["metadata"]["name"]
+            view = cache.node(name)
+            if view is None:
+                return False
+            effects = {t.effect for t in view.taints if t.key == NOT_READY}
+            if NOT_READY_LABEL in view.labels:
+                return effects == {"NoSchedule", "NoExecute"}
+            conditions = core.read_node_status(name).status.conditions or ()
+            return not effects and any(c.type == "Ready" and c.status == "True" for c in conditions)
+
+        _wait(lambda nodes=nodes: all(map(settled, nodes)), timeout=30)
         node_docs = [api.sanitize_for_serialization(core.read_node(x)) for x in names]
 
         def seen(doc: dict[str, Any]) -> bool:
@@ -220,7 +234,8 @@ def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefi
             name = f"{batch}-p{i}"
             body = _pod(rng, name, batch, names)
             view = PodView.from_json(body)
-            shape = shape_of(view)
+            # the pod as admission will make it (DefaultTolerationSeconds adds its tolerations)
+            shape = replace(shape_of(view), tolerations=admitted_tolerations(view.placement.tolerations))
             predicted = sorted(n.name for n in cache.node_facts() if fits(shape, n))
             core.create_namespaced_pod("default", body)
             actual = _outcome(core, name)
@@ -301,7 +316,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=random.SystemRandom().randrange(10**6))
     args = ap.parse_args()
     print(f"seed {args.seed}", flush=True)
-    plane = testenv.start(Path(mkdtemp(prefix="extres-agree-")), scheduler=True)
+    plane = testenv.start(Path(mkdtemp(prefix="extres-agree-")))
     try:
         api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
         cache = ClusterCache(api)

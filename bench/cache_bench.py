@@ -294,7 +294,7 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
 
 
 def run_profile(name: str, nodes: int, steps: list[int], requests: int) -> None:
-    plane = testenv.start(Path(tempfile.mkdtemp(prefix=f"extres-bench-{name}-")))
+    plane = testenv.start(Path(tempfile.mkdtemp(prefix=f"extres-bench-{name}-")), bare=True)
     try:
         api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
         api.configuration.connection_pool_maxsize = 32

@@ -170,7 +170,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--changes", type=int, default=20)
     args = ap.parse_args()
-    plane = testenv.start(Path(tempfile.mkdtemp(prefix="extres-load-")))
+    plane = testenv.start(Path(tempfile.mkdtemp(prefix="extres-load-")), bare=True)
     try:
         api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
         api.configuration.connection_pool_maxsize = 32

@@ -6,7 +6,8 @@ pod-template-hash or controller-revision-hash labels, the kubectl
 last-applied-configuration annotation of the owner's manifest), with an init
 container and an app container with 20 env vars (fieldRef, secretKeyRef and
 resourceFieldRef among them), envFrom, volumes (configMap, secret, emptyDir,
-the projected service-account token) and mounts, liveness and readiness probes,
+the projected service-account token; a StatefulSet's pods a persistentVolumeClaim
+from its volumeClaimTemplates, a Job's a generic ephemeral volume) and mounts, liveness and readiness probes,
 security contexts and tolerations; the kubelet's status (conditions, container
 statuses, IPs) is written as a status patch, and the API server records
 managedFields for it all. Listed, such a pod is 8-12 KB of JSON (``listed_size``
@@ -160,6 +161,22 @@ def _template(app: str, resource: str, amount: str) -> dict[str, Any]:
     }
 
 
+# A generic ephemeral volume: a claim made per pod from this template.
+EPHEMERAL = {
+    "name": "scratch",
+    "ephemeral": {
+        "volumeClaimTemplate": {
+            "metadata": {"labels": {"type": "scratch"}},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "fast-local",
+                "resources": {"requests": {"storage": "10Gi"}},
+            },
+        }
+    },
+}
+
+
 def _labels(app: str) -> dict[str, str]:
     return {
         "app.kubernetes.io/name": app,
@@ -213,6 +230,15 @@ class RealProfile:
                     "serviceName": app,
                     "selector": {"matchLabels": select},
                     "template": tmpl,
+                    "volumeClaimTemplates": [
+                        {
+                            "metadata": {"name": "data"},
+                            "spec": {
+                                "accessModes": ["ReadWriteOnce"],
+                                "resources": {"requests": {"storage": "20Gi"}},
+                            },
+                        }
+                    ],
                 },
             }
             made = self.apps_api.create_namespaced_stateful_set(self.namespace, body)
@@ -262,6 +288,15 @@ class RealProfile:
             spec["restartPolicy"] = "Never"
         if owner["kind"] == "StatefulSet":
             spec["hostname"], spec["subdomain"] = f"{app}-{j}", app
+            # the claim its volumeClaimTemplates made for this replica, in place of the emptyDir
+            spec["volumes"] = [
+                {"name": "data", "persistentVolumeClaim": {"claimName": f"data-{app}-{j}"}}
+                if v["name"] == "data"
+                else v
+                for v in spec["volumes"]
+            ]
+        elif owner["kind"] == "Job":
+            spec["volumes"] = [*spec["volumes"], EPHEMERAL]
         spec["nodeName"] = node
         return {
             "metadata": {

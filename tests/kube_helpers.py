@@ -11,6 +11,7 @@ from bs4 import BeautifulSoup
 from kubernetes import client
 
 from app.kube import standin
+from tests.conftest import eventually
 
 BASE = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 
@@ -64,6 +65,10 @@ def create_pod(
 
 
 def set_pod_phase(core: client.CoreV1Api, name: str, phase: str, namespace: str = "default") -> None:
+    """Write a pod's phase as its kubelet would (a test playing the kubelet's part). kwok starts a
+    bound pod first: wait for that, so that kwok's write never lands after this one."""
+    if core.read_namespaced_pod(name, namespace).spec.node_name:
+        eventually(lambda: core.read_namespaced_pod_status(name, namespace).status.phase == "Running")
     core.patch_namespaced_pod_status(name, namespace, {"status": {"phase": phase}})
 
 
@@ -91,13 +96,29 @@ def node_cells(html: str) -> dict[tuple[str, str], str]:
     }
 
 
+def ready(core: client.CoreV1Api, *names: str, timeout: float = 30.0) -> None:
+    """Wait until kwok has made each node Ready and the node lifecycle controller has lifted its
+    not-ready taint: until then the scheduler will not place a pod there."""
+
+    def all_ready() -> bool:
+        for name in names:
+            node = core.read_node(name)
+            conditions = {c.type: c.status for c in node.status.conditions or ()}
+            if conditions.get("Ready") != "True" or any(
+                t.key == "node.kubernetes.io/not-ready" for t in node.spec.taints or ()
+            ):
+                return False
+        return True
+
+    eventually(all_ready, timeout=timeout)
+
+
 def kubelet_standin(core: client.CoreV1Api, *names: str) -> None:
-    """What the kubelet and node controller would do for a healthy node (there is no kubelet
-    here): lift the not-ready taint and copy extended capacity to allocatable."""
+    """Nodes Ready and untainted (kwok and the node lifecycle controller), and their extended
+    capacity copied to allocatable, the one kubelet step kwok does not take (app.kube.standin)."""
+    ready(core, *names)
     for name in names:
-        node = core.api_client.sanitize_for_serialization(core.read_node(name))
-        standin.make_ready(core, node)
-        standin.sync_node(core, node)
+        standin.sync_node(core, core.api_client.sanitize_for_serialization(core.read_node(name)))
 
 
 def own_resource(uid: str, letter: str = "t") -> str:
@@ -105,8 +126,12 @@ def own_resource(uid: str, letter: str = "t") -> str:
     return f"{letter}{uid[-6:].strip('-')}.example.com/dongle".replace("--", "-")
 
 
-def snapshot(core: client.CoreV1Api, node: str) -> tuple[str, dict[str, str]]:
-    """A node's resourceVersion and capacity: equal before and after means nothing changed."""
+def snapshot(core: client.CoreV1Api, node: str, settle: bool = True) -> tuple[str, dict[str, str]]:
+    """A node's resourceVersion and capacity: equal before and after means nothing changed. Read
+    once kwok has made the node Ready, so that its own writes are done (its next heartbeat is
+    minutes away); ``settle=False`` on a bare control plane, where no kwok runs."""
+    if settle:
+        ready(core, node)
     n = core.read_node(node)
     return n.metadata.resource_version, n.status.capacity
 

@@ -97,6 +97,24 @@ class Toleration:
         return self.operator in ("", "Equal") and self.value == taint.value
 
 
+# The DefaultTolerationSeconds admission plugin (on by default) gives every new pod that does not
+# already tolerate them these two NoExecute tolerations (for 300 s): a node whose kubelet reports
+# NotReady, or has gone quiet, is tainted so by the node lifecycle controller, and the scheduler
+# still places such a pod there. Mirrors plugin/pkg/admission/defaulttolerationseconds.
+NOT_READY, UNREACHABLE = "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"
+
+
+def admitted_tolerations(tolerations: tuple[Toleration, ...]) -> tuple[Toleration, ...]:
+    """A pod's tolerations once admitted: the defaults added unless a toleration covers them
+    (its key that taint's or empty, its effect NoExecute or empty)."""
+    added = tuple(
+        Toleration(key, "Exists", "", "NoExecute")
+        for key in (NOT_READY, UNREACHABLE)
+        if not any(t.key in ("", key) and t.effect in ("", "NoExecute") for t in tolerations)
+    )
+    return tolerations + added
+
+
 @dataclass(frozen=True, slots=True)
 class Taint:
     key: str

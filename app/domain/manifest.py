@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from app.domain.accounting import pod_requests
-from app.domain.fit import HostPort, PodShape, Requirement, Term, Toleration
+from app.domain.fit import HostPort, PodShape, Requirement, Term, Toleration, admitted_tolerations
 from app.domain.names import extended_resource_name_errors, is_native_resource, is_standard_resource
 from app.domain.quantity import QuantityError, parse_count, to_amount
 
@@ -185,11 +185,16 @@ def _shape(spec: Mapping[str, Any]) -> PodShape:
             )
             for t in _mapping(required, "required node affinity").get("nodeSelectorTerms") or ()
         )
-    tolerations = tuple(
-        Toleration(
-            t.get("key") or "", t.get("operator") or "Equal", str(t.get("value") or ""), t.get("effect") or ""
+    tolerations = admitted_tolerations(  # a pasted pod is not admitted yet
+        tuple(
+            Toleration(
+                t.get("key") or "",
+                t.get("operator") or "Equal",
+                str(t.get("value") or ""),
+                t.get("effect") or "",
+            )
+            for t in spec.get("tolerations") or ()
         )
-        for t in spec.get("tolerations") or ()
     )
     ports = tuple(
         HostPort(int(p["hostPort"]), p.get("protocol") or "TCP", p.get("hostIP") or "")

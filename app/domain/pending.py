@@ -30,6 +30,7 @@ class SchedulerMessage:
     total_nodes: int | None = None
     reasons: tuple[tuple[int, str], ...] = ()  # (node count, reason), scheduling part only
     preemption: str | None = None  # the "preemption: ..." clause, when present
+    post_filter: tuple[str, ...] = ()  # other post-filter clauses ("no new claims to deallocate")
 
     @property
     def insufficient(self) -> dict[str, int]:
@@ -48,10 +49,15 @@ class SchedulerMessage:
 def parse_scheduler_message(message: str) -> SchedulerMessage:
     """Parse ``0/N nodes are available: 3 Insufficient x, 1 node(s) didn't match ...``.
 
-    Unknown shapes are kept whole in ``raw`` with no reasons, never guessed at.
+    kube-scheduler writes the filter reasons, a full stop, then what its post-filter plugins
+    said, joined by ", " (``FitError.Error``): since 1.22 the preemption plugin's
+    ``preemption: ...``, since 1.34 the DynamicResources plugin's ``no new claims to deallocate``
+    before it. No reason contains ". " (taint keys and resource names have dots, never followed
+    by a space), so the first ". " ends the reasons. Unknown shapes are kept whole in ``raw``
+    with no reasons, never guessed at.
     """
     text = (message or "").strip()
-    main, _, preemption = text.partition(" preemption: ")
+    main, _, post = text.partition(". ")
     m = _HEAD.match(main)
     if not m:
         return SchedulerMessage(raw=text)
@@ -62,11 +68,13 @@ def parse_scheduler_message(message: str) -> SchedulerMessage:
     for part in _REASON_SPLIT.split(rest) if rest else ():
         if r := _REASON.match(part.strip()):
             reasons.append((int(r["count"]), r["text"].strip().rstrip(".")))
+    others, _, preemption = post.partition("preemption: ")
     return SchedulerMessage(
         raw=text,
         total_nodes=int(m["total"]),
         reasons=tuple(reasons),
         preemption=preemption.strip().rstrip(".") or None,
+        post_filter=tuple(c.strip() for c in others.split(",") if c.strip()),
     )
 
 

@@ -1,9 +1,17 @@
-"""Seed a demo cluster: nodes with extended resources, pods that use them, pods that cannot fit."""
+"""Seed a demo cluster: nodes with extended resources, and workloads that the controllers turn
+into pods (some of which cannot fit).
+
+The first story is the classic walkthrough of extended resources: demo-node-4 advertises
+``wgh/extended-cpu: 2`` and the Deployment ``nginx-deployment`` asks for 3, so its pod stays
+Pending until the request is lowered to 2 (or a node advertises 3).
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from kubernetes import client
 
@@ -12,22 +20,25 @@ from app.kube.errors import translate
 
 log = logging.getLogger(__name__)
 
+WALKTHROUGH = "wgh/extended-cpu"
 BASE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 NODES = [
     ("demo-node-1", {"zone": "a", "pool": "general"}, {"example.com/dongle": "4", "acme.io/fpga": "2"}),
     ("demo-node-2", {"zone": "a", "pool": "general"}, {"example.com/dongle": "2"}),
     ("demo-node-3", {"zone": "b", "pool": "gpu"}, {"nvidia.com/gpu": "4", "acme.io/fpga": "1"}),
-    ("demo-node-4", {"zone": "b", "pool": "general"}, {}),
+    ("demo-node-4", {"zone": "b", "pool": "general"}, {WALKTHROUGH: "2"}),
 ]
-PODS = [  # name, node (None: let the scheduler decide), requests
-    ("dongle-reader-1", "demo-node-1", {"example.com/dongle": "2"}),
-    ("dongle-reader-2", "demo-node-1", {"example.com/dongle": "1"}),
-    ("dongle-reader-3", "demo-node-2", {"example.com/dongle": "2"}),
-    ("fpga-job", "demo-node-1", {"acme.io/fpga": "1"}),
-    ("trainer", "demo-node-3", {"nvidia.com/gpu": "3"}),
-    ("web", "demo-node-4", {}),
-    ("big-dongle-job", None, {"example.com/dongle": "3"}),
-    ("quantum-job", None, {"example.com/qubit": "1"}),
+# kind, name, replicas, node (None: the scheduler decides), extended requests (= limits)
+WORKLOADS: list[tuple[str, str, int, str | None, dict[str, str]]] = [
+    ("Deployment", "nginx-deployment", 1, None, {WALKTHROUGH: "3"}),  # Pending: the walkthrough
+    ("Deployment", "dongle-reader", 3, "demo-node-1", {"example.com/dongle": "1"}),
+    ("Deployment", "dongle-writer", 1, "demo-node-2", {"example.com/dongle": "2"}),
+    ("StatefulSet", "fpga-db", 1, "demo-node-1", {"acme.io/fpga": "1"}),
+    ("Deployment", "trainer", 1, None, {"nvidia.com/gpu": "3"}),
+    ("DaemonSet", "node-agent", 1, None, {}),
+    ("Job", "nightly-report", 1, None, {}),  # runs, then completes
+    ("Job", "big-dongle-job", 1, None, {"example.com/dongle": "3"}),  # Pending: no node has 3 free
+    ("Deployment", "qubit-sim", 1, None, {"example.com/qubit": "1"}),  # Pending: no node has any
 ]
 
 
@@ -39,41 +50,62 @@ def node_body(name: str, labels: dict[str, str], extended: dict[str, str]) -> cl
     )
 
 
-def pod_body(name: str, node: str | None, requests: dict[str, str]) -> client.V1Pod:
-    res = {"cpu": "100m", "memory": "64Mi", **requests}
-    return client.V1Pod(
-        metadata=client.V1ObjectMeta(name=name, labels={"app": name.rsplit("-", 1)[0]}),
-        spec=client.V1PodSpec(
-            node_name=node,
-            containers=[
-                client.V1Container(
-                    name="main",
-                    image="registry.example/demo:1",
-                    resources=client.V1ResourceRequirements(requests=res, limits=dict(requests)),
-                )
-            ],
-        ),
-    )
+def workload_body(kind: str, name: str, replicas: int, node: str | None, extended: dict[str, str]) -> Any:
+    labels = {"app": name}
+    pod_spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "nginx:1.29" if name.startswith("nginx") else "registry.example/demo:1",
+                "resources": {"requests": {"cpu": "100m", "memory": "64Mi", **extended}, "limits": extended},
+            }
+        ]
+    }
+    if node:
+        pod_spec["nodeSelector"] = {"kubernetes.io/hostname": node}
+    template = {"metadata": {"labels": labels}, "spec": pod_spec}
+    spec: dict[str, Any] = {"selector": {"matchLabels": labels}, "template": template}
+    if kind == "Job":
+        pod_spec["restartPolicy"] = "Never"
+        spec = {"template": template, "backoffLimit": 0}
+    elif kind == "StatefulSet":
+        spec |= {"replicas": replicas, "serviceName": name}
+    elif kind != "DaemonSet":
+        spec["replicas"] = replicas
+    group = "batch/v1" if kind == "Job" else "apps/v1"
+    return {"apiVersion": group, "kind": kind, "metadata": {"name": name, "labels": labels}, "spec": spec}
+
+
+def _creators(api: client.ApiClient) -> dict[str, Callable[[str, Any], Any]]:
+    apps, batch = client.AppsV1Api(api), client.BatchV1Api(api)
+    return {
+        "Deployment": apps.create_namespaced_deployment,
+        "StatefulSet": apps.create_namespaced_stateful_set,
+        "DaemonSet": apps.create_namespaced_daemon_set,
+        "Job": batch.create_namespaced_job,
+    }
 
 
 def seed(api: client.ApiClient, namespace: str = "default") -> None:
+    """Create the nodes and workloads; what exists already is left as it is."""
     core = client.CoreV1Api(api)
+    create = _creators(api)
     for name, labels, extended in NODES:
-        try:
-            core.create_node(node_body(name, labels, extended))
-        except client.ApiException as exc:
-            if exc.status != 409:
-                raise
-    for name, node, requests in PODS:
-        try:
-            core.create_namespaced_pod(namespace, pod_body(name, node, requests))
-        except client.ApiException as exc:
-            if exc.status != 409:
-                raise
+        _unless_exists(core.create_node, node_body(name, labels, extended))
+    for kind, name, replicas, node, extended in WORKLOADS:
+        _unless_exists(create[kind], namespace, workload_body(kind, name, replicas, node, extended))
+
+
+def _unless_exists(fn: Callable[..., Any], *args: Any) -> None:
+    try:
+        fn(*args)
+    except client.ApiException as exc:
+        if exc.status != 409:
+            raise
 
 
 def run_standin(api: client.ApiClient, stop: threading.Event, interval: float = 2.0) -> threading.Thread:
-    """Keep the kubelet stand-in going in the background until ``stop`` is set."""
+    """Keep allocatable following capacity (app.kube.standin) until ``stop`` is set."""
     core = client.CoreV1Api(api)
 
     def loop() -> None:

@@ -1,7 +1,7 @@
 """The dashboard as people use it, in a real browser.
 
-There is no kubelet: app.kube.standin stands in for it where a test needs
-allocatable to follow capacity or a node to be Ready.
+kwok plays the kubelets (nodes Ready, pods running); app.kube.standin copies capacity to
+allocatable where a test needs it, the one kubelet step kwok does not take.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from app.kube import standin
 from tests.browser.conftest import DOCS, open_page
 from tests.kube_helpers import create_node, create_pod, kubelet_standin, own_resource
 
@@ -213,7 +212,6 @@ def test_screenshots_of_the_demo_cluster(browser, server, core, admin_api):
 
     demo.seed(admin_api)
     kubelet_standin(core, *(name for name, _, _ in demo.NODES))
-    standin.run_bound_pods(core)
     w = open_page(browser)
     page = w.page
     page.goto(server.url + "/?q=demo-node")

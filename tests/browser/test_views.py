@@ -106,7 +106,7 @@ def test_history_and_bulk_progress(browser, server, core, uid):
 def test_page_weight_at_5000_nodes(browser):
     """Every page and fragment at 5,000 nodes stays under 300 KB of HTML and 10,000 DOM nodes
     (fragments under 50 KB): lists are paged and the bulk page offers a search, never every node."""
-    plane = testenv.start(Path(tempfile.mkdtemp(prefix="extres-weight-")))
+    plane = testenv.start(Path(tempfile.mkdtemp(prefix="extres-weight-")), bare=True)
     api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
     api.configuration.connection_pool_maxsize = 32
     try:

@@ -44,7 +44,7 @@ def test_chart_renders_lints_and_validates(name):
     assert not [m for m in report["messages"] if m["severity"] >= 2], report["messages"]
     docs = render(values)
     for doc in docs:
-        for version in ("1.28.0", kubernetes_validate.latest_version()):
+        for version in ("1.28.0", "1.35.0", kubernetes_validate.latest_version()):
             kubernetes_validate.validate(doc, version, strict=True)
     assert "Deployment" in kinds(docs)
     assert ("Ingress" in kinds(docs)) is (name == "ingress")

@@ -57,7 +57,7 @@ def test_every_convention_lands_where_it_belongs():
     assert report["errors"] == [] and not [m for m in report["messages"] if m["severity"] >= 2]
     for doc in docs:
         if doc["kind"] not in CRDS:
-            for version in ("1.28.0", kubernetes_validate.latest_version()):
+            for version in ("1.28.0", "1.35.0", kubernetes_validate.latest_version()):
                 kubernetes_validate.validate(doc, version, strict=True)
     kinds = by_kind(docs)
     [deploy] = kinds["Deployment"]

@@ -17,29 +17,45 @@ def test_demo_serves_the_seeded_cluster(tmp_path):
     port = testenv.free_port()
     env = {**os.environ, "EXTRES_PORT": str(port)}
     env.pop("KUBECONFIG", None)
+    out = tmp_path / "demo.out"
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "demo", "--state-dir", str(tmp_path / "demo")],
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=out.open("wb"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     try:
 
         def page():
-            assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else "exited"
+            assert proc.poll() is None, out.read_text()
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as resp:
                     cells = grid_cells(resp.read().decode())
             except OSError as exc:
                 raise AssertionError(f"not serving yet: {exc}") from exc
-            # the seeded pods are counted: dongle-reader-1 (2) + dongle-reader-2 (1) on node 1
+            # the controllers made the pods: dongle-reader's three replicas, 1 each, on node 1
             assert cells[("demo-node-1", "example.com/dongle", "requested")] == "3"
             return cells
 
-        cells = eventually(page, timeout=120, interval=0.5)
+        cells = eventually(page, timeout=180, interval=0.5)
         assert cells[("demo-node-3", "nvidia.com/gpu", "capacity")] == "4"
         assert cells[("*", "example.com/dongle", "capacity")] == "6"
+        exports = [line for line in out.read_text().splitlines() if line.startswith("export KUBECONFIG=")]
+        assert exports == [
+            f"export KUBECONFIG={tmp_path / 'demo' / 'kubeconfig'}  # kubectl reaches the demo cluster"
+        ]
+
+        def get(path: str) -> str:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+                return resp.read().decode()
+
+        # owners made by real controllers: a Deployment through its ReplicaSet, a StatefulSet
+        workloads = get("/workloads/")
+        assert 'data-workload="Deployment/dongle-reader"' in workloads
+        assert 'data-workload="StatefulSet/fpga-db"' in workloads
+        # the walkthrough's first step: nginx-deployment's pod waits for wgh/extended-cpu
+        eventually(lambda: "Insufficient wgh/extended-cpu" in get("/pending/"), timeout=60, interval=0.5)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

@@ -194,7 +194,7 @@ def test_a_410_gone_leads_to_a_relist(control_plane, core, uid):
 
 
 def test_down_api_server_gives_a_stale_banner_not_an_error(make_app, tmp_path):
-    plane = testenv.start(tmp_path / "kube")
+    plane = testenv.start(tmp_path / "kube", bare=True)
     try:
         app = make_app(kubeconfig=str(plane.kubeconfig))
         web = browser(app)

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.kube
 
 
 def test_one_hundred_viewers_and_an_editor_at_5000_nodes(tmp_path):
-    plane = testenv.start(tmp_path / "kube")
+    plane = testenv.start(tmp_path / "kube", bare=True)
     api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
     api.configuration.connection_pool_maxsize = 32
     try:

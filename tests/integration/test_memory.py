@@ -11,12 +11,15 @@ import gc
 import logging
 import re
 import tracemalloc
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from kubernetes import client
 
+from app import testenv
 from app.kube.cache import ClusterCache
+from app.kube.client import ClusterConfig, api_client, load_configuration
 from bench.profiles import RealProfile, listed_size
 
 pytestmark = pytest.mark.kube
@@ -27,6 +30,23 @@ PAGE = 100
 # as it arrives costs a page (~100 pods x 40 KB) plus ~0.6 KB kept per pod.
 PEAK_PER_POD = 8 * 1024
 KEPT_PER_POD = 1536
+
+
+@pytest.fixture(scope="module")
+def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[testenv.ControlPlane]:
+    """A control plane of its own, bare (no controllers, no kwok): the profile's pods carry
+    hand-made owner references and sit on nodes that do not exist, which the ReplicaSet, Job and
+    pod garbage collectors would act on."""
+    plane = testenv.start(tmp_path_factory.mktemp("memory"), bare=True)
+    yield plane
+    plane.stop()
+
+
+@pytest.fixture(scope="module")
+def admin_api(control_plane: testenv.ControlPlane) -> Iterator[client.ApiClient]:
+    api = api_client(load_configuration(ClusterConfig("false", str(control_plane.kubeconfig))))
+    yield api
+    api.close()
 
 
 @pytest.fixture(scope="module")

@@ -170,19 +170,29 @@ def test_pending_pods_are_paged_and_diagnoses_follow_node_changes(web, core, sch
     eventually(lambda: both_pages(2))
 
 
-def test_quota_on_extended_resource_is_shown(web, core, uid):
-    r = "example.com/dongle"
+def test_quota_on_extended_resource_is_shown_with_the_quota_controllers_usage(web, core, uid):
+    """The quota controller fills in status (hard, and used as pods come and go); the admission
+    plugin refuses pods until it has."""
+    r = own_resource(uid, "q")
+    namespace = f"{uid}-quota"
+    core.create_namespace({"metadata": {"name": namespace}})
+    node = f"{uid}-n"
+    create_node(core, node, {r: "8"})
     core.create_namespaced_resource_quota(
-        "default",
-        {"metadata": {"name": f"{uid}-q"}, "spec": {"hard": {f"requests.{r}": "5", "cpu": "10"}}},
+        namespace,
+        {"metadata": {"name": "q"}, "spec": {"hard": {f"requests.{r}": "5", "cpu": "10"}}},
     )
+    eventually(lambda: core.read_namespaced_resource_quota_status("q", namespace).status.hard)
+    create_pod(core, "user", node, {r: "2", "cpu": "100m"}, namespace)
 
-    def row():
+    def row(used: str) -> bool:
         soup = BeautifulSoup(web.get("/pending/").get_data(as_text=True), "html.parser")
-        tr = soup.select_one(f'tr[data-quota="default/{uid}-q"]')
-        assert tr is not None
-        return tr
+        tr = soup.select_one(f'tr[data-quota="{namespace}/q"]')
+        assert tr is not None and tr["data-resource"] == r
+        assert tr.select_one('[data-field="hard"]').get_text() == "5"
+        assert tr.select_one('[data-field="used"]').get_text() == used
+        return True
 
-    tr = eventually(row)
-    assert tr["data-resource"] == r
-    assert tr.select_one('[data-field="hard"]').get_text() == "5"
+    eventually(lambda: row("2"), timeout=30)
+    core.delete_namespaced_pod("user", namespace, grace_period_seconds=0)
+    eventually(lambda: row("0"), timeout=60)  # the controller's recount, after kwok removed the pod

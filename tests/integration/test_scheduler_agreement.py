@@ -13,7 +13,7 @@ import pytest
 
 from bench.agreement import run
 
-pytestmark = [pytest.mark.kube, pytest.mark.scheduler]
+pytestmark = [pytest.mark.kube, pytest.mark.scheduler, pytest.mark.compat]
 
 
 def test_the_fit_model_agrees_with_the_scheduler(app, admin_api, scheduler):

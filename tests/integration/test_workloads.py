@@ -8,23 +8,35 @@ import io
 
 import pytest
 from bs4 import BeautifulSoup
+from kubernetes import client
 
 from tests.conftest import eventually
-from tests.kube_helpers import api_calls, container, create_node, own_resource, set_pod_phase
+from tests.kube_helpers import api_calls, container, create_node, create_pod, kubelet_standin, own_resource
 
 pytestmark = pytest.mark.kube
 
 
-def owned(core, name, node, requests, kind=None, owner=None, labels=None, namespace="default"):
-    meta = {"name": name, "labels": labels or {}}
-    if kind:
-        meta["ownerReferences"] = [
-            {"apiVersion": "apps/v1", "kind": kind, "name": owner, "uid": f"uid-{owner}", "controller": True}
-        ]
-    spec = {"containers": [container(requests=requests)]}
-    if node:
-        spec["nodeName"] = node
-    core.create_namespaced_pod(namespace, {"metadata": meta, "spec": spec})
+def workload(admin_api, kind, name, node, requests, replicas=1, namespace="default", **pod_meta):
+    """A Deployment, StatefulSet or Job whose pods the controllers make, pinned to ``node``."""
+    labels = {"app": name}
+    template = {
+        "metadata": {"labels": labels, **pod_meta},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "containers": [container(requests=requests)],
+        },
+    }
+    spec = {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template}
+    apps, batch = client.AppsV1Api(admin_api), client.BatchV1Api(admin_api)
+    if kind == "Deployment":
+        apps.create_namespaced_deployment(namespace, {"metadata": {"name": name}, "spec": spec})
+    elif kind == "StatefulSet":
+        apps.create_namespaced_stateful_set(
+            namespace, {"metadata": {"name": name}, "spec": {**spec, "serviceName": name}}
+        )
+    else:
+        template["spec"]["restartPolicy"] = "Never"
+        batch.create_namespaced_job(namespace, {"metadata": {"name": name}, "spec": {"template": template}})
 
 
 def rows(html: str) -> dict[str, dict[str, str]]:
@@ -36,34 +48,31 @@ def rows(html: str) -> dict[str, dict[str, str]]:
     return out
 
 
-def test_who_holds_a_resource_by_workload_and_namespace(web, app, core, uid):
+def test_who_holds_a_resource_by_workload_and_namespace(web, app, core, admin_api, uid):
+    """Owners as the controllers make them: a Deployment's pods through its ReplicaSet (named
+    with the pod-template-hash), a StatefulSet's, a Job's."""
     r = own_resource(uid, "w")
     a, b = f"{uid}-a", f"{uid}-b"
-    create_node(core, a, {r: "8"})
-    create_node(core, b, {r: "8"})
-    for i in range(2):  # a Deployment's pods, through its ReplicaSet web-5d8f7c
-        owned(
-            core,
-            f"{uid}-web-{i}",
-            a,
-            {r: "2"},
-            "ReplicaSet",
-            f"{uid}-web-5d8f7c",
-            {"pod-template-hash": "5d8f7c"},
-        )
-    owned(core, f"{uid}-db-0", b, {r: "1"}, "StatefulSet", f"{uid}-db")
-    owned(core, f"{uid}-train", b, {r: "3"}, "Job", f"{uid}-train")
-    owned(core, f"{uid}-bare", a, {r: "1"})
-    owned(core, f"{uid}-waiting", None, {r: "1"}, "StatefulSet", f"{uid}-db")  # not bound: not counted
-    owned(core, f"{uid}-done", b, {r: "5"}, "Job", f"{uid}-old")
-    set_pod_phase(core, f"{uid}-done", "Succeeded")  # finished: holds nothing
+    create_node(core, a, {r: "8"}, labels={"kubernetes.io/hostname": a})
+    create_node(core, b, {r: "8"}, labels={"kubernetes.io/hostname": b})
+    kubelet_standin(core, a, b)
+    workload(admin_api, "Deployment", f"{uid}-web", a, {r: "2"}, replicas=2)
+    workload(admin_api, "StatefulSet", f"{uid}-db", b, {r: "1"})
+    # a Job whose pod keeps running (kwok completes other Job pods), and one that completed
+    workload(admin_api, "Job", f"{uid}-train", b, {r: "3"}, annotations={"extres.test/keep-running": "true"})
+    workload(admin_api, "Job", f"{uid}-old", b, {r: "4"})  # finished: holds nothing
+    create_pod(core, f"{uid}-bare", a, {r: "1"})
+    workload(admin_api, "Deployment", f"{uid}-waiting", a, {r: "100"})  # never bound: not counted
+    jobs = client.BatchV1Api(admin_api)
+    eventually(lambda: jobs.read_namespaced_job(f"{uid}-old", "default").status.succeeded == 1, timeout=60)
 
     def shown():
         got = rows(web.get(f"/workloads/?resource={r}").get_data(as_text=True))
         assert len(got) == 4
+        assert got[f"Deployment/{uid}-web"]["pods"] == "2"
         return got
 
-    got = eventually(shown)
+    got = eventually(shown, timeout=60)
     assert got[f"Deployment/{uid}-web"] == {"pods": "2", "requested": "4", "share": "25.0%"}
     assert got[f"StatefulSet/{uid}-db"]["requested"] == "1"
     assert got[f"Job/{uid}-train"]["requested"] == "3"
@@ -92,6 +101,7 @@ def test_who_holds_a_resource_by_workload_and_namespace(web, app, core, uid):
     with api_calls(app) as calls:
         assert web.get(f"/workloads/?resource={r}").status_code == 200
     assert [c for c in calls if c[0] == "GET"] == []  # from the cache: no list call
+    client.AppsV1Api(admin_api).delete_namespaced_deployment(f"{uid}-waiting", "default")
 
 
 @pytest.mark.parametrize(

@@ -179,3 +179,18 @@ def test_how_many_more_pods_fit():
     assert how_many(PodShape({D: 2, "cpu": 1000}), n) == 2
     assert how_many(PodShape({D: 2, "cpu": 1000}), n, {D: 10}) == 4  # then cpu: 4000m
     assert how_many(PodShape({D: 1}, host_ports=(HostPort(9),)), n) == 1
+
+
+def test_admission_adds_the_not_ready_and_unreachable_tolerations_unless_covered():
+    from app.domain.fit import NOT_READY, UNREACHABLE, admitted_tolerations
+
+    not_ready = Taint(NOT_READY, "", "NoExecute")
+    assert any(t.tolerates(not_ready) for t in admitted_tolerations(()))
+    assert [t.key for t in admitted_tolerations(())] == [NOT_READY, UNREACHABLE]
+    own = Toleration(NOT_READY, "Exists", "", "NoExecute")
+    assert admitted_tolerations((own,)) == (own, Toleration(UNREACHABLE, "Exists", "", "NoExecute"))
+    everything = Toleration("", "Exists", "", "")
+    assert admitted_tolerations((everything,)) == (everything,)
+    # a NoSchedule toleration of not-ready does not cover the NoExecute taint
+    no_schedule = Toleration(NOT_READY, "Exists", "", "NoSchedule")
+    assert len(admitted_tolerations((no_schedule,))) == 3

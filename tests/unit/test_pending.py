@@ -7,7 +7,7 @@ D, F = "example.com/dongle", "acme.io/fpga"
 
 # Real messages, as kube-scheduler wrote them in several versions.
 MESSAGES = [
-    # 1.16-1.21 (v1.20 is what the tests run)
+    # 1.16-1.21 (recorded from kube-scheduler v1.20.2, which the tests ran until 1.37 replaced it)
     ("0/3 nodes are available: 3 Insufficient example.com/dongle.", 3, {D: 3}, [], None),
     (
         "0/4 nodes are available: 1 Insufficient cpu, 3 Insufficient example.com/dongle.",
@@ -59,6 +59,34 @@ MESSAGES = [
         "0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption victims found "
         "for incoming pod",
     ),
+    # 1.34+: the DynamicResources plugin's post-filter clause comes before preemption's
+    (
+        "0/3 nodes are available: 3 Insufficient example.com/dongle. no new claims to deallocate, "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+        3,
+        {D: 3},
+        [],
+        "0/3 nodes are available: 3 No preemption victims found for incoming pod",
+    ),
+    # 1.37.2, recorded by the walkthrough (a Deployment asking 3 wgh/extended-cpu of a node with 2)
+    (
+        "0/1 nodes are available: 1 Insufficient wgh/extended-cpu. preemption: 0/1 nodes are available: "
+        "1 Preemption is not helpful for scheduling.",
+        1,
+        {"wgh/extended-cpu": 1},
+        [],
+        "0/1 nodes are available: 1 Preemption is not helpful for scheduling",
+    ),
+    # 1.34+ DRA: claims that cannot be allocated, beside an insufficient extended resource
+    (
+        "0/3 nodes are available: 1 Insufficient example.com/dongle, 2 cannot allocate all claims. "
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful "
+        "for scheduling.",
+        3,
+        {D: 1},
+        [(2, "cannot allocate all claims")],
+        "0/3 nodes are available: 3 Preemption is not helpful for scheduling",
+    ),
     (
         "0/2 nodes are available: 2 Insufficient nvidia.com/gpu, 2 Insufficient memory.",
         2,
@@ -76,6 +104,15 @@ def test_parse_real_scheduler_messages(message, total, insufficient, others, pre
     assert parsed.insufficient == insufficient
     assert parsed.other_reasons == others
     assert parsed.preemption == preemption
+
+
+def test_the_dra_post_filter_clause_is_kept_apart():
+    parsed = parse_scheduler_message(
+        "0/3 nodes are available: 3 Insufficient example.com/dongle. no new claims to deallocate, "
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
+    assert parsed.post_filter == ("no new claims to deallocate",)
+    assert parse_scheduler_message("0/1 nodes are available: 1 Insufficient x/y.").post_filter == ()
 
 
 @pytest.mark.parametrize("message", ["no nodes available to schedule pods", "", "something new entirely"])
