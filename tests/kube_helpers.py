@@ -64,6 +64,38 @@ def create_pod(
     core.create_namespaced_pod(namespace, body)
 
 
+def workload(
+    admin_api: client.ApiClient,
+    kind: str,
+    name: str,
+    node: str,
+    requests: dict[str, str],
+    replicas: int = 1,
+    namespace: str = "default",
+    **pod_meta: Any,
+) -> None:
+    """A Deployment, StatefulSet or Job whose pods the controllers make, pinned to ``node``."""
+    labels = {"app": name}
+    template: dict[str, Any] = {
+        "metadata": {"labels": labels, **pod_meta},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "containers": [container(requests=requests)],
+        },
+    }
+    spec = {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template}
+    apps, batch = client.AppsV1Api(admin_api), client.BatchV1Api(admin_api)
+    if kind == "Deployment":
+        apps.create_namespaced_deployment(namespace, {"metadata": {"name": name}, "spec": spec})
+    elif kind == "StatefulSet":
+        apps.create_namespaced_stateful_set(
+            namespace, {"metadata": {"name": name}, "spec": {**spec, "serviceName": name}}
+        )
+    else:
+        template["spec"]["restartPolicy"] = "Never"
+        batch.create_namespaced_job(namespace, {"metadata": {"name": name}, "spec": {"template": template}})
+
+
 def set_pod_phase(core: client.CoreV1Api, name: str, phase: str, namespace: str = "default") -> None:
     """Write a pod's phase as its kubelet would (a test playing the kubelet's part). kwok starts a
     bound pod first: wait for that, so that kwok's write never lands after this one."""

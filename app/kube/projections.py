@@ -240,10 +240,6 @@ class QuotaView:
         return (self.namespace, self.name)
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> QuotaView:
-        return cls.from_struct(msgspec.convert(obj, Quota))
-
-    @classmethod
     def from_struct(cls, quota: Quota) -> QuotaView:
         meta = quota.metadata or EMPTY_META
         status, spec = quota.status, quota.spec

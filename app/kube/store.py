@@ -360,9 +360,6 @@ class ClusterState:
             self._touch(name)
             self._touch_fit(name)
 
-    def apply_quota(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
-        self.put_quota(QuotaView.from_json(obj), deleted)
-
     def put_quota(self, view: QuotaView, deleted: bool = False) -> None:
         with self._lock:
             if deleted or not view.items:

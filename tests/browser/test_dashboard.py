@@ -7,6 +7,7 @@ allocatable where a test needs it, the one kubelet step kwok does not take.
 from __future__ import annotations
 
 import pytest
+from kubernetes import client
 from playwright.sync_api import expect
 
 from tests.browser.conftest import DOCS, open_page
@@ -33,7 +34,7 @@ def test_overview_filter_and_search_update_in_place(browser, server, cluster, ui
     r, a, b = cluster
     w = open_page(browser)
     page = w.page
-    page.goto(server.url + "/")
+    page.goto(server.url + f"/?q={uid}")  # the session's cluster has pages of other tests' nodes
     expect(cell(page, a, r, "capacity")).to_have_text("2")
     page.evaluate("window.__kept = 42")  # survives only if the page is not reloaded
     page.fill('input[name="q"]', f"{uid}-b")
@@ -180,6 +181,8 @@ def test_keyboard_reaches_every_action(browser, server, cluster, uid):
         seen.append(
             page.evaluate("document.activeElement.textContent.trim() || document.activeElement.name || ''")
         )
+    # the Pending link carries a badge when pods wait somewhere in the cluster ("Pending 3")
+    seen = [text.split(" ")[0] if text.startswith("Pending") else text for text in seen]
     for wanted in ("Overview", "Pending", "Set", "Remove…", "Save", "resource", "quantity"):
         assert wanted in seen, (wanted, seen)
     # and acting by keyboard alone: focus the search, type, Enter
@@ -212,10 +215,25 @@ def test_screenshots_of_the_demo_cluster(browser, server, core, admin_api):
 
     demo.seed(admin_api)
     kubelet_standin(core, *(name for name, _, _ in demo.NODES))
+    try:
+        screenshots(browser, server)
+    finally:  # the demo's DaemonSet would put a pod on every node later tests make
+        remove = {
+            "Deployment": client.AppsV1Api(admin_api).delete_namespaced_deployment,
+            "StatefulSet": client.AppsV1Api(admin_api).delete_namespaced_stateful_set,
+            "DaemonSet": client.AppsV1Api(admin_api).delete_namespaced_daemon_set,
+            "Job": client.BatchV1Api(admin_api).delete_namespaced_job,
+        }
+        for kind, name, *_ in demo.WORKLOADS:
+            remove[kind](name, "default", propagation_policy="Background")
+
+
+def screenshots(browser, server):
     w = open_page(browser)
     page = w.page
     page.goto(server.url + "/?q=demo-node")
-    expect(cell(page, "demo-node-1", "example.com/dongle", "requested")).to_have_text("3")
+    # the controllers make the pods, the scheduler binds them: the page follows (polling)
+    expect(cell(page, "demo-node-1", "example.com/dongle", "requested")).to_have_text("3", timeout=60_000)
     page.screenshot(path=str(DOCS / "overview.png"), full_page=True)
     page.goto(server.url + "/nodes/demo-node-1")
     expect(page.locator('table.resources tr[data-resource="example.com/dongle"]')).to_have_count(1)

@@ -14,30 +14,29 @@ from app import testenv
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from bench.load import seed
 from tests.browser.conftest import DOCS, open_page
-from tests.kube_helpers import container, create_node, kubelet_standin, own_resource
+from tests.conftest import eventually
+from tests.kube_helpers import create_node, kubelet_standin, own_resource, workload
 from tests.serving import Server
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def held(core, uid):
+def held(core, admin_api, uid):
     """Two nodes whose dongles a Deployment's and a StatefulSet's pods hold."""
     r = own_resource(uid, "v")
     a, b = f"{uid}-a", f"{uid}-b"
-    create_node(core, a, {r: "8"}, labels={"suite": uid})
-    create_node(core, b, {r: "4"}, labels={"suite": uid})
+    create_node(core, a, {r: "8"}, labels={"suite": uid, "kubernetes.io/hostname": a})
+    create_node(core, b, {r: "4"}, labels={"suite": uid, "kubernetes.io/hostname": b})
     kubelet_standin(core, a, b)
 
-    def pod(name, node, n, kind, owner, labels=None):
-        ref = {"apiVersion": "apps/v1", "kind": kind, "name": owner, "uid": f"u-{owner}", "controller": True}
-        meta = {"name": name, "labels": labels or {}, "ownerReferences": [ref]}
-        spec = {"nodeName": node, "containers": [container(requests={r: str(n)})]}
-        core.create_namespaced_pod("default", {"metadata": meta, "spec": spec})
-
-    for i in range(3):
-        pod(f"{uid}-train-{i}", a, 2, "ReplicaSet", f"{uid}-train-6b9f", {"pod-template-hash": "6b9f"})
-    pod(f"{uid}-infer-0", b, 1, "StatefulSet", f"{uid}-infer")
+    workload(admin_api, "Deployment", f"{uid}-train", a, {r: "2"}, replicas=3)
+    workload(admin_api, "StatefulSet", f"{uid}-infer", b, {r: "1"})
+    # the controllers make the pods and the scheduler binds them
+    eventually(
+        lambda: sum(p.spec.node_name in (a, b) for p in core.list_namespaced_pod("default").items) == 4,
+        timeout=60,
+    )
     return r, a, b
 
 

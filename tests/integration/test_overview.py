@@ -205,3 +205,27 @@ def test_unknown_node_is_a_readable_404(web):
 def test_health_endpoints(web):
     assert web.get("/healthz").status_code == 200
     assert eventually(lambda: web.get("/readyz").status_code == 200)
+
+
+def test_an_unreadable_object_is_named_on_readyz_and_in_a_banner_and_the_app_stays_ready(web, app):
+    """One object the decoders could not read (as the watch would record it): the app stays
+    ready and live, /readyz names it with the path that failed, and every page says so."""
+    from app.kube.reading import Unreadable
+
+    cache = app.extensions["extres"].cluster.cache
+    eventually(lambda: web.get("/readyz").status_code == 200)
+    problem = Unreadable("pods", "prod", "db-0", "7", "Expected `str`, got `int` - at `$.spec.nodeName`")
+    cache.unreadable.failed(problem)
+    try:
+        resp = web.get("/readyz")
+        assert resp.status_code == 200
+        assert resp.get_data(as_text=True).splitlines() == [
+            "ok",
+            "1 pod could not be read (left out):",
+            "  prod/db-0: Expected `str`, got `int` - at `$.spec.nodeName`",
+        ]
+        banner = BeautifulSoup(web.get("/").get_data(as_text=True), "html.parser").select("#freshness p")
+        assert [p.get_text(" ", strip=True).split(":")[0] for p in banner] == ["1 pod could not be read"]
+    finally:
+        cache.unreadable.read("pods", problem.key)
+    assert web.get("/readyz").get_data(as_text=True) == "ok\n"

@@ -96,9 +96,9 @@ def test_the_extended_resource_walkthrough(web, core, admin_api, scheduler, uid,
     prometheus = Prometheus(tmp_path, f"127.0.0.1:{server.metrics_port}")
     try:
         series = f'extres_pending_pods{{reason="insufficient",resource="{R}"}}'
-        eventually(lambda: list(prometheus.query(series).values()) == [1.0], timeout=60)
+        eventually(lambda: sum(prometheus.query(series).values()) >= 1, timeout=60)
         fired = eventually(lambda: prometheus.query(pending_alert_expr()), timeout=30)
-        assert [dict(labels)["resource"] for labels in fired] == [R]
+        assert R in [dict(labels)["resource"] for labels in fired]  # (other tests' pods wait too)
     finally:
         prometheus.stop()
         server.stop()

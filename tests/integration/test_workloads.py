@@ -11,32 +11,9 @@ from bs4 import BeautifulSoup
 from kubernetes import client
 
 from tests.conftest import eventually
-from tests.kube_helpers import api_calls, container, create_node, create_pod, kubelet_standin, own_resource
+from tests.kube_helpers import api_calls, create_node, create_pod, kubelet_standin, own_resource, workload
 
 pytestmark = pytest.mark.kube
-
-
-def workload(admin_api, kind, name, node, requests, replicas=1, namespace="default", **pod_meta):
-    """A Deployment, StatefulSet or Job whose pods the controllers make, pinned to ``node``."""
-    labels = {"app": name}
-    template = {
-        "metadata": {"labels": labels, **pod_meta},
-        "spec": {
-            "nodeSelector": {"kubernetes.io/hostname": node},
-            "containers": [container(requests=requests)],
-        },
-    }
-    spec = {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template}
-    apps, batch = client.AppsV1Api(admin_api), client.BatchV1Api(admin_api)
-    if kind == "Deployment":
-        apps.create_namespaced_deployment(namespace, {"metadata": {"name": name}, "spec": spec})
-    elif kind == "StatefulSet":
-        apps.create_namespaced_stateful_set(
-            namespace, {"metadata": {"name": name}, "spec": {**spec, "serviceName": name}}
-        )
-    else:
-        template["spec"]["restartPolicy"] = "Never"
-        batch.create_namespaced_job(namespace, {"metadata": {"name": name}, "spec": {"template": template}})
 
 
 def rows(html: str) -> dict[str, dict[str, str]]:
