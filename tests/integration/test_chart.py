@@ -36,6 +36,7 @@ def kinds(docs):
     return sorted(d["kind"] for d in docs)
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize("name", sorted(VALUE_SETS))
 def test_chart_renders_lints_and_validates(name):
     values = VALUE_SETS[name]

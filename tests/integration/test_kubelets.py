@@ -16,7 +16,8 @@ def test_a_node_turns_ready_its_pods_run_end_and_go_away(core, admin_api, uid):
     node = f"{uid}-n"
     create_node(core, node, labels={"kubernetes.io/hostname": node})
     ready(core, node)  # Ready, and no not-ready taint (the node lifecycle controller)
-    assert core.read_namespaced_lease(node, "kube-node-lease").spec.renew_time is not None
+    lease = client.CoordinationV1Api(admin_api).read_namespaced_lease(node, "kube-node-lease")
+    assert lease.spec.renew_time is not None  # kwok keeps the lease
 
     create_pod(core, f"{uid}-p", node)
     eventually(lambda: core.read_namespaced_pod(f"{uid}-p", "default").status.phase == "Running")

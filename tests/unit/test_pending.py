@@ -97,6 +97,7 @@ MESSAGES = [
 ]
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize(("message", "total", "insufficient", "others", "preemption"), MESSAGES)
 def test_parse_real_scheduler_messages(message, total, insufficient, others, preemption):
     parsed = parse_scheduler_message(message)
@@ -106,6 +107,7 @@ def test_parse_real_scheduler_messages(message, total, insufficient, others, pre
     assert parsed.preemption == preemption
 
 
+@pytest.mark.compat
 def test_the_dra_post_filter_clause_is_kept_apart():
     parsed = parse_scheduler_message(
         "0/3 nodes are available: 3 Insufficient example.com/dongle. no new claims to deallocate, "
