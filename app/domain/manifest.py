@@ -1,10 +1,13 @@
 """A pod shape for the what-if planner: from form fields, or from a pasted manifest.
 
-A manifest is one YAML or JSON document (``yaml.safe_load``; JSON is YAML) of
-kind Pod, Deployment, StatefulSet, Job or DaemonSet; its pod spec is read for
-what placement depends on. Fields this project does not know in the parts it
-reads are refused by name (a typo such as ``resorces`` would otherwise be
-silently ignored, and so would the requests).
+A manifest is one YAML or JSON document (JSON is YAML) of kind Pod, Deployment,
+StatefulSet, Job or DaemonSet; its pod spec is read for what placement depends
+on. It comes from anyone who can open a link: it is loaded only once its YAML
+events passed ``app.domain.safe_yaml``'s checks (no anchors or aliases, bounded
+size, nesting and values), every value read is type-checked (never ``str()``-ed),
+and a message quotes at most ~80 characters of what was pasted. Fields this
+project does not know in the parts it reads are refused by name (a typo such as
+``resorces`` would otherwise be silently ignored, and so would the requests).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from app.domain.accounting import pod_requests
 from app.domain.fit import HostPort, PodShape, Requirement, Term, Toleration, admitted_tolerations
 from app.domain.names import extended_resource_name_errors, is_native_resource, is_standard_resource
 from app.domain.quantity import QuantityError, parse_count, to_amount
+from app.domain.safe_yaml import UnsafeYAML, load_all
 
 MAX_MANIFEST = 64 * 1024
 KINDS = {
@@ -77,6 +81,22 @@ def _unknown(obj: Mapping[str, Any], known: set[str], where: str) -> str | None:
     return f"unknown field {where}.{extra[0]}" if extra else None
 
 
+def shown(value: Any, limit: int = 80) -> str:
+    """A pasted value as a message may quote it: its repr, cut to ``limit`` characters."""
+    scalar = isinstance(value, str | int | float | bool) or value is None
+    text = repr(value) if scalar else f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _text(value: Any, where: str) -> str:
+    """A string field: a string, or absent (""); anything else is refused, never str()-ed."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ManifestError({"manifest": f"{where} must be a string, not {shown(value)}."})
+    return value
+
+
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     if value is None:
         return {}
@@ -90,7 +110,9 @@ def parse_manifest(text: str) -> Planned:
     if len(text.encode()) > MAX_MANIFEST:
         raise ManifestError({"manifest": f"The manifest is larger than {MAX_MANIFEST // 1024} KiB."})
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        docs = load_all(text)
+    except UnsafeYAML as exc:
+        raise ManifestError({"manifest": str(exc)}) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
@@ -101,8 +123,10 @@ def parse_manifest(text: str) -> Planned:
     if not isinstance(doc, dict):
         raise ManifestError({"manifest": "The manifest must be a mapping with apiVersion, kind and spec."})
     kind = doc.get("kind")
-    if kind not in KINDS:
-        raise ManifestError({"manifest": f"Kind {kind!r} is not one the planner reads: {', '.join(KINDS)}."})
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ManifestError(
+            {"manifest": f"Kind {shown(kind)} is not one the planner reads: {', '.join(KINDS)}."}
+        )
     problems = [_unknown(doc, TOP, kind)]
     spec = _mapping(doc.get("spec"), f"{kind}.spec")
     replicas: int | None = None
@@ -133,7 +157,7 @@ def parse_manifest(text: str) -> Planned:
     if found := next((p for p in problems if p), None):
         raise ManifestError({"manifest": f"The manifest has an {found}."})
     shape = _shape(pod_spec)
-    name = str(_mapping(doc.get("metadata"), "metadata").get("name") or "")
+    name = _text(_mapping(doc.get("metadata"), "metadata").get("name"), "metadata.name")
     notes = ["A DaemonSet runs one pod on every node it selects."] if kind == "DaemonSet" else []
     return Planned(shape, replicas, kind, name, notes)
 
@@ -156,16 +180,20 @@ def _check_quantities(spec: Mapping[str, Any]) -> None:
             resources = c.get("resources") or {}
             for part in ("requests", "limits"):
                 for name, value in (_mapping(resources.get(part), part)).items():
-                    where = f"{c.get('name') or group}: {part}.{name}"
+                    where = f"{shown(c.get('name') or group)}: {part}.{shown(name)}"
+                    if not isinstance(name, str):
+                        raise ManifestError({"manifest": f"{where}: a resource name must be a string."})
                     if problem := _name_problem(name):
-                        raise ManifestError({"manifest": f"{where}: {name!r} {problem}."})
+                        raise ManifestError({"manifest": f"{where}: {shown(name)} {problem}."})
+                    if isinstance(value, bool) or not isinstance(value, str | int | float):
+                        raise ManifestError({"manifest": f"{where}: a quantity, not {shown(value)}."})
                     try:
                         if is_native_resource(name):
                             to_amount(name, str(value))
                         else:
                             parse_count(str(value))
                     except QuantityError as exc:
-                        raise ManifestError({"manifest": f"{where}={value!r}: {exc}"}) from None
+                        raise ManifestError({"manifest": f"{where}={shown(value)}: {exc}"}) from None
 
 
 def _shape(spec: Mapping[str, Any]) -> PodShape:
@@ -188,18 +216,22 @@ def _shape(spec: Mapping[str, Any]) -> PodShape:
     tolerations = admitted_tolerations(  # a pasted pod is not admitted yet
         tuple(
             Toleration(
-                t.get("key") or "",
-                t.get("operator") or "Equal",
-                str(t.get("value") or ""),
-                t.get("effect") or "",
+                _text(t.get("key"), "tolerations.key"),
+                _text(t.get("operator"), "tolerations.operator") or "Equal",
+                _text(t.get("value"), "tolerations.value"),
+                _text(t.get("effect"), "tolerations.effect"),
             )
-            for t in spec.get("tolerations") or ()
+            for t in (_mapping(t, "tolerations[]") for t in _list(spec.get("tolerations"), "tolerations"))
         )
     )
     ports = tuple(
-        HostPort(int(p["hostPort"]), p.get("protocol") or "TCP", p.get("hostIP") or "")
+        HostPort(
+            _port(p.get("hostPort")),
+            _text(p.get("protocol"), "ports.protocol") or "TCP",
+            _text(p.get("hostIP"), "ports.hostIP"),
+        )
         for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
-        for p in c.get("ports") or ()
+        for p in (_mapping(p, "ports[]") for p in _list(_mapping(c, "container").get("ports"), "ports"))
         if p.get("hostPort")
     )
     unmodelled = []
@@ -214,16 +246,32 @@ def _shape(spec: Mapping[str, Any]) -> PodShape:
         unmodelled.append("topology spread constraints")
     if any("persistentVolumeClaim" in v or "ephemeral" in v for v in spec.get("volumes") or ()):
         unmodelled.append("persistent volumes (binding, zones and per-node volume limits)")
-    selector = {str(k): str(v) for k, v in _mapping(spec.get("nodeSelector"), "nodeSelector").items()}
-    return PodShape(
-        requests, selector, affinity, tolerations, ports, str(spec.get("nodeName") or ""), tuple(unmodelled)
-    )
+    selector = {
+        _text(k, "nodeSelector key"): _text(v, f"nodeSelector.{shown(k)}")
+        for k, v in _mapping(spec.get("nodeSelector"), "nodeSelector").items()
+    }
+    node_name = _text(spec.get("nodeName"), "nodeName")
+    return PodShape(requests, selector, affinity, tolerations, ports, node_name, tuple(unmodelled))
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ManifestError({"manifest": f"{where} must be a list, not {shown(value)}."})
+    return value
+
+
+def _port(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ManifestError({"manifest": f"ports.hostPort must be a whole number, not {shown(value)}."})
+    return value
 
 
 def _req(r: Mapping[str, Any]) -> Requirement:
-    return Requirement(
-        str(r.get("key") or ""), str(r.get("operator") or ""), tuple(map(str, r.get("values") or ()))
-    )
+    r = _mapping(r, "a node selector requirement")
+    values = tuple(_text(v, "requirement values") for v in _list(r.get("values"), "requirement values"))
+    return Requirement(_text(r.get("key"), "requirement key"), _text(r.get("operator"), "operator"), values)
 
 
 def parse_fields(requests: str, selector: str, tolerations: str) -> PodShape:

@@ -78,6 +78,9 @@ def parse_scheduler_message(message: str) -> SchedulerMessage:
     )
 
 
+DIAGNOSES_KEPT = 8  # per shape: the diagnoses for the last few replica counts asked
+
+
 @dataclass(frozen=True)
 class ResourceFit:
     resource: str
@@ -254,6 +257,8 @@ class ShapeIndex:
         """The diagnosis on the nodes taken so far, for ``wanted`` pods of the shape."""
         made = self._made.get(wanted)
         if made is None:
+            if len(self._made) >= DIAGNOSES_KEPT:  # each replica count asked keeps one: bounded
+                del self._made[next(iter(self._made))]
             made = self._made[wanted] = self._build(wanted)
         return made
 

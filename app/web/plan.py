@@ -14,6 +14,7 @@ from app.web.state import State
 
 bp = Blueprint("plan", __name__, url_prefix="/plan")
 SHOWN = 50  # nodes listed with their headroom
+PLANS_KEPT = 16  # shapes whose per-node index the planner keeps (~0.6 MB each at 1,000 nodes)
 SHARE_LIMIT = 6000  # a manifest longer than this is not put in the shareable link
 MAX_REPLICAS = 100_000
 
@@ -44,9 +45,12 @@ def _render(values: Any, planned: Planned | None, errors: dict[str, str], status
         state = State.get()
         nodes = state.cluster.cache.node_facts()
         with state.shapes_lock:
-            index = state.shapes.get(_key(planned.shape))
-            if index is None:
-                index = state.shapes[_key(planned.shape)] = ShapeIndex(planned.shape)
+            # the planner's own few indexes, least recently used out: any link makes a new shape
+            key = _key(planned.shape)
+            index = state.plans.pop(key, None) or ShapeIndex(planned.shape)
+            state.plans[key] = index
+            while len(state.plans) > PLANS_KEPT:
+                state.plans.popitem(last=False)
             room = index.headroom(nodes)
             wanted = replicas or 1
             result = {

@@ -108,6 +108,7 @@ class State:
         self.metrics = Metrics(lambda: self._cluster.cache if self._cluster is not None else None)
         self.grids = VersionedMemo(64)  # overview grids by filters, and their rendered tables by page
         self.shapes: dict[Any, ShapeIndex] = {}  # pending pods' shapes, with their per-node results
+        self.plans: OrderedDict[Any, ShapeIndex] = OrderedDict()  # the planner's, least recent first
         self.shapes_lock = threading.Lock()
         self.row_html = RowHTML()
         self.advice_html = AdviceHTML()
