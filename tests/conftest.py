@@ -1,9 +1,10 @@
-"""Shared fixtures: a real etcd + kube-apiserver (and, when asked, kube-scheduler).
+"""Shared fixtures: a real control plane (etcd, kube-apiserver, kube-scheduler,
+kube-controller-manager) with kwok playing the kubelets.
 
-The control plane is started once per test session by scripts/kube-testenv
-(which builds and caches the binaries on first use). There is no kubelet:
-tests that need one call app.kube.standin, which copies capacity to
-allocatable and marks bound pods Running, and say so.
+It is started once per test session by scripts/kube-testenv (which builds and
+caches the binaries on first use; EXTRES_KUBE_VERSION picks the version). kwok
+does not copy a patched capacity into allocatable as a kubelet does: tests that
+need that call app.kube.standin, and say so.
 """
 
 from __future__ import annotations

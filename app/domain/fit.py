@@ -1,6 +1,7 @@
 """Will a pod fit on a node? kube-scheduler's filters that depend only on the pod and the node.
 
-Modelled, as kube-scheduler v1.20 implements them (pkg/scheduler/framework/plugins):
+Modelled, as kube-scheduler implements them (pkg/scheduler/framework/plugins; written against
+v1.20, checked against 1.37 and 1.35 by the agreement tests):
 
 * NodeUnschedulable: a cordoned node takes only pods tolerating
   ``node.kubernetes.io/unschedulable:NoSchedule``.

@@ -1,7 +1,7 @@
 """Pending pods, with the real kube-scheduler deciding what does not fit.
 
-There is no kubelet: app.kube.standin stands in for it (lifts the not-ready
-taint, copies capacity to allocatable, marks bound pods Running).
+kwok plays the kubelets (nodes Ready, bound pods Running); app.kube.standin copies a
+patched capacity to allocatable, the one kubelet step kwok does not take.
 Each test uses a resource name of its own, so other tests' nodes never compete.
 """
 

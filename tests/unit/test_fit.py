@@ -1,4 +1,4 @@
-"""The fit model's filters, edge case by edge case (kube-scheduler v1.20 semantics)."""
+"""The fit model's filters, edge case by edge case (kube-scheduler semantics, unchanged since v1.20)."""
 
 import pytest
 
