@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import ConnectTimeoutError, MaxRetryError
 from urllib3.exceptions import HTTPError as Urllib3Error
-from urllib3.exceptions import MaxRetryError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
 
@@ -114,6 +114,13 @@ def translate(exc: BaseException) -> KubeError:
     if isinstance(exc, ApiException):
         return from_api_exception(exc)
     cause = exc.reason if isinstance(exc, MaxRetryError) else exc
+    # Refused, or no connection made in time (urllib3's NewConnectionError is a kind of
+    # ConnectTimeoutError): no byte of the request left, so nothing can have changed.
+    if isinstance(cause, ConnectTimeoutError):
+        return Unavailable(
+            f"Could not connect to the API server ({type(cause).__name__}): nothing was sent, so nothing "
+            "was changed."
+        )
     if isinstance(cause, (Urllib3Timeout, TimeoutError)):
         return Unavailable(
             "The API server did not answer in time (EXTRES_REQUEST_TIMEOUT). A change sent may or may "
