@@ -31,6 +31,7 @@ class SchedulerMessage:
     reasons: tuple[tuple[int, str], ...] = ()  # (node count, reason), scheduling part only
     preemption: str | None = None  # the "preemption: ..." clause, when present
     post_filter: tuple[str, ...] = ()  # other post-filter clauses ("no new claims to deallocate")
+    cut: bool = False  # the message was cut at 1,024 characters (" ..."); its last reason left out
 
     @property
     def insufficient(self) -> dict[str, int]:
@@ -57,7 +58,10 @@ def parse_scheduler_message(message: str) -> SchedulerMessage:
     with no reasons, never guessed at.
     """
     text = (message or "").strip()
-    main, _, post = text.partition(". ")
+    # A message too long for the condition is cut at 1,024 characters and ends " ...": the last
+    # reason before the cut is partial (a resource name cut short), so it is left out.
+    cut = text.endswith(" ...")
+    main, _, post = (text[:-4] if cut else text).partition(". ")
     m = _HEAD.match(main)
     if not m:
         return SchedulerMessage(raw=text)
@@ -65,7 +69,10 @@ def parse_scheduler_message(message: str) -> SchedulerMessage:
     rest = (m["rest"] or "").strip()
     if rest.endswith("."):
         rest = rest[:-1]
-    for part in _REASON_SPLIT.split(rest) if rest else ():
+    parts = _REASON_SPLIT.split(rest) if rest else []
+    if cut and not post:  # the cut fell among the reasons
+        parts = parts[:-1]
+    for part in parts:
         if r := _REASON.match(part.strip()):
             reasons.append((int(r["count"]), r["text"].strip().rstrip(".")))
     others, _, preemption = post.partition("preemption: ")
@@ -75,6 +82,7 @@ def parse_scheduler_message(message: str) -> SchedulerMessage:
         reasons=tuple(reasons),
         preemption=preemption.strip().rstrip(".") or None,
         post_filter=tuple(c.strip() for c in others.split(",") if c.strip()),
+        cut=cut,
     )
 
 

@@ -108,6 +108,21 @@ def test_parse_real_scheduler_messages(message, total, insufficient, others, pre
 
 
 @pytest.mark.compat
+def test_a_message_cut_at_1024_characters_leaves_its_partial_reason_out():
+    reasons = ", ".join(f"{i} Insufficient r{i}.example.com/dongle" for i in range(1, 60))
+    message = f"0/5000 nodes are available: {reasons}"[:1020] + " ..."
+    parsed = parse_scheduler_message(message)
+    assert parsed.cut and parsed.total_nodes == 5000
+    shown = dict(parsed.insufficient)
+    whole_parts = len(message[:-4].split(": ", 1)[1].split(", ")) - 1  # the last one is cut short
+    assert len(shown) == len(parsed.reasons) == whole_parts
+    assert all(name.endswith(".example.com/dongle") for name in shown)  # no name cut short
+    assert parsed.other_reasons == []
+    whole = parse_scheduler_message("0/1 nodes are available: 1 Insufficient a.b/c.")
+    assert not whole.cut and whole.insufficient == {"a.b/c": 1}
+
+
+@pytest.mark.compat
 def test_the_dra_post_filter_clause_is_kept_apart():
     parsed = parse_scheduler_message(
         "0/3 nodes are available: 3 Insufficient example.com/dongle. no new claims to deallocate, "
