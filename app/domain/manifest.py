@@ -224,15 +224,17 @@ def _shape(spec: Mapping[str, Any]) -> PodShape:
             for t in (_mapping(t, "tolerations[]") for t in _list(spec.get("tolerations"), "tolerations"))
         )
     )
+    # a hostNetwork pod's container ports are its host ports (the API server's defaulting)
+    host_network = spec.get("hostNetwork") is True
     ports = tuple(
         HostPort(
-            _port(p.get("hostPort")),
+            _port(p.get("hostPort") or p.get("containerPort")),
             _text(p.get("protocol"), "ports.protocol") or "TCP",
             _text(p.get("hostIP"), "ports.hostIP"),
         )
-        for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
-        for p in (_mapping(p, "ports[]") for p in _list(_mapping(c, "container").get("ports"), "ports"))
-        if p.get("hostPort")
+        for c in _running(spec)
+        for p in (_mapping(p, "ports[]") for p in _list(c.get("ports"), "ports"))
+        if p.get("hostPort") or (host_network and p.get("containerPort"))
     )
     unmodelled = []
     aff = _mapping(spec.get("affinity"), "affinity")
@@ -252,6 +254,14 @@ def _shape(spec: Mapping[str, Any]) -> PodShape:
     }
     node_name = _text(spec.get("nodeName"), "nodeName")
     return PodShape(requests, selector, affinity, tolerations, ports, node_name, tuple(unmodelled))
+
+
+def _running(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The containers that run beside the app (their host ports are taken): the app containers and
+    the sidecars (init containers with restartPolicy Always), as kube-scheduler's GetHostPorts."""
+    init = [_mapping(c, "initContainers[]") for c in _list(spec.get("initContainers"), "initContainers")]
+    app = [_mapping(c, "containers[]") for c in _list(spec.get("containers"), "containers")]
+    return [*(c for c in init if c.get("restartPolicy") == "Always"), *app]
 
 
 def _list(value: Any, where: str) -> list[Any]:

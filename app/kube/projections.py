@@ -24,6 +24,7 @@ from app.kube.decoders import (
     EMPTY_META,
     EMPTY_POD_SPEC,
     EMPTY_POD_STATUS,
+    Container,
     Node,
     OwnerRef,
     Pod,
@@ -198,11 +199,17 @@ class PodView:
             placement=placement(
                 spec.tolerations,
                 spec.affinity,
-                [p for c in (*(spec.init_containers or ()), *(spec.containers or ())) for p in c.ports or ()],
+                [p for c in _running(spec.init_containers, spec.containers) for p in c.ports or ()],
                 spec.topology_spread_constraints,
                 any(v.persistent_volume_claim or v.ephemeral for v in spec.volumes or ()),
             ),
         )
+
+
+def _running(init: list[Container] | None, containers: list[Container] | None) -> list[Container]:
+    """The containers that run beside the app (its host ports are theirs): the app containers and
+    the sidecars (init containers with restartPolicy Always), as kube-scheduler's GetHostPorts."""
+    return [*(c for c in init or () if c.restart_policy == "Always"), *(containers or ())]
 
 
 def workload(refs: list[OwnerRef] | None, labels: Mapping[str, str] | None) -> Owner:

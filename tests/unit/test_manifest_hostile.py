@@ -89,3 +89,14 @@ def test_an_ordinary_manifest_still_reads():
     assert planned.shape.requests["example.com/dongle"] == 2
     assert planned.shape.node_selector == {"pool": "gpu"}
     assert [p.port for p in planned.shape.host_ports] == [8080]
+
+
+def test_host_ports_follow_the_scheduler_and_the_api_servers_defaulting():
+    planned = parse_manifest(
+        "kind: Pod\nspec:\n  hostNetwork: true\n"
+        "  initContainers:\n  - {name: setup, ports: [{containerPort: 81}]}\n"
+        "  - {name: proxy, restartPolicy: Always, ports: [{containerPort: 82}]}\n"
+        "  containers:\n  - {name: app, ports: [{containerPort: 80}]}\n"
+    )
+    # hostNetwork: a container port is a host port; a plain init container's has ended
+    assert sorted(p.port for p in planned.shape.host_ports) == [80, 82]

@@ -133,7 +133,7 @@ def expected_pod(obj: dict[str, Any]) -> dict[str, Any]:
                 unschedulable = cond.get("message") or ""
     ports = {
         (p["hostPort"], p.get("protocol") or "TCP", p.get("hostIP") or "")
-        for c in [*init, *containers]
+        for c in [*(c for c in init if c.get("restartPolicy") == "Always"), *containers]
         for p in c.get("ports") or []
         if p.get("hostPort")
     }

@@ -104,3 +104,27 @@ def test_an_unusable_quantity_leaves_the_quota_out_not_the_list():
     page = QUOTAS.page(pod_list(ok, {"metadata": {"name": "r", "namespace": "n"}, "status": {"hard": []}}))
     assert [q.key for q in page.views] == [("n", "q")]
     assert [(p.namespace, p.name) for p in page.unreadable] == [("n", "r")]
+
+
+def test_host_ports_are_the_app_containers_and_sidecars_not_plain_init_containers():
+    """kube-scheduler's GetHostPorts (1.29+): a plain init container has ended by the time the pod
+    runs, so its host port is free again; a sidecar keeps its own."""
+
+    def port(n: int) -> list[dict]:
+        return [{"containerPort": n, "hostPort": n}]
+
+    raw = json.dumps(
+        {
+            "metadata": {"name": "p", "namespace": "d"},
+            "spec": {
+                "initContainers": [
+                    {"name": "setup", "ports": port(81)},
+                    {"name": "proxy", "restartPolicy": "Always", "ports": port(82)},
+                ],
+                "containers": [{"name": "app", "ports": port(80)}],
+            },
+        }
+    ).encode()
+    pod, _, _ = PODS.one(raw)
+    assert pod is not None
+    assert [h.port for h in pod.placement.host_ports] == [80, 82]
