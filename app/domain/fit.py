@@ -13,10 +13,12 @@ v1.20, checked against 1.37 and 1.35 by the agreement tests):
 * TaintToleration: every NoSchedule and NoExecute taint tolerated (an empty
   toleration key with Exists tolerates every taint; an empty effect every
   effect).
-* NodeResourcesFit: one more pod within the node's ``pods``; when the pod asks
-  for anything, cpu, memory and ephemeral-storage checked always, and every
-  other resource it requests (hugepages-*, extended) against allocatable minus
-  what the node's pods request.
+* NodeResourcesFit: one more pod within the node's ``pods``, and each resource the
+  pod requests more than 0 of (cpu, memory, ephemeral-storage, hugepages-*,
+  extended) against allocatable minus what the node's pods request. Since 1.27
+  (kubernetes#116408) a resource the pod does not ask for is not checked, so an
+  over-committed cpu does not keep out a pod asking only for a dongle; 1.20-1.26
+  checked cpu, memory and ephemeral-storage whenever the pod asked for anything.
 * NodePorts: no host port (protocol, port) already taken on the node (0.0.0.0 or
   an empty IP conflicts with every IP).
 
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from app.domain.names import is_native_resource
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
-ALWAYS_CHECKED = ("cpu", "memory", "ephemeral-storage")
+NATIVE_ORDER = {"cpu": 0, "memory": 1, "ephemeral-storage": 2}  # the scheduler's order of reasons
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,11 +217,9 @@ def resource_failures(
     out: list[Failure] = []
     if node.requested.get("pods", 0) + 1 > node.allocatable.get("pods", 0) + extra.get("pods", 0):
         out.append(Failure("NodeResourcesFit", "Too many pods", "pods"))
-    asked = {r: v for r, v in pod.requests.items() if v and r != "pods"}
-    if not asked:
-        return out
-    for resource in (*ALWAYS_CHECKED, *sorted(r for r in asked if r not in ALWAYS_CHECKED)):
-        want = asked.get(resource, 0)
+    asked = {r: v for r, v in pod.requests.items() if v > 0 and r != "pods"}
+    for resource in sorted(asked, key=lambda r: (r not in NATIVE_ORDER, NATIVE_ORDER.get(r, 0), r)):
+        want = asked[resource]
         if node.free(resource) + extra.get(resource, 0) < want:
             out.append(Failure("NodeResourcesFit", f"Insufficient {resource}", resource))
     return out
@@ -237,8 +237,6 @@ def how_many(pod: PodShape, node: NodeFacts, extra: Mapping[str, int] | None = N
     asked = {r: v for r, v in pod.requests.items() if v and r != "pods"}
     for resource, want in asked.items():
         limits.append((node.free(resource) + extra.get(resource, 0)) // want)
-    if asked:  # cpu, memory and ephemeral-storage are checked even when not asked for
-        limits.extend(0 for r in ALWAYS_CHECKED if r not in asked and node.free(r) < 0)
     if pod.host_ports:
         limits.append(1)
     return max(0, min(limits))

@@ -27,3 +27,37 @@ def test_the_fit_model_agrees_with_the_scheduler(app, admin_api, scheduler):
     assert not report.failures, "\n---\n".join([str(report), *report.failures])
     assert report.undecided == 0  # the generator uses only modelled features
     assert report.bound and report.unschedulable  # both outcomes were exercised
+
+
+def test_an_overcommitted_cpu_keeps_out_only_pods_that_ask_for_cpu(app, core, scheduler, uid):
+    """1.27+ (kubernetes#116408): the model and the scheduler agree that a node whose cpu is
+    over-committed (a pod bound by name, past the scheduler) still takes a dongle-only pod."""
+    from app.domain.fit import fits
+    from app.web.pending import shape_of
+    from tests.conftest import eventually
+    from tests.kube_helpers import create_node, create_pod, kubelet_standin, own_resource
+
+    r = own_resource(uid, "o")
+    node = f"{uid}-n"
+    create_node(core, node, {r: "2"})
+    kubelet_standin(core, node)
+    create_pod(core, f"{uid}-hog", node, {"cpu": "8"})  # allocatable cpu is 4: over-committed
+    cache = app.extensions["extres"].cluster.cache
+    eventually(lambda: cache.requested_on(node).get("cpu") == 8000)
+    [facts] = [n for n in cache.node_facts() if n.name == node]
+    for name, requests, placed in (
+        (f"{uid}-dongle", {r: "1"}, True),
+        (f"{uid}-cpu", {r: "1", "cpu": "1"}, False),
+    ):
+        create_pod(core, name, None, requests)
+        view = eventually(lambda name=name: cache.pods.get(("default", name)))
+        assert fits(shape_of(view), facts) is placed
+
+        def decided(name: str = name) -> str | None:
+            pod = core.read_namespaced_pod(name, "default")
+            if pod.spec.node_name:
+                return "bound"
+            unschedulable = any(c.reason == "Unschedulable" for c in pod.status.conditions or ())
+            return "unschedulable" if unschedulable else None
+
+        assert eventually(decided, timeout=30) == ("bound" if placed else "unschedulable")

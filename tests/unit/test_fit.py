@@ -150,12 +150,14 @@ def test_pods_count():
     assert how_many(PodShape({}), node(alloc={"pods": 3}, requested={"pods": 1})) == 2
 
 
-def test_an_overcommitted_cpu_blocks_pods_asking_for_anything():
-    over = node(requested={"cpu": 5000})  # allocatable 4000
+def test_an_overcommitted_cpu_blocks_only_pods_that_ask_for_cpu():
+    """Since 1.27 (kubernetes#116408) a resource is checked only when the pod asks for it."""
+    over = node(alloc={D: 1}, requested={"cpu": 5000})  # allocatable cpu 4000: over-committed
     assert fits(PodShape({}), over)  # asks for nothing: only the pods count
-    assert [f.reason for f in failures(PodShape({D: 1}), node(alloc={D: 1}, requested={"cpu": 5000}))] == [
-        "Insufficient cpu"
-    ]
+    assert fits(PodShape({D: 1}), over)  # asks for a dongle only: cpu is not checked
+    assert fits(PodShape({D: 1, "cpu": 0}), over)  # an explicit 0 is not a request either
+    assert [f.reason for f in failures(PodShape({D: 1, "cpu": 100}), over)] == ["Insufficient cpu"]
+    assert how_many(PodShape({D: 1}), over) == 1
 
 
 def test_init_containers_larger_than_the_sum_and_overhead():
