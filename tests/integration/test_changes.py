@@ -12,7 +12,7 @@ from app.domain import changes
 from app.kube.access import Identity
 from app.kube.errors import Conflict, translate
 from tests.conftest import eventually
-from tests.kube_helpers import create_node, create_pod, grid_cells
+from tests.kube_helpers import create_node, create_pod, grid_cells, ready
 
 D, F = "example.com/dongle", "acme.io/fpga"
 
@@ -189,6 +189,7 @@ def _two_nodes(core, web, uid):
     a, b = f"{uid}-a", f"{uid}-b"
     create_node(core, a, {D: "1"}, labels={"group": uid})
     create_node(core, b, {}, labels={"group": uid})
+    ready(core, a, b)  # kwok's own writes done: resourceVersions stay put unless the app writes
     eventually(lambda: all(web.get(f"/nodes/{n}").status_code == 200 for n in (a, b)))
     return a, b
 
