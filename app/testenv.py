@@ -27,12 +27,6 @@ class ControlPlane:
     port: int
 
     @property
-    def version(self) -> tuple[int, int]:
-        """The (major, minor) Kubernetes version it runs."""
-        major, minor = (self.state_dir / "version").read_text().strip().split(".")[:2]
-        return int(major), int(minor)
-
-    @property
     def kubeconfig(self) -> Path:
         return self.state_dir / "kubeconfig"
 

@@ -74,9 +74,8 @@ class Freshness:
         parts = [f"{n} {SINGULAR.get(kind, kind)}{'s' if n != 1 else ''}" for kind, n in self.unreadable]
         if not parts:
             return ""
-        return " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts) + (
-            " could not be read"
-        )
+        listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+        return f"{listed} could not be read"
 
 
 class ClusterCache(ClusterState):

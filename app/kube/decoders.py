@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from app.kube.placement import Affinity, PortJSON, SpreadJSON, TaintJSON, TolerationJSON
+from app.kube.placement import Affinity, PortJSON, Present, SpreadJSON, TaintJSON, TolerationJSON
 
 T = TypeVar("T")
 
@@ -62,10 +62,6 @@ class Container(msgspec.Struct, rename="camel"):
     def amounts(self) -> tuple[Quantities | None, Quantities | None]:
         r = self.resources
         return (r.requests, r.limits) if r is not None else (None, None)
-
-
-class Present(msgspec.Struct):
-    """An object whose presence is what matters: decodes any object, keeps none of it."""
 
 
 class Volume(msgspec.Struct, rename="camel"):

@@ -33,12 +33,13 @@ class _NodeAffinity(msgspec.Struct):
     requiredDuringSchedulingIgnoredDuringExecution: _NodeSelector | None = None
 
 
-class _AffinityTerm(msgspec.Struct):
-    """An inter-pod affinity term: only its presence is read."""
+class Present(msgspec.Struct):
+    """An object whose presence is what matters (an inter-pod affinity term, a claim volume's
+    source): decodes any object, keeps none of it."""
 
 
 class _PodAffinity(msgspec.Struct):
-    requiredDuringSchedulingIgnoredDuringExecution: list[_AffinityTerm] | None = None
+    requiredDuringSchedulingIgnoredDuringExecution: list[Present] | None = None
 
 
 class Affinity(msgspec.Struct, rename="camel"):
