@@ -184,11 +184,11 @@ def _outcome(core: client.CoreV1Api, name: str, timeout: float = 30.0) -> str | 
     raise TimeoutError(f"the scheduler neither bound nor refused {name} in {timeout}s")
 
 
-def _wait(check: Any, timeout: float = 15.0) -> None:
+def _wait(check: Any, timeout: float = 15.0, what: Any = lambda: "") -> None:
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
-            raise TimeoutError("the cache did not catch up")
+            raise TimeoutError(f"the cache did not catch up: {what()}")
         time.sleep(0.02)
 
 
@@ -221,14 +221,30 @@ def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefi
             conditions = core.read_node_status(name).status.conditions or ()
             return not effects and any(c.type == "Ready" and c.status == "True" for c in conditions)
 
-        _wait(lambda nodes=nodes: all(map(settled, nodes)), timeout=30)
+        def unsettled(nodes: list[dict[str, Any]] = nodes) -> str:
+            """What the nodes still waited for show, for the timeout's message."""
+            out = []
+            for body in nodes:
+                if not settled(body):
+                    name = body["metadata"]["name"]
+                    view = cache.node(name)
+                    taints = [f"{t.key}:{t.effect}" for t in view.taints] if view else "not in the cache"
+                    ready = [
+                        c.status
+                        for c in core.read_node_status(name).status.conditions or ()
+                        if c.type == "Ready"
+                    ]
+                    out.append(f"{name} (taints {taints}, Ready {ready})")
+            return "; ".join(out)
+
+        _wait(lambda nodes=nodes: all(map(settled, nodes)), timeout=30, what=unsettled)
         node_docs = [api.sanitize_for_serialization(core.read_node(x)) for x in names]
 
         def seen(doc: dict[str, Any]) -> bool:
             view = cache.node(doc["metadata"]["name"])
             return view is not None and view.resource_version == doc["metadata"]["resourceVersion"]
 
-        _wait(lambda: all(map(seen, node_docs)))
+        _wait(lambda node_docs=node_docs: all(map(seen, node_docs)))
         time.sleep(1.0)  # let the scheduler's own informers see the nodes too
         for i in range(min(25, cases - report.cases)):
             name = f"{batch}-p{i}"

@@ -277,9 +277,8 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
         generate_latest(state.metrics.registry)
         times.append(time.perf_counter() - t0)
     q = statistics.quantiles(times, n=20)
-    print(
-        f"[{label}] metrics scrape, changed  p50 {statistics.median(times) * 1000:7.1f} ms  p95 {q[18] * 1000:7.1f} ms"
-    )
+    p50, p95 = statistics.median(times) * 1000, q[18] * 1000
+    print(f"[{label}] metrics scrape, changed  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms")
     for name in ("overview", "fragment"):
         print(
             f"[{label}] {name} after an event: {p50s[name + ', changed'] / p50s[name + ', rebuilt']:.2f}x "
