@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask
 
 from app.config import Settings
+
+if TYPE_CHECKING:
+    from app.kube.cluster import ClusterPort
 
 HERE = Path(__file__).resolve().parent
 
@@ -30,8 +33,12 @@ def version() -> str:
         return "0+unknown"
 
 
-def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
-    """Build the app. ``config``: Settings, or a mapping of overrides to the environment's."""
+def create_app(
+    config: Settings | Mapping[str, Any] | None = None, *, cluster: ClusterPort | None = None
+) -> Flask:
+    """Build the app. ``config``: Settings, or a mapping of overrides to the environment's;
+    ``cluster``: what the pages read and write through (tests pass a fake), else one is
+    connected, as the settings say, on first use."""
     settings = config if isinstance(config, Settings) else Settings.from_env(**dict(config or {}))
     app = Flask(
         __name__,
@@ -42,5 +49,5 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
     app.config["EXTRES"] = settings
     from app.web import init_app
 
-    init_app(app, settings)
+    init_app(app, settings, cluster)
     return app

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from app.domain.ownership import DEFAULT_DEVICE_PLUGIN_PATTERNS
+from app.domain.device_plugins import DEFAULT_DEVICE_PLUGIN_PATTERNS
 
 PREFIX = "EXTRES_"
 AUTH_MODES = ("service-account", "impersonate", "token")

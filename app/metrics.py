@@ -1,6 +1,6 @@
 """Prometheus metrics with prometheus_client, in kube-state-metrics style.
 
-Cluster metrics come from a custom collector that reads the cache's kept
+Cluster metrics come from a custom collector that reads the store's kept
 aggregates at scrape time: the overview rows (one per node, extended resources
 only) and the unschedulable pods, so a scrape costs O(nodes x resources), never
 O(pods). The app's own request latency and API errors are ordinary
@@ -18,26 +18,27 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from app.domain.pending import parse_scheduler_message
+from app.domain.scheduler_message import parse_scheduler_message
 
 if TYPE_CHECKING:
-    from app.kube.cache import ClusterCache
+    from app.kube.cluster import ClusterPort
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 PREFIX = "extres_node_extended_resource_"
 
 
 class ClusterCollector(Collector):
-    """Cluster numbers from the cache's kept rows; nothing when there is no cluster yet."""
+    """Cluster numbers from the store's kept rows; nothing when there is no cluster yet."""
 
-    def __init__(self, cache: Callable[[], ClusterCache | None]) -> None:
-        self._cache = cache
+    def __init__(self, cluster: Callable[[], ClusterPort | None]) -> None:
+        self._cluster = cluster
 
     def collect(self) -> Iterator[Metric]:
-        cache = self._cache()
-        if cache is None:
+        cluster = self._cluster()
+        if cluster is None:
             return
-        rows, _ = cache.overview_rows()
+        store = cluster.store
+        rows, _ = store.overview_rows()
         labels = ["node", "resource"]
         families = {
             field: GaugeMetricFamily(PREFIX + field, text, labels=labels)
@@ -66,7 +67,7 @@ class ClusterCollector(Collector):
         yield drift
 
         pending: dict[tuple[str, str], int] = {}
-        for pod in cache.unschedulable_pods():
+        for pod in store.unschedulable_pods():
             short = parse_scheduler_message(pod.unschedulable or "").insufficient
             for resource in pod.extended_requests or {"": 0}:
                 reason = "insufficient" if resource in short else "other"
@@ -81,7 +82,7 @@ class ClusterCollector(Collector):
             family.add_metric([resource, reason], count)
         yield family
 
-        fresh = cache.freshness()
+        fresh = cluster.freshness()
         yield GaugeMetricFamily(
             "extres_cache_synced",
             "1 when the cache has synced and its watches are open.",
@@ -93,7 +94,7 @@ class ClusterCollector(Collector):
             fresh.age_seconds if fresh.age_seconds is not None else float("nan"),
         )
         objects = GaugeMetricFamily("extres_cache_objects", "Objects held by the cache.", labels=["kind"])
-        size = cache.counts()
+        size = store.counts()
         for kind, count in size.items():
             objects.add_metric([kind], count)
         yield objects
@@ -111,11 +112,10 @@ class ClusterCollector(Collector):
             "each is left out of the numbers.",
             labels=["kind"],
         )
-        failures = cache.unreadable.failures
-        for kind, status in cache.status.items():
-            relists.add_metric([kind], status.relists)
-            restarts.add_metric([kind], status.restarts)
-            decode_errors.add_metric([kind], failures.get(kind, 0))
+        for kind, counters in cluster.watch_counters().items():
+            relists.add_metric([kind], counters.relists)
+            restarts.add_metric([kind], counters.restarts)
+            decode_errors.add_metric([kind], counters.unreadable)
         yield relists
         yield restarts
         yield decode_errors
@@ -124,9 +124,9 @@ class ClusterCollector(Collector):
 class Metrics:
     """One app's registry: the cluster collector and the app's own instruments."""
 
-    def __init__(self, cache: Callable[[], ClusterCache | None]) -> None:
+    def __init__(self, cluster: Callable[[], ClusterPort | None]) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(ClusterCollector(cache))
+        self.registry.register(ClusterCollector(cluster))
         self.requests = Histogram(
             "extres_request_duration_seconds",
             "Time to answer an HTTP request, by endpoint.",

@@ -31,9 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kubernetes import client
 
 from app.domain.fit import admitted_tolerations, fits
-from app.kube.cache import ClusterCache
 from app.kube.projections import PodView
-from app.web.pending import shape_of
+from app.kube.store import Store
 
 D, F = "example.com/dongle", "acme.io/fpga"
 NODES_PER_BATCH = 6
@@ -192,8 +191,8 @@ def _wait(check: Any, timeout: float = 15.0, what: Any = lambda: "") -> None:
         time.sleep(0.02)
 
 
-def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefix: str = "agree") -> Report:
-    """``cases`` pods in batches of 25 over fresh nodes; the cache must be started and synced."""
+def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str = "agree") -> Report:
+    """``cases`` pods in batches of 25 over fresh nodes; the store must be watch-fed and synced."""
     rng = random.Random(seed)
     core = client.CoreV1Api(api)
     report = Report(seed)
@@ -212,7 +211,7 @@ def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefi
             """kwok has reported the node Ready (or NotReady) and the node lifecycle controller
             has tainted a NotReady one (NoSchedule and NoExecute); the cache has seen it."""
             name = body["metadata"]["name"]
-            view = cache.node(name)
+            view = store.node(name)
             if view is None:
                 return False
             effects = {t.effect for t in view.taints if t.key == NOT_READY}
@@ -227,7 +226,7 @@ def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefi
             for body in nodes:
                 if not settled(body):
                     name = body["metadata"]["name"]
-                    view = cache.node(name)
+                    view = store.node(name)
                     taints = [f"{t.key}:{t.effect}" for t in view.taints] if view else "not in the cache"
                     ready = [
                         c.status
@@ -241,7 +240,7 @@ def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefi
         node_docs = [api.sanitize_for_serialization(core.read_node(x)) for x in names]
 
         def seen(doc: dict[str, Any]) -> bool:
-            view = cache.node(doc["metadata"]["name"])
+            view = store.node(doc["metadata"]["name"])
             return view is not None and view.resource_version == doc["metadata"]["resourceVersion"]
 
         _wait(lambda node_docs=node_docs: all(map(seen, node_docs)))
@@ -251,8 +250,8 @@ def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefi
             body = _pod(rng, name, batch, names)
             view = PodView.from_json(body)
             # the pod as admission will make it (DefaultTolerationSeconds adds its tolerations)
-            shape = replace(shape_of(view), tolerations=admitted_tolerations(view.placement.tolerations))
-            predicted = sorted(n.name for n in cache.node_facts() if fits(shape, n))
+            shape = replace(view.shape, tolerations=admitted_tolerations(view.placement.tolerations))
+            predicted = sorted(n.name for n in store.node_facts() if fits(shape, n))
             core.create_namespaced_pod("default", body)
             actual = _outcome(core, name)
             report.cases += 1
@@ -262,10 +261,10 @@ def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefi
                 # deleted, or bind a pod it had marked Unschedulable a moment before. The same
                 # pod again, after a pause, decides; a real disagreement of the model repeats.
                 core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
-                _wait(lambda name=name: ("default", name) not in cache.pods)
+                _wait(lambda name=name: ("default", name) not in store.pods)
                 time.sleep(2.0)
                 again = {**body, "metadata": {**body["metadata"], "name": f"{name}-again"}}
-                predicted = sorted(n.name for n in cache.node_facts() if fits(shape, n))
+                predicted = sorted(n.name for n in store.node_facts() if fits(shape, n))
                 core.create_namespaced_pod("default", again)
                 actual = _outcome(core, f"{name}-again")
                 name = f"{name}-again"
@@ -285,7 +284,7 @@ def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefi
                             "message": _message(core, name),
                             "pod": body,
                             "nodes": [_slim(d) for d in node_docs],
-                            "node_requests": {n: cache.requested_on(n) for n in names},
+                            "node_requests": {n: store.requested_on(n) for n in names},
                         },
                         sort_keys=False,
                     )
@@ -293,12 +292,12 @@ def run(api: client.ApiClient, cache: ClusterCache, cases: int, seed: int, prefi
             if actual is None:
                 report.unschedulable += 1
                 core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
-                _wait(lambda name=name: ("default", name) not in cache.pods)
+                _wait(lambda name=name: ("default", name) not in store.pods)
             else:
                 report.bound += 1
                 _wait(
                     lambda name=name, actual=actual: (
-                        (p := cache.pods.get(("default", name))) is not None and p.node_name == actual
+                        (p := store.pods.get(("default", name))) is not None and p.node_name == actual
                     )
                 )
     return report
@@ -325,6 +324,7 @@ def main() -> None:
     from tempfile import mkdtemp
 
     from app import testenv
+    from app.kube.cache import ClusterCache
     from app.kube.client import ClusterConfig, api_client, load_configuration
 
     ap = argparse.ArgumentParser()
@@ -338,7 +338,7 @@ def main() -> None:
         cache = ClusterCache(api)
         cache.start()
         assert cache.wait_synced(60)
-        report = run(api, cache, args.cases, args.seed)
+        report = run(api, cache.store, args.cases, args.seed)
         for case in report.failures:
             print("---\n" + case)
         print(report)

@@ -40,8 +40,8 @@ from kubernetes import client  # noqa: E402
 from prometheus_client import generate_latest  # noqa: E402
 
 from app import create_app, testenv  # noqa: E402
-from app.kube.cache import ClusterCache  # noqa: E402
 from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
+from app.kube.store import Store  # noqa: E402
 from bench.profiles import PROFILES, RealProfile, listed_size  # noqa: E402
 
 RESOURCES = ("example.com/dongle", "acme.io/fpga", "nvidia.com/gpu")
@@ -173,7 +173,7 @@ def timed(fn):  # type: ignore[no-untyped-def]
     return time.perf_counter() - t, out
 
 
-def pod_events(api: client.ApiClient, cache: ClusterCache) -> str:
+def pod_events(store: Store) -> str:
     """A pod event on the big cache vs. on a 1-pod cache (O(1) means ~1x)."""
     sample = {
         "metadata": {"name": "p000001", "namespace": "default", "resourceVersion": "1"},
@@ -183,16 +183,16 @@ def pod_events(api: client.ApiClient, cache: ClusterCache) -> str:
         },
         "status": {"phase": "Running"},
     }
-    small = ClusterCache(api)
+    small = Store()
     small.apply_pod(sample)
 
-    def apply_many(c: ClusterCache) -> float:
+    def apply_many(c: Store) -> float:
         t0 = time.perf_counter()
         for _ in range(5000):
             c.apply_pod(sample)
         return (time.perf_counter() - t0) / 5000
 
-    big_t = min(apply_many(cache) for _ in range(3))
+    big_t = min(apply_many(store) for _ in range(3))
     small_t = min(apply_many(small) for _ in range(3))
     return (
         f"events: {big_t * 1e6:.1f} us per pod event on the big cache vs {small_t * 1e6:.1f} us "
@@ -208,8 +208,8 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
     web.get("/")
     state = app.extensions["extres"]
     assert state.cluster.cache.wait_synced(900)
-    cache = state.cluster.cache
-    print(f"[{label}] {pod_events(state.cluster.api, cache)}")
+    store = state.cluster.store
+    print(f"[{label}] {pod_events(store)}")
     rest = state.cluster.api.rest_client
     calls: list[str] = []
     original = rest.request
@@ -219,7 +219,7 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
     def pod_event() -> None:
         """A pod requesting a dongle is bound somewhere: one node's row changes, as in a live cluster."""
         k = next(churn)
-        cache.apply_pod(
+        store.apply_pod(
             {
                 "metadata": {"name": f"churn-{k}", "namespace": "default", "resourceVersion": "1"},
                 "spec": {
@@ -233,8 +233,8 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
     def rebuild_all() -> None:
         """The baseline: every row rebuilt before the view (what a view cost before rows were kept)."""
         pod_event()
-        with cache._lock:
-            cache._dirty.update(cache.nodes)
+        with store._lock:
+            store._dirty.update(store.nodes)
 
     fragment = {"HX-Request": "true", "HX-Target": "grid"}
     pending_fragment = {"HX-Request": "true", "HX-Target": "pending-list"}

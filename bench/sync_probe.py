@@ -85,7 +85,7 @@ def main() -> None:
         out["peak"] = peak() - before
         gc.collect()
         out["after"] = rss() - before
-        size = cache.size()
+        size = cache.store.size()
         out.update(pods=size.pods, nodes=size.nodes, estimated=size.estimated_bytes)
     else:
         cache.freeze_gc = False
@@ -94,7 +94,7 @@ def main() -> None:
         cache._list("pods")
         gc.collect()
         out["retained"], out["traced_peak"] = tracemalloc.get_traced_memory()
-        out["pods"] = len(cache.pods)
+        out["pods"] = len(cache.store.pods)
     print(json.dumps(out))
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from app.domain.names import is_native_resource
 
@@ -152,6 +153,25 @@ class PodShape:
     host_ports: tuple[HostPort, ...] = ()
     node_name: str = ""
     unmodelled: tuple[str, ...] = ()  # scheduler features the pod uses that are not modelled here
+
+    @cached_property
+    def key(self) -> tuple[object, ...]:
+        """Pods alike for placement have equal keys (a shape is hashed and compared by it)."""
+        return (
+            frozenset(self.requests.items()),
+            frozenset(self.node_selector.items()),
+            self.affinity,
+            self.tolerations,
+            self.host_ports,
+            self.node_name,
+            self.unmodelled,
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PodShape) and self.key == other.key
 
     @property
     def extended(self) -> dict[str, int]:

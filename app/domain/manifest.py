@@ -23,6 +23,7 @@ from app.domain.fit import HostPort, PodShape, Requirement, Term, Toleration, ad
 from app.domain.names import extended_resource_name_errors, is_native_resource, is_standard_resource
 from app.domain.quantity import QuantityError, parse_count, to_amount
 from app.domain.safe_yaml import UnsafeYAML, load_all
+from app.domain.shape import placement, pod_shape, running
 
 MAX_MANIFEST = 64 * 1024
 KINDS = {
@@ -226,7 +227,7 @@ def _shape(spec: Mapping[str, Any]) -> PodShape:
     )
     # a hostNetwork pod's container ports are its host ports (the API server's defaulting)
     host_network = spec.get("hostNetwork") is True
-    ports = tuple(
+    ports = [
         HostPort(
             _port(p.get("hostPort") or p.get("containerPort")),
             _text(p.get("protocol"), "ports.protocol") or "TCP",
@@ -235,33 +236,34 @@ def _shape(spec: Mapping[str, Any]) -> PodShape:
         for c in _running(spec)
         for p in (_mapping(p, "ports[]") for p in _list(c.get("ports"), "ports"))
         if p.get("hostPort") or (host_network and p.get("containerPort"))
-    )
-    unmodelled = []
+    ]
     aff = _mapping(spec.get("affinity"), "affinity")
-    if (aff.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
-        unmodelled.append("inter-pod affinity")
-    if (aff.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
-        unmodelled.append("inter-pod anti-affinity")
-    if any(
-        c.get("whenUnsatisfiable") == "DoNotSchedule" for c in spec.get("topologySpreadConstraints") or ()
-    ):
-        unmodelled.append("topology spread constraints")
-    if any("persistentVolumeClaim" in v or "ephemeral" in v for v in spec.get("volumes") or ()):
-        unmodelled.append("persistent volumes (binding, zones and per-node volume limits)")
+    required = "requiredDuringSchedulingIgnoredDuringExecution"
+    spread = [
+        _mapping(c, "topologySpreadConstraints[]")
+        for c in _list(spec.get("topologySpreadConstraints"), "topologySpreadConstraints")
+    ]
+    volumes = [_mapping(v, "volumes[]") for v in _list(spec.get("volumes"), "volumes")]
+    where = placement(
+        tolerations,
+        affinity,
+        ports,
+        pod_affinity=bool(_mapping(aff.get("podAffinity"), "podAffinity").get(required)),
+        pod_anti_affinity=bool(_mapping(aff.get("podAntiAffinity"), "podAntiAffinity").get(required)),
+        hard_spread=any(c.get("whenUnsatisfiable") == "DoNotSchedule" for c in spread),
+        claims_volumes=any("persistentVolumeClaim" in v or "ephemeral" in v for v in volumes),
+    )
     selector = {
         _text(k, "nodeSelector key"): _text(v, f"nodeSelector.{shown(k)}")
         for k, v in _mapping(spec.get("nodeSelector"), "nodeSelector").items()
     }
-    node_name = _text(spec.get("nodeName"), "nodeName")
-    return PodShape(requests, selector, affinity, tolerations, ports, node_name, tuple(unmodelled))
+    return pod_shape(requests, selector, where, _text(spec.get("nodeName"), "nodeName"))
 
 
 def _running(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The containers that run beside the app (their host ports are taken): the app containers and
-    the sidecars (init containers with restartPolicy Always), as kube-scheduler's GetHostPorts."""
     init = [_mapping(c, "initContainers[]") for c in _list(spec.get("initContainers"), "initContainers")]
     app = [_mapping(c, "containers[]") for c in _list(spec.get("containers"), "containers")]
-    return [*(c for c in init if c.get("restartPolicy") == "Always"), *app]
+    return running(init, app, lambda c: c.get("restartPolicy"))
 
 
 def _list(value: Any, where: str) -> list[Any]:

@@ -28,7 +28,7 @@ from kubernetes import client
 from app.kube.errors import Gone, KubeError, translate
 from app.kube.readiness import Readiness
 from app.kube.reading import READERS, Unreadable, UnreadableLog
-from app.kube.store import ClusterState, PodIndex
+from app.kube.store import PodIndex, Store
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,13 @@ class KindStatus:
     restarts: int = 0  # watches reopened after a failure
 
 
+@dataclass(frozen=True)
+class WatchCounters:
+    relists: int  # full lists: the first sync and each relist
+    restarts: int  # watches reopened after a failure
+    unreadable: int  # objects that could not be decoded, each time one was read
+
+
 SINGULAR = {"pods": "pod", "nodes": "node", "quotas": "quota"}
 
 
@@ -78,8 +85,8 @@ class Freshness:
         return f"{listed} could not be read"
 
 
-class ClusterCache(ClusterState):
-    """Nodes and pods, kept current by watches; safe to read from many threads."""
+class ClusterCache:
+    """Feeds a Store from the API server: lists, then watches, each kind in a thread of its own."""
 
     def __init__(
         self,
@@ -89,8 +96,10 @@ class ClusterCache(ClusterState):
         watch_timeout: int = 240,
         freeze_gc: bool = True,
         live_pods_only: bool = True,
+        store: Store | None = None,
     ) -> None:
-        super().__init__()
+        self.store = store if store is not None else Store()
+        self._lock = threading.Lock()
         self.live_pods_only = live_pods_only
         self.api = api
         self.freeze_gc = freeze_gc
@@ -150,6 +159,14 @@ class ClusterCache(ClusterState):
         error = not_ready or next((s.error for s in statuses if s.error), None)
         return Freshness(synced=synced, stale=True, age_seconds=age, error=error, unreadable=unreadable)
 
+    def counters(self) -> dict[str, WatchCounters]:
+        failures = self.unreadable.failures
+        with self._lock:
+            return {
+                kind: WatchCounters(s.relists, s.restarts, failures.get(kind, 0))
+                for kind, s in self.status.items()
+            }
+
     # ---- the watch loops -------------------------------------------------
     def _list_fn(self, kind: str) -> Callable[..., Any]:
         fns: dict[str, Callable[..., Any]] = {
@@ -199,11 +216,11 @@ class ClusterCache(ClusterState):
 
         rv = self._list_pages(kind, take)
         if index is not None:
-            self.replace_pods(index)
+            self.store.replace_pods(index)
         elif kind == "nodes":
-            self.replace_nodes(views)
+            self.store.replace_nodes(views)
         else:
-            self.replace_quotas(views)
+            self.store.replace_quotas(views)
         self.unreadable.replace(kind, unreadable)
         if self.freeze_gc:
             # What a list brought in lives until the next relist: move it out of the collector's
@@ -310,18 +327,18 @@ class ClusterCache(ClusterState):
         """A watch event's object: put or deleted; one that cannot be read is left out (and any
         earlier view of it dropped), so the rest stays live."""
         if problem is not None:
-            self.forget(kind, problem.key)
+            self.store.forget(kind, problem.key)
             if deleted:
                 self.unreadable.read(kind, problem.key)
             else:
                 self.unreadable.failed(problem)
             return
         if kind == "pods":
-            self.put_pod(view, deleted)
+            self.store.put_pod(view, deleted)
         elif kind == "nodes":
-            self.put_node(view, deleted)
+            self.store.put_node(view, deleted)
         else:
-            self.put_quota(view, deleted)
+            self.store.put_quota(view, deleted)
         self.unreadable.read(kind, view.key)
 
 

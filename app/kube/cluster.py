@@ -1,19 +1,55 @@
-"""The app's connection to one cluster: API client and the shared cache."""
+"""The app's connection to one cluster (API client, the watch-fed store, access reviews, the
+change history) and ``ClusterPort``, what the web layer needs of it: tests pass a fake."""
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from typing import Protocol
 
 from kubernetes import client
 
+from app.domain.history import Change
 from app.kube.access import Access, Identity
-from app.kube.cache import ClusterCache
+from app.kube.cache import ClusterCache, Freshness, WatchCounters
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from app.kube.history import History
+from app.kube.reading import Unreadable
+from app.kube.store import Store
 from app.kube.writer import NodeWriter
 
 log = logging.getLogger(__name__)
+
+
+class AccessPort(Protocol):
+    def authenticate(self, identity: Identity) -> Identity | None: ...
+    def check(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool: ...
+    def allowed(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool: ...
+    def can_edit(self, identity: Identity) -> bool: ...
+
+
+class HistoryPort(Protocol):
+    def recent(self) -> list[Change]: ...
+
+
+class ClusterPort(Protocol):
+    """What the pages use: a Store to read, how fresh it is, access reviews, history, writes."""
+
+    @property
+    def store(self) -> Store: ...
+    @property
+    def access(self) -> AccessPort: ...
+    @property
+    def history(self) -> HistoryPort: ...
+    @property
+    def server(self) -> str: ...
+    def ensure_started(self) -> None: ...
+    def freshness(self) -> Freshness: ...
+    def unreadable_named(self) -> list[Unreadable]: ...
+    def watch_counters(self) -> dict[str, WatchCounters]: ...
+    def writer_for(self, identity: Identity, client_addr: str = "") -> NodeWriter: ...
+    def close(self) -> None: ...
 
 
 class Cluster:
@@ -28,6 +64,7 @@ class Cluster:
         request_timeout: float = 10.0,
         start_watches: bool = True,
         event_namespace: str = "default",
+        on_error: Callable[[str, str], None] | None = None,
     ) -> None:
         self.cfg = cfg
         self.event_namespace = event_namespace
@@ -36,6 +73,7 @@ class Cluster:
         self.api = api_client(self.configuration)
         self.cache = ClusterCache(self.api, page_size=page_size, watch_timeout=watch_timeout)
         self.cache.on_sync = self._log_size
+        self.cache.on_error = on_error
         self.access = Access(self.configuration, self.api, request_timeout)
         self.history = History(self.api, event_namespace, request_timeout)
         self._start_watches = start_watches
@@ -45,6 +83,19 @@ class Cluster:
     def server(self) -> str:
         return str(self.configuration.host)
 
+    @property
+    def store(self) -> Store:
+        return self.cache.store
+
+    def freshness(self) -> Freshness:
+        return self.cache.freshness()
+
+    def unreadable_named(self) -> list[Unreadable]:
+        return self.cache.unreadable.named()
+
+    def watch_counters(self) -> dict[str, WatchCounters]:
+        return self.cache.counters()
+
     def ensure_started(self, first_sync_wait: float = 3.0) -> None:
         """Start the watches; the first caller waits briefly so the first page is not empty."""
         if self._start_watches and not self._started.is_set():
@@ -53,14 +104,14 @@ class Cluster:
             self.cache.wait_synced(first_sync_wait)
 
     def _log_size(self, kind: str) -> None:
-        log.info("cache synced %s: holds %s", kind, self.cache.size())
+        log.info("cache synced %s: holds %s", kind, self.cache.store.size())
 
     def writer_for(self, identity: Identity, client_addr: str = "") -> NodeWriter:
         """Writes go out as the acting user, so the API server's RBAC decides too."""
         return NodeWriter(
             self.access.client_for(identity),
             timeout=self.request_timeout,
-            on_node=self.cache.apply_node,
+            on_node=self.cache.store.apply_node,
             on_error=self.cache.on_error,
             event_namespace=self.event_namespace,
             audit_context={"actor": identity.label, "client": client_addr},

@@ -1,17 +1,13 @@
-"""The parts of a pod and a node that placement depends on: decoded, converted, shared.
-
-Pods made from one template share one ``Placement`` (tolerations, required node
-affinity, host ports, features the fit model does not cover), so keeping it
-costs a pointer per pod.
-"""
+"""The parts of a pod and a node that placement depends on, as the API sends them, converted
+to the domain's ``Placement`` (``app.domain.shape``) and taints."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import msgspec
 
+from app.domain import shape
 from app.domain.fit import HostPort, Requirement, Taint, Term, Toleration
+from app.domain.shape import Placement
 
 
 class _Requirement(msgspec.Struct):
@@ -71,30 +67,6 @@ class SpreadJSON(msgspec.Struct, rename="camel"):
     when_unsatisfiable: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Placement:
-    tolerations: tuple[Toleration, ...] = ()
-    affinity: tuple[Term, ...] | None = None  # required node affinity terms; None: none
-    host_ports: tuple[HostPort, ...] = ()
-    unmodelled: tuple[str, ...] = ()
-
-
-NONE = Placement()
-_KEPT: dict[Placement, Placement] = {}
-_KEPT_MAX = 100_000
-
-
-def shared(p: Placement) -> Placement:
-    if p == NONE:
-        return NONE
-    found = _KEPT.get(p)
-    if found is None:
-        if len(_KEPT) >= _KEPT_MAX:
-            return p
-        found = _KEPT[p] = p
-    return found
-
-
 def _requirement(r: _Requirement) -> Requirement:
     return Requirement(r.key, r.operator, tuple(r.values or ()))
 
@@ -106,39 +78,33 @@ def placement(
     spread: list[SpreadJSON] | None,
     claims_volumes: bool,
 ) -> Placement:
-    tols = tuple(
+    """A watched pod's placement from its decoded parts, by ``app.domain.shape.placement``."""
+    tols = (
         Toleration(t.key or "", t.operator or "Equal", t.value or "", t.effect or "")
         for t in tolerations or ()
     )
+    node_affinity = affinity.node_affinity if affinity else None
+    required = node_affinity.requiredDuringSchedulingIgnoredDuringExecution if node_affinity else None
     terms = None
-    unmodelled = []
-    if affinity is not None:
-        node_affinity = affinity.node_affinity
-        required = node_affinity.requiredDuringSchedulingIgnoredDuringExecution if node_affinity else None
-        if required is not None:
-            terms = tuple(
-                Term(
-                    tuple(map(_requirement, t.match_expressions or ())),
-                    tuple(map(_requirement, t.match_fields or ())),
-                )
-                for t in required.node_selector_terms or ()
+    if required is not None:
+        terms = tuple(
+            Term(
+                tuple(map(_requirement, t.match_expressions or ())),
+                tuple(map(_requirement, t.match_fields or ())),
             )
-        if affinity.pod_affinity and affinity.pod_affinity.requiredDuringSchedulingIgnoredDuringExecution:
-            unmodelled.append("inter-pod affinity")
-        anti = affinity.pod_anti_affinity
-        if anti and anti.requiredDuringSchedulingIgnoredDuringExecution:
-            unmodelled.append("inter-pod anti-affinity")
-    if any(s.when_unsatisfiable == "DoNotSchedule" for s in spread or ()):
-        unmodelled.append("topology spread constraints")
-    if claims_volumes:  # a PersistentVolumeClaim or a generic ephemeral volume
-        unmodelled.append("persistent volumes (binding, zones and per-node volume limits)")
-    host_ports = tuple(
-        sorted(
-            {HostPort(p.host_port, p.protocol or "TCP", p.host_ip or "") for p in ports if p.host_port},
-            key=lambda h: (h.port, h.protocol, h.ip),
+            for t in required.node_selector_terms or ()
         )
+    pod_affinity = affinity.pod_affinity if affinity else None
+    anti = affinity.pod_anti_affinity if affinity else None
+    return shape.placement(
+        tols,
+        terms,
+        (HostPort(p.host_port, p.protocol or "TCP", p.host_ip or "") for p in ports if p.host_port),
+        pod_affinity=bool(pod_affinity and pod_affinity.requiredDuringSchedulingIgnoredDuringExecution),
+        pod_anti_affinity=bool(anti and anti.requiredDuringSchedulingIgnoredDuringExecution),
+        hard_spread=any(s.when_unsatisfiable == "DoNotSchedule" for s in spread or ()),
+        claims_volumes=claims_volumes,
     )
-    return shared(Placement(tols, terms, host_ports, tuple(unmodelled)))
 
 
 def taints(raw: list[TaintJSON] | None) -> tuple[Taint, ...]:

@@ -17,9 +17,10 @@ import msgspec
 
 from app.domain.accounting import Amounts, counts_on_node, effective_amounts, extended_only
 from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
-from app.domain.fit import Taint
+from app.domain.fit import PodShape, Taint
 from app.domain.names import is_native_resource
 from app.domain.quantity import QuantityError, to_amount
+from app.domain.shape import NONE, Placement, pod_shape, running
 from app.kube.decoders import (
     EMPTY_META,
     EMPTY_POD_SPEC,
@@ -28,9 +29,10 @@ from app.kube.decoders import (
     Node,
     OwnerRef,
     Pod,
+    PodSpec,
     Quota,
 )
-from app.kube.placement import NONE, Placement, placement, taints
+from app.kube.placement import placement, taints
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +156,10 @@ class PodView:
         return counts_on_node(self.phase, self.node_name)
 
     @property
+    def shape(self) -> PodShape:
+        return pod_shape(self.requests, self.node_selector, self.placement)
+
+    @property
     def extended_share(self) -> tuple[str, Amounts] | None:
         """What this pod adds to a node's extended requested amounts, if anything."""
         if self.extended_requests and self.counts:
@@ -199,17 +205,15 @@ class PodView:
             placement=placement(
                 spec.tolerations,
                 spec.affinity,
-                [p for c in _running(spec.init_containers, spec.containers) for p in c.ports or ()],
+                [p for c in _running(spec) for p in c.ports or ()],
                 spec.topology_spread_constraints,
                 any(v.persistent_volume_claim or v.ephemeral for v in spec.volumes or ()),
             ),
         )
 
 
-def _running(init: list[Container] | None, containers: list[Container] | None) -> list[Container]:
-    """The containers that run beside the app (its host ports are theirs): the app containers and
-    the sidecars (init containers with restartPolicy Always), as kube-scheduler's GetHostPorts."""
-    return [*(c for c in init or () if c.restart_policy == "Always"), *(containers or ())]
+def _running(spec: PodSpec) -> list[Container]:
+    return running(spec.init_containers or [], spec.containers or [], lambda c: c.restart_policy)
 
 
 def workload(refs: list[OwnerRef] | None, labels: Mapping[str, str] | None) -> Owner:

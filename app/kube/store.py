@@ -117,7 +117,7 @@ def deep_size(obj: Any, seen: set[int]) -> int:
     return size
 
 
-class ClusterState:
+class Store:
     """Nodes, pods and quotas with their kept aggregates; safe to read from many threads."""
 
     def __init__(self) -> None:

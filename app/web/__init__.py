@@ -9,18 +9,22 @@ from flask_htmx import HTMX
 from werkzeug.exceptions import HTTPException
 
 from app.config import Settings
-from app.domain.ownership import DevicePluginRule
+from app.kube.cluster import ClusterPort
 from app.kube.errors import KubeError
 from app.web import filters, security
-from app.web.state import State
+from app.web.bulk_jobs import BulkJobs
+from app.web.render_cache import RenderCaches
+from app.web.services import Services
 
 htmx = HTMX()
 log = logging.getLogger(__name__)
 
 
-def init_app(app: Flask, settings: Settings) -> None:
+def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None) -> None:
     htmx.init_app(app)
-    app.extensions["extres"] = State(settings, DevicePluginRule(settings.device_plugin_resources))
+    app.extensions["extres"] = Services(settings, cluster)
+    app.extensions["extres_render"] = RenderCaches()
+    app.extensions["extres_bulk"] = BulkJobs()
     filters.register(app)
     security.init_app(app, settings)
 
@@ -43,7 +47,7 @@ def init_app(app: Flask, settings: Settings) -> None:
 
     @app.context_processor
     def inject_state() -> dict[str, object]:
-        return {"state": State.get(), "can_write": can_write, "identity": security.identity}
+        return {"state": Services.get(), "can_write": can_write, "identity": security.identity}
 
     @app.after_request
     def vary_on_htmx(response):
@@ -82,7 +86,7 @@ def can_write() -> bool:
             g.can_write = (
                 current_app.config["EXTRES_WRITES"]
                 and security.verified()
-                and State.get().cluster.access.can_edit(security.identity())
+                and Services.get().cluster.access.can_edit(security.identity())
             )
         except KubeError:
             g.can_write = False

@@ -7,7 +7,7 @@ from werkzeug.wrappers import Response
 
 from app.kube.access import Identity
 from app.web.security import csrf_ok, csrf_token, safe_next, same_origin
-from app.web.state import State
+from app.web.services import Services
 
 bp = Blueprint("auth", __name__)
 
@@ -37,7 +37,7 @@ def login() -> Response | tuple[str, int]:
 
 
 def _accepted(who: Identity) -> bool:
-    access = State.get().cluster.access
+    access = Services.get().cluster.access
     verified = access.authenticate(who)
     return verified is not None and access.allowed(verified, "list", "nodes")
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 import threading
 from collections.abc import Callable, Iterable
 
@@ -21,13 +20,13 @@ from app.domain.selectors import SelectorError, parse_selector
 from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
 from app.web import htmx
+from app.web.bulk_jobs import BulkJob, BulkJobs
 from app.web.paging import paginate
 from app.web.security import identity
-from app.web.state import BulkJob, State
+from app.web.services import Services
 
 bp = Blueprint("changes", __name__)
 audit = logging.getLogger("extres.audit")
-RESULTS_KEPT = 100  # bulk jobs kept for their pages
 RESULTS_PAGE = 100  # per-node outcomes per page
 
 
@@ -37,7 +36,7 @@ def hold_a_write_slot() -> None:
     slow or stalled API server never starves the pages and the health checks. A change beyond
     that is refused at once (nothing is sent; the user retries), never queued or retried."""
     if request.method == "POST":
-        if not State.get().write_slots.acquire(blocking=False):
+        if not Services.get().write_slots.acquire(blocking=False):
             abort(
                 503,
                 description="Too many changes are waiting on the API server; nothing was changed. Try again.",
@@ -48,14 +47,14 @@ def hold_a_write_slot() -> None:
 @bp.teardown_request
 def release_write_slot(_exc: BaseException | None) -> None:
     if g.pop("write_slot", False):
-        State.get().write_slots.release()
+        Services.get().write_slots.release()
 
 
 @bp.before_request
 def require_edit_right() -> None:
     """Re-checked on every write: the acting user must be allowed to patch nodes/status."""
     who = identity()
-    if not State.get().cluster.access.can_edit(who):
+    if not Services.get().cluster.access.can_edit(who):
         if request.method == "POST":
             audit.warning(
                 json.dumps(
@@ -93,11 +92,11 @@ def actor() -> str:
 
 
 def writer() -> NodeWriter:
-    return State.get().cluster.writer_for(identity(), request.remote_addr or "")
+    return Services.get().cluster.writer_for(identity(), request.remote_addr or "")
 
 
 def _node_or_404(name: str) -> NodeView:
-    node = State.get().cluster.cache.node(name)
+    node = Services.get().cluster.store.node(name)
     if node is None:
         abort(404, description=f"There is no node named {name!r}.")
     return node
@@ -131,7 +130,7 @@ def new(name: str) -> str:
 
 @bp.post("/nodes/<name>/resources")
 def set_resource(name: str) -> Response | tuple[str, int]:
-    state = State.get()
+    state = Services.get()
     node = _node_or_404(name)
     form = request.form
     try:
@@ -157,20 +156,20 @@ def set_resource(name: str) -> Response | tuple[str, int]:
 
 @bp.get("/nodes/<name>/resources/remove")
 def confirm_remove(name: str) -> str:
-    state = State.get()
+    state = Services.get()
     node = _node_or_404(name)
     resource = request.args.get("resource", "")
     if msg := validate_resource(resource, state.device_plugins.owns):
         abort(422, description=msg)
     if resource not in node.capacity:
         abort(404, description=f"{resource} is not advertised on {name}.")
-    pods = [p for p in state.cluster.cache.pods_requesting_extended(name) if resource in p.requests]
+    pods = [p for p in state.cluster.store.pods_requesting_extended(name) if resource in p.requests]
     return render_template("changes/remove.html", node=node, resource=resource, pods=pods)
 
 
 @bp.post("/nodes/<name>/resources/remove")
 def remove_resource(name: str) -> Response | tuple[str, int]:
-    state = State.get()
+    state = Services.get()
     _node_or_404(name)
     resource = request.form.get("resource", "").strip()
     errors = {}
@@ -188,7 +187,7 @@ def remove_resource(name: str) -> Response | tuple[str, int]:
 
 def _refused(resource: str, count: int) -> str | None:
     """Why a desired-state entry may not be written: the same rules as the forms."""
-    state = State.get()
+    state = Services.get()
     try:
         validate_set(
             resource, str(count), None, maximum=state.settings.max_quantity, owns=state.device_plugins.owns
@@ -212,14 +211,14 @@ def reapply_node(name: str) -> Response | tuple[str, int]:
 @bp.get("/reapply")
 def reapply_preview() -> str:
     """Re-applying on every drifted node starts with a dry run of each write."""
-    names = [n.name for n in State.get().cluster.cache.drifted_nodes()]
+    names = [n.name for n in Services.get().cluster.store.drifted_nodes()]
     return render_template("changes/reapply.html", outcomes=_reapply(names, dry_run=True))
 
 
 @bp.post("/reapply")
 def reapply_all() -> Response | tuple[str, int]:
     chosen = set(request.form.getlist("nodes"))
-    drifted = [n.name for n in State.get().cluster.cache.drifted_nodes() if n.name in chosen]
+    drifted = [n.name for n in Services.get().cluster.store.drifted_nodes() if n.name in chosen]
     return _bulk_done(_reapply(drifted, dry_run=False))
 
 
@@ -234,11 +233,11 @@ CHOICES = 50  # nodes offered as checkboxes at once: the search narrows them, ne
 
 def _bulk_form(errors: dict[str, str], values, status: int = 200):
     """The bulk form: the chosen nodes, then the first nodes whose name contains ``find``."""
-    cache = State.get().cluster.cache
+    store = Services.get().cluster.store
     find = values.get("find", "").strip()[:253]
     chosen = list(dict.fromkeys(values.getlist("nodes"))) if hasattr(values, "getlist") else []
     needle = find.lower()
-    matching = [n for n in cache.node_names() if needle in n.lower()] if needle else cache.node_names()
+    matching = [n for n in store.node_names() if needle in n.lower()] if needle else store.node_names()
     picked = set(chosen)
     offered = [n for n in matching[: CHOICES + len(picked)] if n not in picked][:CHOICES]
     fragment = bool(htmx) and htmx.target == "node-choices"
@@ -256,8 +255,8 @@ def _bulk_form(errors: dict[str, str], values, status: int = 200):
 
 def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
     """Validate a bulk form: (action, resource, count, target nodes); raises ChangeError."""
-    state = State.get()
-    cache = state.cluster.cache
+    state = Services.get()
+    store = state.cluster.store
     errors: dict[str, str] = {}
     action = form.get("action", "set")
     if action not in ("set", "remove"):
@@ -283,14 +282,14 @@ def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
     if names and selector_text:
         errors["nodes"] = "Choose nodes or give a label selector, not both."
     elif names:
-        unknown = [n for n in names if cache.node(n) is None]
+        unknown = [n for n in names if store.node(n) is None]
         if unknown:
             errors["nodes"] = f"Unknown node(s): {', '.join(sorted(unknown))}."
-        targets = [n for n in (cache.node(x) for x in dict.fromkeys(names)) if n is not None]
+        targets = [n for n in (store.node(x) for x in dict.fromkeys(names)) if n is not None]
     elif selector_text:
         try:
             selector = parse_selector(selector_text)
-            targets = [n for n in cache.node_list() if selector.matches(n.labels)]
+            targets = [n for n in store.node_list() if selector.matches(n.labels)]
             if not targets:
                 errors["selector"] = f"No node matches the label selector {selector_text!r}."
         except SelectorError as exc:
@@ -369,28 +368,19 @@ def _start_job(
         finally:
             job.done = True
 
-    key = _keep(job)
+    key = BulkJobs.get().keep(job)
     threading.Thread(target=work, name=f"extres-bulk-{key}", daemon=True).start()
     return redirect(url_for("changes.results", key=key), code=303)
 
 
-def _keep(job: BulkJob) -> str:
-    key = secrets.token_urlsafe(12)
-    kept = State.get().results
-    kept[key] = job
-    while len(kept) > RESULTS_KEPT:
-        kept.popitem(last=False)
-    return key
-
-
 def _bulk_done(outcomes: list[Outcome]) -> Response:
     job = BulkJob(total=len(outcomes), outcomes=outcomes, done=True)
-    return redirect(url_for("changes.results", key=_keep(job)), code=303)
+    return redirect(url_for("changes.results", key=BulkJobs.get().keep(job)), code=303)
 
 
 @bp.get("/results/<key>")
 def results(key: str) -> str:
-    job = State.get().results.get(key)
+    job = BulkJobs.get().find(key)
     if job is None:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")
     outcomes = list(job.outcomes)  # a snapshot: the job may still be adding

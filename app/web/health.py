@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from app.web.state import State
+from app.web.services import Services
 
 bp = Blueprint("health", __name__)
 
@@ -19,7 +19,7 @@ def healthz() -> tuple[str, int]:
 def readyz() -> tuple[str, int]:
     """Ready when the cache has synced and its watches are open. Objects that could not be read
     are named in the detail; they leave the rest live, so they do not make the app unready."""
-    state = State.get()
+    state = Services.get()
     fresh = state.freshness()
     detail = ""
     if fresh.unreadable:

@@ -7,7 +7,7 @@ from flask import Blueprint, render_template, request
 from app.domain.names import extended_resource_name_errors
 from app.kube.errors import KubeError
 from app.web.paging import paginate
-from app.web.state import State
+from app.web.services import Services
 
 bp = Blueprint("history", __name__, url_prefix="/history")
 PAGE_SIZE = 100
@@ -15,7 +15,7 @@ PAGE_SIZE = 100
 
 @bp.get("/")
 def index() -> str:
-    state = State.get()
+    state = Services.get()
     node = request.args.get("node", "").strip()[:253]
     resource = request.args.get("resource", "").strip()
     errors: dict[str, str] = {}

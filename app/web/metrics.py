@@ -7,7 +7,7 @@ import time
 
 from flask import Flask, g, request
 
-from app.web.state import State
+from app.web.services import Services
 
 
 def init_app(app: Flask) -> None:
@@ -19,5 +19,5 @@ def init_app(app: Flask) -> None:
     def record(response):
         started = g.get("started")
         if started is not None and request.endpoint not in (None, "static"):
-            State.get().metrics.observe(request.endpoint, request.method, time.perf_counter() - started)
+            Services.get().metrics.observe(request.endpoint, request.method, time.perf_counter() - started)
         return response

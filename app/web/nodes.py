@@ -6,23 +6,23 @@ from flask import Blueprint, abort, render_template
 
 from app.domain.accounting import node_usage
 from app.domain.names import is_native_resource
-from app.web.state import State
+from app.web.services import Services
 
 bp = Blueprint("nodes", __name__, url_prefix="/nodes")
 
 
 @bp.get("/<name>")
 def detail(name: str) -> str:
-    state = State.get()
-    cache = state.cluster.cache
-    node = cache.node(name)
+    state = Services.get()
+    store = state.cluster.store
+    node = store.node(name)
     if node is None:
-        fresh = cache.freshness()
+        fresh = state.cluster.freshness()
         if not fresh.synced:
             abort(503, description="The node list has not been loaded yet; try again shortly.")
         abort(404, description=f"There is no node named {name!r}.")
-    usage = node_usage(node.capacity, node.allocatable, cache.requested_on(name))
-    limits = cache.limits_on(name)
+    usage = node_usage(node.capacity, node.allocatable, store.requested_on(name))
+    limits = store.limits_on(name)
     standard = {k: v for k, v in usage.items() if is_native_resource(k)}
     extended = {k: v for k, v in usage.items() if not is_native_resource(k)}
     return render_template(
@@ -31,6 +31,6 @@ def detail(name: str) -> str:
         standard=standard,
         extended=extended,
         limits=limits,
-        pods=cache.pods_requesting_extended(name),
+        pods=store.pods_requesting_extended(name),
         owns=state.device_plugins.owns,
     )

@@ -10,7 +10,8 @@ from app.domain.overview import SORT_FIELDS, Filters, build_grid
 from app.domain.selectors import Selector, SelectorError, parse_selector
 from app.web.export import csv_response
 from app.web.paging import paginate
-from app.web.state import State
+from app.web.render_cache import RenderCaches
+from app.web.services import Services
 
 bp = Blueprint("overview", __name__)
 
@@ -94,23 +95,23 @@ FIELDS = ("capacity", "allocatable", "requested", "free")
 def _grid():
     """The grid for the request's filters, and the memo it is kept in until the cache next changes."""
     filters, errors = parse_filters(request.args)
-    state = State.get()
-    cache = state.cluster.cache
-    memo = state.grids.at(cache.rows_version)
+    state = Services.get()
+    store = state.cluster.store
+    memo = RenderCaches.get().grids.at(store.rows_version)
     grid = memo.get(filters)
     if grid is None:
-        rows, totals = cache.overview_rows()
+        rows, totals = store.overview_rows()
         grid = memo[filters] = build_grid(rows, filters, totals)
     return grid, filters, errors, memo
 
 
-def summary_strip(state: State) -> list[dict[str, object]]:
+def summary_strip(state: Services) -> list[dict[str, object]]:
     """Per resource, over the whole cluster: allocatable and requested, nodes advertising it, and
     pods waiting for it (read from kept totals and the unschedulable pods, never every pod)."""
-    cache = state.cluster.cache
-    totals = cache.overview_totals()
+    store = state.cluster.store
+    totals = store.overview_totals()
     waiting: dict[str, int] = {}
-    for pod in cache.unschedulable_pods():
+    for pod in store.unschedulable_pods():
         for resource in pod.extended_requests:
             waiting[resource] = waiting.get(resource, 0) + 1
     out: list[dict[str, object]] = []
@@ -130,7 +131,7 @@ def summary_strip(state: State) -> list[dict[str, object]]:
 
 @bp.get("/")
 def index() -> str:
-    state = State.get()
+    state = Services.get()
     grid, filters, errors, memo = _grid()
     rows, page, pages = paginate(grid.rows, rows_per_page(len(grid.resources)))
     table = memo.get(("table", filters, page))
@@ -140,7 +141,7 @@ def index() -> str:
             grid=grid,
             rows=rows,
             owns=state.device_plugins.owns,
-            row_html=state.row_html.renderer(tuple(grid.resources)),
+            row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources)),
             filters=filters,
             args={k: v for k, v in filter_args(request.args).items() if k not in ("sort", "order")},
         )
@@ -174,7 +175,7 @@ def _records(grid) -> list[dict[str, object]]:
                     "node": row.name,
                     "resource": resource,
                     **{f: getattr(u, f) for f in FIELDS},
-                    "device_plugin": State.get().device_plugins.owns(resource),
+                    "device_plugin": Services.get().device_plugins.owns(resource),
                     "drift": resource in row.drifted,
                 }
             )

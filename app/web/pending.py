@@ -5,18 +5,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from flask import Blueprint, render_template, request
 from markupsafe import Markup
 
+from app.domain.diagnosis import Diagnosis
 from app.domain.fit import NodeFacts, PodShape
 from app.domain.names import extended_resource_name_errors
-from app.domain.pending import Diagnosis, SchedulerMessage, ShapeIndex, parse_scheduler_message
+from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_message
 from app.kube.projections import PodView
 from app.web import can_write, htmx
 from app.web.paging import paginate
-from app.web.state import State
+from app.web.render_cache import RenderCaches
+from app.web.services import Services
 
 bp = Blueprint("pending", __name__, url_prefix="/pending")
 
@@ -36,58 +37,40 @@ def pending_pods(namespace: str = "", resource: str = "") -> list[PodView]:
     """Unschedulable pods matching the filters, by namespace and name."""
     return [
         pod
-        for pod in State.get().cluster.cache.unschedulable_pods()
+        for pod in Services.get().cluster.store.unschedulable_pods()
         if (not namespace or pod.namespace == namespace)
         and (not resource or resource in pod.extended_requests)
     ]
-
-
-def shape_key(pod: PodView) -> tuple[object, ...]:
-    """Pods alike for placement: the same requests, node selector and placement (shared)."""
-    return (frozenset(pod.requests.items()), frozenset(pod.node_selector.items()), pod.placement)
-
-
-def shape_of(pod: PodView) -> PodShape:
-    p = pod.placement
-    return PodShape(
-        pod.requests, pod.node_selector, p.affinity, p.tolerations, p.host_ports, "", p.unmodelled
-    )
 
 
 def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingPod]:
     """Each shown pod with its diagnosis and the advice rendered from it. Pending pods mostly
     repeat a few shapes: each shape keeps its filter results per node (``ShapeIndex``) and is told
     only the nodes changed since it last looked; its advice is rendered once per diagnosis."""
-    state = State.get()
-    cache = state.cluster.cache
-    counts = Counter(map(shape_key, every))
-    made: dict[Any, tuple[Diagnosis, Markup]] = {}  # each shape on this page diagnosed once
+    services = Services.get()
+    store = services.cluster.store
+    counts = Counter(pod.shape for pod in every)
+    made: dict[PodShape, tuple[Diagnosis, Markup]] = {}  # each shape on this page diagnosed once
     every_node: list[NodeFacts] | None = None
     writable = can_write()
+    advice_html = RenderCaches.get().advice_html
     out = []
-    with state.shapes_lock:
-        if len(state.shapes) > SHAPES_KEPT:
-            state.shapes.clear()
+    with services.shapes.lock:
         for pod in shown:
-            key = shape_key(pod)
+            key = pod.shape
             if key not in made:
-                index = state.shapes.get(key)
-                if index is None:
-                    index = state.shapes[key] = ShapeIndex(shape_of(pod))
-                version, changed = cache.fit_changes(index.version)
+                index = services.shapes.index(key)
+                version, changed = store.fit_changes(index.version)
                 if changed is not None:
                     index.apply(changed, version)
                 elif version != index.version:
-                    every_node = every_node if every_node is not None else cache.node_facts()
+                    every_node = every_node if every_node is not None else store.node_facts()
                     index.update(every_node, version)
                 diagnosis = index.diagnosis(counts[key])
-                made[key] = (diagnosis, state.advice_html(diagnosis, bool(pod.node_selector), writable))
+                made[key] = (diagnosis, advice_html(diagnosis, bool(pod.node_selector), writable))
             diagnosis, advice = made[key]
             out.append(PendingPod(pod, parse_scheduler_message(pod.unschedulable or ""), diagnosis, advice))
     return out
-
-
-SHAPES_KEPT = 200
 
 
 @bp.get("/")
@@ -100,7 +83,7 @@ def index() -> str:
         resource = ""
     pods = pending_pods(namespace, resource)
     shown, page, pages = paginate(pods, PAGE_SIZE)
-    quotas = State.get().cluster.cache.quota_list()
+    quotas = Services.get().cluster.store.quota_list()
     fragment = bool(htmx) and htmx.target == "pending-list"
     return render_template(
         "pending/_list.html" if fragment else "pending/index.html",

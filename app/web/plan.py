@@ -1,4 +1,4 @@
-"""What if: how many pods of a shape fit, where, and what to add for more. Reads the cache only."""
+"""What if: how many pods of a shape fit, where, and what to add for more. Reads the store only."""
 
 from __future__ import annotations
 
@@ -7,29 +7,13 @@ from typing import Any
 from flask import Blueprint, render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from app.domain.fit import PodShape
 from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_fields, parse_manifest
-from app.domain.pending import ShapeIndex
-from app.web.state import State
+from app.web.services import Services
 
 bp = Blueprint("plan", __name__, url_prefix="/plan")
 SHOWN = 50  # nodes listed with their headroom
-PLANS_KEPT = 16  # shapes whose per-node index the planner keeps (~0.6 MB each at 1,000 nodes)
 SHARE_LIMIT = 6000  # a manifest longer than this is not put in the shareable link
 MAX_REPLICAS = 100_000
-
-
-def _key(shape: PodShape) -> tuple[Any, ...]:
-    return (
-        "plan",
-        frozenset(shape.requests.items()),
-        frozenset(shape.node_selector.items()),
-        shape.affinity,
-        shape.tolerations,
-        shape.host_ports,
-        shape.node_name,
-        shape.unmodelled,
-    )
 
 
 def _render(values: Any, planned: Planned | None, errors: dict[str, str], status: int = 200):
@@ -42,15 +26,10 @@ def _render(values: Any, planned: Planned | None, errors: dict[str, str], status
             replicas = int(text)
     result = None
     if planned is not None and not errors:
-        state = State.get()
-        nodes = state.cluster.cache.node_facts()
-        with state.shapes_lock:
-            # the planner's own few indexes, least recently used out: any link makes a new shape
-            key = _key(planned.shape)
-            index = state.plans.pop(key, None) or ShapeIndex(planned.shape)
-            state.plans[key] = index
-            while len(state.plans) > PLANS_KEPT:
-                state.plans.popitem(last=False)
+        services = Services.get()
+        nodes = services.cluster.store.node_facts()
+        with services.shapes.lock:
+            index = services.shapes.index(planned.shape)
             room = index.headroom(nodes)
             wanted = replicas or 1
             result = {

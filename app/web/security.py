@@ -17,8 +17,8 @@ from werkzeug.wrappers import Response
 from app.config import Settings
 from app.kube.access import Identity
 from app.serving import REPEATED
+from app.web.services import Services
 from app.web.sessions import TokenSession
-from app.web.state import State
 
 log = logging.getLogger("extres.security")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -188,7 +188,7 @@ def init_app(app: Flask, settings: Settings) -> None:
             if settings.auth_mode == "token" and request.method in SAFE_METHODS:
                 return redirect(url_for("auth.login_form", next=request.full_path))
             abort(401, description="Sign in through the dashboard's authentication proxy to use it.")
-        access = State.get().cluster.access
+        access = Services.get().cluster.access
         verified_who = access.authenticate(who)
         if verified_who is None:
             if "Authorization" not in request.headers and session.get("token"):

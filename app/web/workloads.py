@@ -9,7 +9,8 @@ from app.domain.workloads import GROUPINGS, SORT_KEYS, WorkloadRow, group, sort_
 from app.web import htmx
 from app.web.export import csv_response
 from app.web.paging import paginate
-from app.web.state import State
+from app.web.render_cache import RenderCaches
+from app.web.services import Services
 
 bp = Blueprint("workloads", __name__, url_prefix="/workloads")
 PAGE_SIZE = 100
@@ -20,8 +21,8 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
     """The rows for the request's filters and order, the arguments in force, a message per bad one.
     A bad argument is named and left out: the view shows what it would without it."""
     args, errors = request.args, {}
-    state = State.get()
-    cache = state.cluster.cache
+    state = Services.get()
+    store = state.cluster.store
     by = args.get("by", "workload")
     if by not in GROUPINGS:
         errors["by"] = f"Group by {by[:40]!r}: choose workload or namespace."
@@ -39,12 +40,12 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
     if order not in ("asc", "desc"):
         errors["order"] = "Order: asc or desc."
         order = "desc"
-    memo = state.grids.at(cache.rows_version)
+    memo = RenderCaches.get().grids.at(store.rows_version)
     rows = memo.get(("workloads", by))
     if rows is None:
-        totals = cache.overview_totals()
+        totals = store.overview_totals()
         allocatable = {r: u.allocatable for r, u in totals.by_resource.items()}
-        rows = memo[("workloads", by)] = group(cache.holders(), allocatable, by)
+        rows = memo[("workloads", by)] = group(store.holders(), allocatable, by)
     if namespace and not any(r.namespace == namespace for r in rows):
         errors["namespace"] = f"No pod in namespace {namespace!r} requests an extended resource."
         namespace = ""

@@ -60,12 +60,12 @@ def test_requested_per_node_equals_kubectls(app, core, control_plane, uid):
             container("init", requests={r: "1"}),
         ],
     )
-    cache = app.extensions["extres"].cluster.cache
+    store = app.extensions["extres"].cluster.store
 
     def agree() -> bool:
         theirs = kubectl_requested(control_plane, node)
         assert theirs[r] == "21"  # plain 1, two 5, init-peak 5, sidecar 6, sidecars 4
-        assert cache.requested_on(node).get(r) == int(theirs[r])
+        assert store.requested_on(node).get(r) == int(theirs[r])
         return True
 
     eventually(agree, timeout=30)

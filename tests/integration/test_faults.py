@@ -59,10 +59,11 @@ def node_body(name: str, dongles: str) -> dict:
 
 def known(cache: ClusterCache) -> dict:
     """What a cache holds, in terms two caches can be compared by."""
-    with cache._lock:
-        nodes = {n: (v.capacity, v.allocatable, v.labels, v.desired) for n, v in cache.nodes.items()}
-        pods = sorted(cache.pods)
-        requested = {n: dict(r) for n, r in cache.requested.items() if r}
+    store = cache.store
+    with store._lock:
+        nodes = {n: (v.capacity, v.allocatable, v.labels, v.desired) for n, v in store.nodes.items()}
+        pods = sorted(store.pods)
+        requested = {n: dict(r) for n, r in store.requested.items() if r}
     return {"nodes": nodes, "pods": pods, "requested": requested}
 
 

@@ -74,12 +74,13 @@ def test_kept_rows_follow_every_change_and_ignore_heartbeats(app, web, core, uid
     change made through the API the kept rows equal rows computed afresh, and the page shows it.
     Updates the overview does not show (a node heartbeat, a pod's status) keep the memoised grid."""
     cache = app.extensions["extres"].cluster.cache
+    store = cache.store
     node, other = f"{uid}-a", f"{uid}-b"
 
     def rows_match_fresh():
-        rows, totals = cache.overview_rows()
+        rows, totals = store.overview_rows()
         kept = {r.name: r for r in rows}
-        fresh = {n.name: node_row(n, cache.requested_on(n.name)) for n in cache.node_list()}
+        fresh = {n.name: node_row(n, store.requested_on(n.name)) for n in store.node_list()}
         assert kept == fresh
         assert totals == Totals.of(r.usage for r in fresh.values())  # kept totals moved by differences
         return kept
@@ -96,21 +97,21 @@ def test_kept_rows_follow_every_change_and_ignore_heartbeats(app, web, core, uid
 
     # a heartbeat: the kubelet updates the node's conditions, nothing the overview shows
     web.get("/")
-    version = cache.rows_version
+    version = store.rows_version
     ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": uid}
     rv = core.read_node(node).metadata.resource_version
     core.patch_node_status(node, {"status": {"conditions": [ready]}})
-    eventually(lambda: int(cache.node(node).resource_version) > int(rv))
+    eventually(lambda: int(store.node(node).resource_version) > int(rv))
     # a pod's phase changes, but it still counts against the node
     set_pod_phase(core, f"{uid}-p1", "Running")
-    eventually(lambda: cache.pods[("default", f"{uid}-p1")].phase == "Running")
-    assert cache.rows_version == version
+    eventually(lambda: cache.store.pods[("default", f"{uid}-p1")].phase == "Running")
+    assert store.rows_version == version
 
     # a pod ends: its request no longer counts, and the cache (watching only pods that have not
     # ended, by a field selector) is told it left the selection and drops it
     set_pod_phase(core, f"{uid}-p2", "Succeeded")
     eventually(lambda: requested_on_page(node) == "1")
-    assert ("default", f"{uid}-p2") not in cache.pods
+    assert ("default", f"{uid}-p2") not in cache.store.pods
     rows_match_fresh()
     # capacity changes, a label moves the node into a selector, a pod is deleted
     core.patch_node_status(
@@ -187,7 +188,7 @@ def test_a_410_gone_leads_to_a_relist(control_plane, core, uid):
     try:
         eventually(lambda: cache.status["pods"].relists >= 2, timeout=30)
         create_pod(core, f"{uid}-after", "nowhere", {})
-        eventually(lambda: ("default", f"{uid}-after") in cache.pods)
+        eventually(lambda: ("default", f"{uid}-after") in cache.store.pods)
     finally:
         cache.stop()
         api.close()

@@ -193,8 +193,7 @@ def test_distinct_planner_queries_keep_a_bounded_state(web, app):
     import gc
     import tracemalloc
 
-    from app.domain.pending import DIAGNOSES_KEPT
-    from app.web.plan import PLANS_KEPT
+    from app.domain.diagnosis import DIAGNOSES_KEPT, SHAPES_KEPT
 
     state = app.extensions["extres"]
     plan(web, requests="example.com/dongle=1", replicas="1")  # warm: templates, the node facts
@@ -210,6 +209,6 @@ def test_distinct_planner_queries_keep_a_bounded_state(web, app):
         after, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert len(state.plans) == PLANS_KEPT
-    assert all(len(index._made) <= DIAGNOSES_KEPT for index in state.plans.values())
+    assert len(state.shapes.indexes()) == SHAPES_KEPT
+    assert all(len(index._made) <= DIAGNOSES_KEPT for index in state.shapes.indexes())
     assert after - before < 8 * 1024 * 1024, f"{(after - before) / 2**20:.1f} MiB kept"

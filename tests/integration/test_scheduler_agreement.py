@@ -20,8 +20,8 @@ def test_the_fit_model_agrees_with_the_scheduler(app, admin_api, scheduler):
     seed = int(os.environ.get("EXTRES_AGREEMENT_SEED") or random.SystemRandom().randrange(10**6))
     cases = int(os.environ.get("EXTRES_AGREEMENT_CASES", "150"))
     print(f"agreement seed {seed}")
-    cache = app.extensions["extres"].cluster.cache
-    report = run(admin_api, cache, cases, seed)
+    store = app.extensions["extres"].cluster.store
+    report = run(admin_api, store, cases, seed)
     print(report)
     assert report.cases == cases
     assert not report.failures, "\n---\n".join([str(report), *report.failures])
@@ -33,7 +33,6 @@ def test_an_overcommitted_cpu_keeps_out_only_pods_that_ask_for_cpu(app, core, sc
     """1.27+ (kubernetes#116408): the model and the scheduler agree that a node whose cpu is
     over-committed (a pod bound by name, past the scheduler) still takes a dongle-only pod."""
     from app.domain.fit import fits
-    from app.web.pending import shape_of
     from tests.conftest import eventually
     from tests.kube_helpers import create_node, create_pod, kubelet_standin, own_resource
 
@@ -42,16 +41,16 @@ def test_an_overcommitted_cpu_keeps_out_only_pods_that_ask_for_cpu(app, core, sc
     create_node(core, node, {r: "2"})
     kubelet_standin(core, node)
     create_pod(core, f"{uid}-hog", node, {"cpu": "8"})  # allocatable cpu is 4: over-committed
-    cache = app.extensions["extres"].cluster.cache
-    eventually(lambda: cache.requested_on(node).get("cpu") == 8000)
-    [facts] = [n for n in cache.node_facts() if n.name == node]
+    store = app.extensions["extres"].cluster.store
+    eventually(lambda: store.requested_on(node).get("cpu") == 8000)
+    [facts] = [n for n in store.node_facts() if n.name == node]
     for name, requests, placed in (
         (f"{uid}-dongle", {r: "1"}, True),
         (f"{uid}-cpu", {r: "1", "cpu": "1"}, False),
     ):
         create_pod(core, name, None, requests)
-        view = eventually(lambda name=name: cache.pods.get(("default", name)))
-        assert fits(shape_of(view), facts) is placed
+        view = eventually(lambda name=name: store.pods.get(("default", name)))
+        assert fits(view.shape, facts) is placed
 
         def decided(name: str = name) -> str | None:
             pod = core.read_namespaced_pod(name, "default")

@@ -1,7 +1,8 @@
 import pytest
 
+from app.domain.diagnosis import ShapeIndex, diagnose
 from app.domain.fit import HostPort, NodeFacts, PodShape, Taint, Toleration
-from app.domain.pending import ShapeIndex, diagnose, parse_scheduler_message
+from app.domain.scheduler_message import parse_scheduler_message
 
 D, F = "example.com/dongle", "acme.io/fpga"
 

@@ -1,7 +1,7 @@
 """The cache's kept state: what a reader at an older fit version is told to catch up on."""
 
 from app.kube import store
-from app.kube.store import ClusterState
+from app.kube.store import Store
 
 D = "example.com/dongle"
 
@@ -25,7 +25,7 @@ def pod(name, node_name, dongles="1"):
 
 
 def test_fit_changes_name_just_the_nodes_changed_since_a_version():
-    state = ClusterState()
+    state = Store()
     for name in ("a", "b", "c"):
         state.apply_node(node(name))
     start, _ = state.fit_changes(None)
@@ -40,7 +40,7 @@ def test_fit_changes_name_just_the_nodes_changed_since_a_version():
 
 
 def test_a_relist_or_a_trimmed_log_sends_readers_to_every_node(monkeypatch):
-    state = ClusterState()
+    state = Store()
     state.apply_node(node("a"))
     before, _ = state.fit_changes(None)
     state.replace_nodes([])

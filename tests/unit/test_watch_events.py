@@ -2,6 +2,7 @@
 Status and a quota's object are decoded from the raw JSON the event carries."""
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from kubernetes import client
@@ -10,6 +11,11 @@ from app.kube.cache import EVENT, ClusterCache, Freshness
 from app.kube.errors import Gone, KubeError
 from app.kube.reading import Unreadable, UnreadableLog
 from app.metrics import ClusterCollector
+
+
+def watched(cache: ClusterCache) -> SimpleNamespace:
+    """What the metrics read of a cluster, for a cache of its own."""
+    return SimpleNamespace(store=cache.store, freshness=cache.freshness, watch_counters=cache.counters)
 
 
 def cache_fed(*lines: bytes) -> ClusterCache:
@@ -37,7 +43,7 @@ def test_a_quota_event_is_decoded_and_the_resource_version_follows():
     )
     cache = cache_fed(quota)
     assert cache._watch_once("quotas", "5") == "12"
-    assert [q.key for q in cache.quota_list()] == [("ns", "q")]
+    assert [q.key for q in cache.store.quota_list()] == [("ns", "q")]
 
 
 def pod_event(kind: str, name: str, rv: str, node_name: object = "n1") -> bytes:
@@ -57,12 +63,12 @@ def test_an_unreadable_pod_is_left_out_named_and_counted_and_the_watch_goes_on()
         pod_event("ADDED", "c", "13"),
     )
     assert cache._watch_once("pods", "5") == "13"
-    assert sorted(cache.pods) == [("d", "a"), ("d", "c")]  # b's earlier view is dropped
+    assert sorted(cache.store.pods) == [("d", "a"), ("d", "c")]  # b's earlier view is dropped
     [problem] = cache.unreadable.named()
     assert (problem.kind, problem.namespace, problem.name) == ("pods", "d", "b")
     assert "$.spec.nodeName" in problem.reason
     assert cache.freshness().unreadable_text == "1 pod could not be read"
-    families = {m.name: m for m in ClusterCollector(lambda: cache).collect()}
+    families = {m.name: m for m in ClusterCollector(lambda: watched(cache)).collect()}
     assert [(s.labels, s.value) for s in families["extres_decode_errors"].samples if s.value] == [
         ({"kind": "pods"}, 1)
     ]

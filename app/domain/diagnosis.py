@@ -1,90 +1,19 @@
-"""Why a pending pod cannot be scheduled, and what would make it fit.
-
-Two sources, kept apart: the scheduler's own message (parsed tolerantly; its
-format changed between Kubernetes versions) and this project's accounting
-(allocatable minus requested on each node), which alone gives the shortfall
-and the suggestion.
-"""
+"""Why a pending pod's shape does not fit, by the scheduler's filters over this project's
+accounting (allocatable minus requested on each node), and the least to add to make it fit; each
+shape's per-node results are kept between views (``ShapeIndex``, ``ShapeCache``)."""
 
 from __future__ import annotations
 
-import itertools
-import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sortedcontainers import SortedList
 
 from app.domain.fit import Failure, NodeFacts, PodShape, failures, how_many
-
-_HEAD = re.compile(r"^\s*(?P<avail>\d+)/(?P<total>\d+) nodes are available(?::\s*(?P<rest>.*))?$", re.S)
-_REASON_SPLIT = re.compile(r",\s+(?=\d+\s)")
-_REASON = re.compile(r"^(?P<count>\d+)\s+(?P<text>.+?)\.?$", re.S)
-_INSUFFICIENT = re.compile(r"^Insufficient (?P<resource>\S+)$")
-
-
-@dataclass(frozen=True)
-class SchedulerMessage:
-    raw: str
-    total_nodes: int | None = None
-    reasons: tuple[tuple[int, str], ...] = ()  # (node count, reason), scheduling part only
-    preemption: str | None = None  # the "preemption: ..." clause, when present
-    post_filter: tuple[str, ...] = ()  # other post-filter clauses ("no new claims to deallocate")
-    cut: bool = False  # the message was cut at 1,024 characters (" ..."); its last reason left out
-
-    @property
-    def insufficient(self) -> dict[str, int]:
-        """resource -> how many nodes the scheduler found short of it."""
-        out: dict[str, int] = {}
-        for count, text in self.reasons:
-            if m := _INSUFFICIENT.match(text):
-                out[m["resource"]] = out.get(m["resource"], 0) + count
-        return out
-
-    @property
-    def other_reasons(self) -> list[tuple[int, str]]:
-        return [(c, t) for c, t in self.reasons if not _INSUFFICIENT.match(t)]
-
-
-def parse_scheduler_message(message: str) -> SchedulerMessage:
-    """Parse ``0/N nodes are available: 3 Insufficient x, 1 node(s) didn't match ...``.
-
-    kube-scheduler writes the filter reasons, a full stop, then what its post-filter plugins
-    said, joined by ", " (``FitError.Error``): since 1.22 the preemption plugin's
-    ``preemption: ...``, since 1.34 the DynamicResources plugin's ``no new claims to deallocate``
-    before it. No reason contains ". " (taint keys and resource names have dots, never followed
-    by a space), so the first ". " ends the reasons. Unknown shapes are kept whole in ``raw``
-    with no reasons, never guessed at.
-    """
-    text = (message or "").strip()
-    # A message too long for the condition is cut at 1,024 characters and ends " ...": the last
-    # reason before the cut is partial (a resource name cut short), so it is left out.
-    cut = text.endswith(" ...")
-    main, _, post = (text[:-4] if cut else text).partition(". ")
-    m = _HEAD.match(main)
-    if not m:
-        return SchedulerMessage(raw=text)
-    reasons: list[tuple[int, str]] = []
-    rest = (m["rest"] or "").strip()
-    if rest.endswith("."):
-        rest = rest[:-1]
-    parts = _REASON_SPLIT.split(rest) if rest else []
-    if cut and not post:  # the cut fell among the reasons
-        parts = parts[:-1]
-    for part in parts:
-        if r := _REASON.match(part.strip()):
-            reasons.append((int(r["count"]), r["text"].strip().rstrip(".")))
-    others, _, preemption = post.partition("preemption: ")
-    return SchedulerMessage(
-        raw=text,
-        total_nodes=int(m["total"]),
-        reasons=tuple(reasons),
-        preemption=preemption.strip().rstrip(".") or None,
-        post_filter=tuple(c.strip() for c in others.split(",") if c.strip()),
-        cut=cut,
-    )
-
+from app.domain.planner import Plan, plan
 
 DIAGNOSES_KEPT = 8  # per shape: the diagnoses for the last few replica counts asked
 
@@ -114,31 +43,6 @@ class Suggestion:
     @property
     def text(self) -> str:
         return f"add {self.add} {self.resource} to {self.node}"
-
-
-@dataclass(frozen=True)
-class PlanStep:
-    node: str
-    pods: int  # pods of the shape this node would take
-    add: Mapping[str, int]  # extended resource -> amount to add (empty: fits as it is)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Where ``wanted`` pods of one shape would go: nodes that fit as they are, then nodes given
-    more extended resources (greedy, largest room first)."""
-
-    wanted: int
-    steps: tuple[PlanStep, ...]
-    placed: int  # how many of the wanted pods the steps place
-    targets: Mapping[str, int]  # resource -> one capacity to set on every node that gets more
-
-    @property
-    def adds(self) -> tuple[PlanStep, ...]:
-        return tuple(s for s in self.steps if s.add)
-
-    def nodes_adding(self, resource: str) -> list[str]:
-        return [s.node for s in self.steps if resource in s.add]
 
 
 @dataclass
@@ -354,6 +258,31 @@ def _tally(counts: dict[Any, int], key: object, sign: int) -> None:
         counts.pop(key, None)
 
 
+SHAPES_KEPT = 64  # shapes whose per-node index is kept (~0.6 MB each at 1,000 nodes)
+
+
+class ShapeCache:
+    """One ``ShapeIndex`` per pod shape, for the pending page and the planner alike; the least
+    recently used is dropped past ``limit`` (any planner link makes a new shape). A ShapeIndex is
+    not thread-safe: hold ``lock`` while using one."""
+
+    def __init__(self, limit: int = SHAPES_KEPT) -> None:
+        self.limit = limit
+        self.lock = threading.Lock()
+        self._kept: OrderedDict[PodShape, ShapeIndex] = OrderedDict()
+
+    def index(self, shape: PodShape) -> ShapeIndex:
+        """The shape's index, made when new; call with ``lock`` held."""
+        index = self._kept.pop(shape, None) or ShapeIndex(shape)
+        self._kept[shape] = index
+        while len(self._kept) > self.limit:
+            self._kept.popitem(last=False)
+        return index
+
+    def indexes(self) -> list[ShapeIndex]:
+        return list(self._kept.values())
+
+
 def diagnose(pod: PodShape, nodes: Sequence[NodeFacts], wanted: int = 1) -> Diagnosis:
     """Why ``pod`` does not fit, by the scheduler's filters (app.domain.fit), and what would
     make ``wanted`` pods of its shape fit: a suggestion names only nodes that pass every other
@@ -390,38 +319,3 @@ def _why(counts: Mapping[tuple[str, str], int], total: int) -> list[str]:
         f"no node {yes}" if n == total else f"{n} of {total} nodes {no}"
         for (yes, no), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
-
-
-def plan(pod: PodShape, candidates: Iterable[NodeFacts], wanted: int) -> Plan:
-    """Place ``wanted`` pods (a greedy bin-pack over ``candidates``, least to add first): each
-    node takes what fits as things are, then, given the extended resources it lacks, as many as
-    its other resources allow, until every pod is placed."""
-    extended = pod.extended
-    unlimited = {r: 10**12 for r in extended}
-    left = wanted
-    steps: list[PlanStep] = []
-    targets: dict[str, int] = {}
-    taken: dict[str, int] = {}
-    seen: list[NodeFacts] = []
-    rest = iter(candidates)
-    for node in rest:  # least to add first: those that fit as they are come first
-        seen.append(node)
-        if left <= 0 or not (n := min(left, how_many(pod, node))):
-            break
-        taken[node.name] = n
-        left -= n
-    for node in itertools.chain(seen, rest):
-        now = taken.get(node.name, 0)
-        added = min(left, how_many(pod, node, unlimited) - now) if left > 0 else 0
-        if now + max(0, added) <= 0:
-            if left <= 0:
-                break
-            continue
-        added = max(0, added)
-        left -= added
-        add = {r: v for r, want in extended.items() if (v := (now + added) * want - node.free(r)) > 0}
-        steps.append(PlanStep(node.name, now + added, add))
-        for r, v in add.items():
-            targets[r] = max(targets.get(r, 0), node.capacity.get(r, 0) + v)
-    steps.sort(key=lambda s: (bool(s.add), s.node))
-    return Plan(wanted, tuple(steps), wanted - max(0, left), targets)

@@ -1,0 +1,74 @@
+"""The scheduler's "0/3 nodes are available: ..." message, parsed tolerantly (its format changed
+between Kubernetes versions)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_HEAD = re.compile(r"^\s*(?P<avail>\d+)/(?P<total>\d+) nodes are available(?::\s*(?P<rest>.*))?$", re.S)
+_REASON_SPLIT = re.compile(r",\s+(?=\d+\s)")
+_REASON = re.compile(r"^(?P<count>\d+)\s+(?P<text>.+?)\.?$", re.S)
+_INSUFFICIENT = re.compile(r"^Insufficient (?P<resource>\S+)$")
+
+
+@dataclass(frozen=True)
+class SchedulerMessage:
+    raw: str
+    total_nodes: int | None = None
+    reasons: tuple[tuple[int, str], ...] = ()  # (node count, reason), scheduling part only
+    preemption: str | None = None  # the "preemption: ..." clause, when present
+    post_filter: tuple[str, ...] = ()  # other post-filter clauses ("no new claims to deallocate")
+    cut: bool = False  # the message was cut at 1,024 characters (" ..."); its last reason left out
+
+    @property
+    def insufficient(self) -> dict[str, int]:
+        """resource -> how many nodes the scheduler found short of it."""
+        out: dict[str, int] = {}
+        for count, text in self.reasons:
+            if m := _INSUFFICIENT.match(text):
+                out[m["resource"]] = out.get(m["resource"], 0) + count
+        return out
+
+    @property
+    def other_reasons(self) -> list[tuple[int, str]]:
+        return [(c, t) for c, t in self.reasons if not _INSUFFICIENT.match(t)]
+
+
+def parse_scheduler_message(message: str) -> SchedulerMessage:
+    """Parse ``0/N nodes are available: 3 Insufficient x, 1 node(s) didn't match ...``.
+
+    kube-scheduler writes the filter reasons, a full stop, then what its post-filter plugins
+    said, joined by ", " (``FitError.Error``): since 1.22 the preemption plugin's
+    ``preemption: ...``, since 1.34 the DynamicResources plugin's ``no new claims to deallocate``
+    before it. No reason contains ". " (taint keys and resource names have dots, never followed
+    by a space), so the first ". " ends the reasons. Unknown shapes are kept whole in ``raw``
+    with no reasons, never guessed at.
+    """
+    text = (message or "").strip()
+    # A message too long for the condition is cut at 1,024 characters and ends " ...": the last
+    # reason before the cut is partial (a resource name cut short), so it is left out.
+    cut = text.endswith(" ...")
+    main, _, post = (text[:-4] if cut else text).partition(". ")
+    m = _HEAD.match(main)
+    if not m:
+        return SchedulerMessage(raw=text)
+    reasons: list[tuple[int, str]] = []
+    rest = (m["rest"] or "").strip()
+    if rest.endswith("."):
+        rest = rest[:-1]
+    parts = _REASON_SPLIT.split(rest) if rest else []
+    if cut and not post:  # the cut fell among the reasons
+        parts = parts[:-1]
+    for part in parts:
+        if r := _REASON.match(part.strip()):
+            reasons.append((int(r["count"]), r["text"].strip().rstrip(".")))
+    others, _, preemption = post.partition("preemption: ")
+    return SchedulerMessage(
+        raw=text,
+        total_nodes=int(m["total"]),
+        reasons=tuple(reasons),
+        preemption=preemption.strip().rstrip(".") or None,
+        post_filter=tuple(c.strip() for c in others.split(",") if c.strip()),
+        cut=cut,
+    )

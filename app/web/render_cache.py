@@ -1,0 +1,89 @@
+"""HTML and grids kept between requests, each keyed by the objects it was made from."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from flask import current_app, get_template_attribute
+from markupsafe import Markup
+
+from app.domain.diagnosis import Diagnosis
+from app.domain.overview import NodeRow
+
+
+class VersionedMemo:
+    """Values computed from the store's rows, kept until ``rows_version`` moves (at most ``limit``)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._kept: tuple[int, dict[Any, Any]] = (-1, {})  # one attribute: swapped atomically
+
+    def at(self, version: int) -> dict[Any, Any]:
+        kept_version, values = self._kept
+        if kept_version != version or len(values) >= self.limit:
+            values = {}
+            self._kept = (version, values)
+        return values
+
+
+class RowHTML:
+    """Each grid row's HTML, kept with the row object it was made from: the store rebuilds a row
+    object only when that node changed, so a view after an event renders one row, not a page."""
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self.limit = limit
+        self._kept: dict[tuple[str, tuple[str, ...]], tuple[object, Markup]] = {}
+
+    def renderer(self, resources: tuple[str, ...]) -> Callable[[NodeRow], Markup]:
+        macro = get_template_attribute("overview/_row.html", "node_row")
+
+        def row_html(row: NodeRow) -> Markup:
+            key = (row.name, resources)
+            hit = self._kept.get(key)
+            if hit is not None and hit[0] is row:
+                return hit[1]
+            if len(self._kept) >= self.limit:
+                self._kept = {}
+            html = Markup(macro(row, resources))
+            self._kept[key] = (row, html)
+            return html
+
+        return row_html
+
+
+class AdviceHTML:
+    """A pending shape's advice, rendered once per diagnosis: the shape index hands out the same
+    Diagnosis object until a node's result changes, so its HTML is kept with it."""
+
+    def __init__(self, limit: int = 512) -> None:
+        self.limit = limit
+        self._kept: dict[tuple[int, bool, bool], tuple[Diagnosis, Markup]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, diagnosis: Diagnosis, selector: bool, writable: bool) -> Markup:
+        key = (id(diagnosis), selector, writable)
+        hit = self._kept.get(key)
+        if hit is not None and hit[0] is diagnosis:
+            return hit[1]
+        html = Markup(get_template_attribute("pending/_advice.html", "advice")(diagnosis, selector, writable))
+        with self._lock:
+            if len(self._kept) >= self.limit:
+                self._kept = {}
+            self._kept[key] = (diagnosis, html)
+        return html
+
+
+class RenderCaches:
+    """The app's render caches: grids by filters, grid rows, pending advice."""
+
+    def __init__(self) -> None:
+        self.grids = VersionedMemo(64)  # overview grids by filters, and their rendered tables by page
+        self.row_html = RowHTML()
+        self.advice_html = AdviceHTML()
+
+    @staticmethod
+    def get() -> RenderCaches:
+        caches: RenderCaches = current_app.extensions["extres_render"]
+        return caches

@@ -1,0 +1,77 @@
+"""The app's services: settings, the device-plugin rule, the cluster (given, or connected on
+first use), metrics, the pending shapes' cache and the write slots."""
+
+from __future__ import annotations
+
+import threading
+
+from flask import current_app
+
+from app.config import Settings
+from app.domain.device_plugins import DevicePluginRule
+from app.domain.diagnosis import ShapeCache
+from app.kube.cache import Freshness
+from app.kube.client import ClusterConfig
+from app.kube.cluster import Cluster, ClusterPort
+from app.kube.errors import KubeError
+from app.kube.reading import Unreadable
+from app.metrics import Metrics
+
+
+class Services:
+    def __init__(self, settings: Settings, cluster: ClusterPort | None = None) -> None:
+        self.settings = settings
+        self.device_plugins = DevicePluginRule(settings.device_plugin_resources)
+        self._cluster = cluster  # given (tests pass a fake), else connected on first use
+        self.metrics = Metrics(lambda: self._cluster)
+        self.shapes = ShapeCache()  # pending pods' and planned shapes, with their per-node results
+        self.write_slots = threading.BoundedSemaphore(max(1, settings.threads - 2))
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def get() -> Services:
+        services: Services = current_app.extensions["extres"]
+        return services
+
+    @property
+    def cluster(self) -> ClusterPort:
+        """The cluster connection; raises NotConfigured (a KubeError) when there is none."""
+        if self._cluster is None:
+            with self._lock:
+                if self._cluster is None:
+                    s = self.settings
+                    self._cluster = Cluster(
+                        ClusterConfig(s.in_cluster, s.kubeconfig, s.context),
+                        page_size=s.list_page_size,
+                        watch_timeout=s.watch_timeout,
+                        request_timeout=s.request_timeout,
+                        start_watches=s.start_watches,
+                        event_namespace=s.event_namespace,
+                        on_error=self.metrics.api_error,
+                    )
+        self._cluster.ensure_started()
+        return self._cluster
+
+    def freshness(self) -> Freshness:
+        try:
+            return self.cluster.freshness()
+        except KubeError as exc:
+            return Freshness(synced=False, stale=True, age_seconds=None, error=exc.message)
+
+    def unreadable_named(self) -> list[Unreadable]:
+        """A few of the objects the cache could not read (kind, name, where it failed)."""
+        try:
+            return self.cluster.unreadable_named()
+        except KubeError:
+            return []
+
+    def pending_count(self) -> int:
+        """Unschedulable pods, for the navigation badge (0 when there is no cluster)."""
+        try:
+            return len(self.cluster.store.unschedulable)
+        except KubeError:
+            return 0
+
+    def close(self) -> None:
+        if self._cluster is not None:
+            self._cluster.close()
