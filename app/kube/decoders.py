@@ -5,7 +5,7 @@ used here: everything else in the JSON (managedFields, env, probes, images, ...)
 decoder without ever being built as Python objects. That keeps a page's transient memory near the
 size of its bytes and the decoding faster than a full parse.
 
-Typing rule, checked against the API's schema by ``tests/unit/test_schema_decoding.py``: every
+Typing rule, checked against the API's schema by ``tests/schema/test_schema_decoding.py``: every
 field the schema marks optional is ``X | None`` (the API server may send ``null`` for it), and a
 part whose contents are not read is decoded as an empty struct (``Present``), never as
 ``msgspec.Raw | None``, which msgspec only decodes from ``null``. Field names are the API's

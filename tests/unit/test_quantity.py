@@ -26,7 +26,11 @@ def test_parse_quantity(text, value):
     assert parse_quantity(text) == value
 
 
-@pytest.mark.parametrize("text", ["", "abc", "1.2.3", "3 dongles", "1KB", "e3", "1e999", "Ki"])
+# digits Python reads as numbers but the API server refuses: fullwidth 3, Arabic-Indic 3
+NON_ASCII = ["\uff13", "\u0663", "1e\uff13", "1.\uff15"]
+
+
+@pytest.mark.parametrize("text", ["", "abc", "1.2.3", "3 dongles", "1KB", "e3", "1e999", "Ki", *NON_ASCII])
 def test_parse_quantity_rejects(text):
     with pytest.raises(QuantityError):
         parse_quantity(text)

@@ -1,0 +1,145 @@
+"""A fake cluster for the web lane: a real Store, fed the JSON the API server would send, a stub
+access checker and a fixed freshness. Nothing here talks to an API server; writes are refused
+(the tests that write run against the real one, in tests/integration)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.domain.history import Change
+from app.kube.access import Identity
+from app.kube.cache import Freshness, WatchCounters
+from app.kube.reading import Unreadable
+from app.kube.store import Store
+
+LIVE = Freshness(synced=True, stale=False, age_seconds=0.0, error=None)
+BASE = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+_versions = itertools.count(1)
+
+
+@dataclass
+class StubAccess:
+    """Every identity the proxy or token names is accepted; ``denied`` lists the (verb, resource)
+    pairs refused to everyone (a viewer: {("patch", "nodes")})."""
+
+    denied: set[tuple[str, str]] = field(default_factory=set)
+    asked: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def authenticate(self, identity: Identity) -> Identity | None:
+        if identity.mode == "token":
+            return Identity(user="token-user", token=identity.token, mode="token") if identity.token else None
+        return identity if identity.known else None
+
+    def check(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
+        self.asked.append((verb, resource, subresource))
+        return identity.known and (verb, resource) not in self.denied
+
+    def allowed(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
+        return self.check(identity, verb, resource, subresource)
+
+    def can_edit(self, identity: Identity) -> bool:
+        return self.allowed(identity, "patch", "nodes", "status")
+
+
+@dataclass
+class StubHistory:
+    changes: list[Change] = field(default_factory=list)
+
+    def recent(self) -> list[Change]:
+        return self.changes
+
+
+@dataclass
+class FakeCluster:
+    store: Store = field(default_factory=Store)
+    access: StubAccess = field(default_factory=StubAccess)
+    history: StubHistory = field(default_factory=StubHistory)
+    fresh: Freshness = LIVE
+    unreadable: list[Unreadable] = field(default_factory=list)
+    server: str = "https://fake.invalid"
+
+    def ensure_started(self) -> None:
+        pass
+
+    def freshness(self) -> Freshness:
+        return self.fresh
+
+    def unreadable_named(self) -> list[Unreadable]:
+        return self.unreadable
+
+    def watch_counters(self) -> dict[str, WatchCounters]:
+        return {}
+
+    def writer_for(self, identity: Identity, client_addr: str = "") -> Any:
+        raise AssertionError("the web lane does not write: see tests/integration")
+
+    def close(self) -> None:
+        pass
+
+    # ---- feeding the store, as the watches would ----------------------
+    def node(
+        self,
+        name: str,
+        extended: dict[str, str] | None = None,
+        *,
+        allocatable: dict[str, str] | None = None,
+        labels: dict[str, str] | None = None,
+        taints: Iterable[dict[str, str]] = (),
+        unschedulable: bool = False,
+        annotations: dict[str, str] | None = None,
+    ) -> None:
+        capacity = {**BASE, **(extended or {})}
+        self.store.apply_node(
+            {
+                "metadata": {
+                    "name": name,
+                    "labels": labels or {},
+                    "annotations": annotations or {},
+                    "resourceVersion": str(next(_versions)),
+                },
+                "spec": {"taints": list(taints), "unschedulable": unschedulable},
+                "status": {
+                    "capacity": capacity,
+                    "allocatable": {**BASE, **(allocatable if allocatable is not None else extended or {})},
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            }
+        )
+
+    def pod(
+        self,
+        name: str,
+        node: str | None,
+        requests: dict[str, str],
+        *,
+        namespace: str = "default",
+        message: str | None = None,
+        **spec: Any,
+    ) -> None:
+        """A pod bound to ``node`` and Running, or, with ``node`` None, Pending; ``message``: the
+        scheduler's Unschedulable message."""
+        extended = {k: v for k, v in requests.items() if "/" in k}
+        status: dict[str, Any] = {"phase": "Running" if node else "Pending"}
+        if message is not None:
+            status["conditions"] = [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+            ]
+        self.store.apply_pod(
+            {
+                "metadata": {
+                    "name": name,
+                    "namespace": namespace,
+                    "resourceVersion": str(next(_versions)),
+                    "creationTimestamp": "2026-12-01T10:00:00Z",
+                },
+                "spec": {
+                    "nodeName": node or "",
+                    "containers": [{"name": "main", "resources": {"requests": requests, "limits": extended}}],
+                    **spec,
+                },
+                "status": status,
+            }
+        )

@@ -1,0 +1,84 @@
+"""The overview at scale: sort by any column, "free at least N of R", the per-resource summary strip;
+bad arguments named, and the view shown without them."""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+
+R = "example.com/dongle"
+
+
+def order(client, query: str) -> list[str]:
+    soup = BeautifulSoup(client.get(f"/?{query}").get_data(as_text=True), "html.parser")
+    return [tr["data-node"] for tr in soup.select("table.grid tbody tr")]
+
+
+@pytest.fixture
+def three(cluster):
+    a, b, c = "n-a", "n-b", "n-c"
+    cluster.node(a, {R: "8"})
+    cluster.node(b, {R: "4"})
+    cluster.node(c, {})
+    cluster.pod("user", a, {R: "6"})
+    cluster.pod("waiting", None, {R: "9"}, message=f"0/2 nodes are available: 2 Insufficient {R}.")
+    return R, a, b, c
+
+
+def test_sorting_by_any_column_keeps_unadvertising_nodes_last(client, three):
+    r, a, b, c = three
+    assert order(client, f"sort=free:{r}&order=desc") == [b, a, c]  # 4 free, 2 free, none
+    assert order(client, f"sort=free:{r}&order=asc") == [a, b, c]
+    assert order(client, f"sort=requested:{r}&order=desc") == [a, b, c]
+    assert order(client, f"sort=capacity:{r}&order=asc") == [b, a, c]
+    assert order(client, "sort=name") == [a, b, c]
+    html = client.get(f"/?sort=free:{r}&order=desc").get_data(as_text=True)
+    th = BeautifulSoup(html, "html.parser").select_one("th[aria-sort]")
+    assert th["aria-sort"] == "descending" and "order=asc" in th.a["href"]  # click again: ascending
+
+
+def test_free_at_least_n_of_a_resource(client, three):
+    r, a, b, _ = three
+    assert order(client, f"free={r}&min=3") == [b]
+    assert order(client, f"free={r}&min=2") == [a, b]
+    assert order(client, f"free={r}&min=0&sort=free:{r}&order=desc") == [b, a]
+
+
+def test_the_summary_strip_totals_each_resource(client, three):
+    r, *_ = three
+    soup = BeautifulSoup(client.get("/").get_data(as_text=True), "html.parser")
+    item = soup.select_one(f'ul.strip li[data-resource="{r}"]')
+    fields = {s["data-field"]: s.get_text(strip=True) for s in item.select("[data-field]")}
+    assert fields == {"requested": "6", "allocatable": "12", "nodes": "2", "waiting": "1 pending"}
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ("min=-1&free={r}", "min", "'-1' is not a whole number"),
+        ("min=many&free={r}", "min", "'many' is not a whole number"),
+        ("min=2", "min", "choose the resource"),
+        ("min=2&free=dongle", "min", "qualified name"),
+        ("sort=colour", "sort", "Sort by 'colour'"),
+        ("sort=free:cpu", "sort", "Sort by 'free:cpu'"),
+    ],
+)
+def test_bad_arguments_are_named_and_the_view_unfiltered(client, three, query, field, message):
+    r, a, b, c = three
+    resp = client.get("/?" + query.format(r=r))
+    assert resp.status_code == 200
+    soup = BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+    assert message in soup.select_one(f"#{field}-error").get_text()
+    assert [tr["data-node"] for tr in soup.select("table.grid tbody tr")] == [a, b, c]
+
+
+def test_the_heat_map_colours_each_node_by_its_share(client, three):
+    r, a, b, _c = three
+    soup = BeautifulSoup(client.get(f"/heat?of={r}").get_data(as_text=True), "html.parser")
+    cells = {i["title"].split()[0]: (i["class"][0], i["title"].split()[1]) for i in soup.select(".heat i")}
+    assert cells == {a: ("h3", "6/8"), b: ("h0", "0/4")}  # 75% and 0% requested; c advertises none
+    assert all(i["role"] == "img" for i in soup.select(".heat i"))  # the title is its name
+    counts = {s["data-band"]: s.get_text() for s in soup.select("#heat-counts [data-band]")}
+    assert counts["0-19%"] == "1" and counts["60-79%"] == "1" and counts["full"] == "0"
+    bad = BeautifulSoup(client.get("/heat?of=nope.example/x").get_data(as_text=True), "html.parser")
+    assert "No node advertises 'nope.example/x'" in bad.select_one("#of-error").get_text()

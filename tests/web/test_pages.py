@@ -1,0 +1,194 @@
+"""Every page over a fake cluster: full pages and the fragments htmx swaps in, headers on every
+response, bad arguments named, outages and unreadable objects shown, read-only where it must be."""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+from prometheus_client import generate_latest
+
+from app.domain.history import Change
+from app.kube.cache import Freshness
+from app.kube.reading import Unreadable
+
+D, GPU = "example.com/dongle", "nvidia.com/gpu"
+SHORT = f"0/2 nodes are available: 2 Insufficient {D}. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."  # noqa: E501
+
+
+@pytest.fixture
+def two(cluster):
+    cluster.node("n1", {D: "4", GPU: "2"}, labels={"zone": "a"})
+    cluster.node("n2", {D: "2"}, labels={"zone": "b"})
+    cluster.pod("reader", "n1", {D: "3"})
+    cluster.pod("waiting", None, {D: "5"}, message=SHORT)
+
+
+def soup(resp) -> BeautifulSoup:
+    return BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+
+
+# (url, htmx target, the fragment's root id)
+FRAGMENTS = [
+    ("/", "grid", "grid"),
+    ("/pending/", "pending-list", "pending-list"),
+    ("/workloads/", "workloads", "workloads"),
+    ("/changes/bulk", "node-choices", "node-choices"),
+]
+
+
+@pytest.mark.parametrize(("url", "target", "root"), FRAGMENTS)
+def test_a_fragment_is_the_part_of_its_full_page_htmx_swaps(client, two, url, target, root):
+    full = client.get(url)
+    part = client.get(url, headers={"HX-Request": "true", "HX-Target": target})
+    assert full.status_code == part.status_code == 200
+    assert "<html" in full.get_data(as_text=True) and "<html" not in part.get_data(as_text=True)
+    in_full, in_part = soup(full).find(id=root), soup(part).find(id=root)
+    assert in_full is not None and in_part is not None
+    # the same content, whichever way it was asked for
+    assert in_part.get_text(" ", strip=True) == in_full.get_text(" ", strip=True)
+
+
+PAGES = ["/", "/heat", "/nodes/n1", "/pending/", "/plan/", "/workloads/", "/history/", "/changes/bulk"]
+
+
+@pytest.mark.parametrize("url", [*PAGES, "/nodes/missing", "/healthz", "/static/htmx.min.js"])
+def test_security_headers_and_vary_on_every_response(client, two, url):
+    resp = client.get(url)
+    csp = resp.headers["Content-Security-Policy"]
+    assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
+    assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert resp.headers["X-Frame-Options"] == "DENY"
+    assert resp.headers["X-Content-Type-Options"] == "nosniff"
+    assert resp.headers["Referrer-Policy"] == "same-origin"
+    assert "HX-Request" in resp.headers["Vary"]  # a cached fragment is never served as the page
+    if resp.mimetype == "text/html":
+        html = resp.get_data(as_text=True)
+        assert "<script>" not in html and "style=" not in html and " on" + "click=" not in html
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_every_page_renders_and_loads_htmx_from_this_server(client, two, url):
+    resp = client.get(url)
+    assert resp.status_code == 200, url
+    scripts = [s["src"] for s in soup(resp).select("script[src]")]
+    assert "/static/htmx.min.js" in scripts and all(s.startswith("/static/") for s in scripts)
+
+
+def test_a_missing_node_is_404_and_an_unsynced_store_503(client, cluster, two):
+    assert client.get("/nodes/nope").status_code == 404
+    cluster.fresh = Freshness(synced=False, stale=True, age_seconds=None, error="connection refused")
+    resp = client.get("/nodes/nope")
+    assert resp.status_code == 503 and "not been loaded yet" in resp.get_data(as_text=True)
+
+
+@pytest.mark.parametrize(
+    ("url", "field", "message"),
+    [
+        ("/pending/?resource=dongle", "resource", "Resource 'dongle'"),
+        ("/workloads/?resource=dongle", "resource", "dongle"),
+        ("/plan/?requests=dongle", "requests", "is not name=quantity"),
+        ("/plan/?requests=example.com/dongle%3D0.5", "requests", "0.5"),
+        ("/plan/?requests=example.com/dongle%3D1&replicas=0", "replicas", "a whole number from 1"),
+        ("/plan/?requests=example.com/dongle%3D1&tolerations=a:Sometimes", "tolerations", "Sometimes"),
+    ],
+)
+def test_bad_arguments_are_named_at_their_field(client, two, url, field, message):
+    resp = client.get(url)
+    assert resp.status_code in (200, 422)
+    error = soup(resp).select_one(f"#{field}-error")
+    assert error is not None and message in error.get_text(), resp.get_data(as_text=True)[:2000]
+
+
+@pytest.mark.parametrize(
+    ("form", "field", "message"),
+    [
+        ({"action": "set", "resource": D, "quantity": "1500m", "nodes": "n1"}, "quantity", "whole"),
+        ({"action": "set", "resource": "dongle", "quantity": "1", "nodes": "n1"}, "resource", "dongle"),
+        ({"action": "set", "resource": GPU, "quantity": "1", "nodes": "n1"}, "resource", "device plugin"),
+        ({"action": "set", "resource": D, "quantity": "1", "nodes": "ghost"}, "nodes", "Unknown node"),
+        ({"action": "set", "resource": D, "quantity": "1"}, "nodes", "Choose at least one node"),
+        ({"action": "set", "resource": D, "quantity": "1", "selector": "zone in (a"}, "selector", "Label"),
+        ({"action": "set", "resource": D, "quantity": "1", "selector": "zone=c"}, "selector", "No node"),
+        ({"action": "explode", "resource": D, "nodes": "n1"}, "action", "'set' or 'remove'"),
+    ],
+)
+def test_bad_bulk_forms_are_named_and_nothing_is_written(client, two, form, field, message):
+    """The fake cluster refuses any write: a form that got past validation would fail here."""
+    resp = client.post("/changes/bulk/preview", data=form)
+    assert resp.status_code == 422
+    error = soup(resp).select_one(f"#{field}-error")
+    assert error is not None and message in error.get_text()
+
+
+@pytest.mark.parametrize(
+    ("form", "field", "message"),
+    [
+        ({"resource": D, "quantity": "0.5"}, "quantity", "whole"),
+        ({"resource": D, "quantity": "\uff13"}, "quantity", "not a quantity"),  # a fullwidth 3
+        ({"resource": "kubernetes.io/dongle", "quantity": "1"}, "resource", "kubernetes.io"),
+        ({"resource": "requests.example.com/dongle", "quantity": "1"}, "resource", "requests."),
+        ({"resource": "cpu", "quantity": "1"}, "resource", ""),
+    ],
+)
+def test_bad_single_node_forms_are_named_and_nothing_is_written(client, two, form, field, message):
+    resp = client.post("/changes/nodes/n1/resources", data=form)
+    assert resp.status_code == 422
+    error = soup(resp).select_one(f"#{field}-error")
+    assert error is not None and message in error.get_text()
+
+
+def test_a_stale_store_is_shown_as_such_with_its_age(client, cluster, two):
+    cluster.fresh = Freshness(synced=True, stale=True, age_seconds=330.0, error="connection refused")
+    resp = client.get("/")
+    assert resp.status_code == 200
+    age = soup(resp).select_one(".age")
+    assert age["data-stale"] == "true" and age.get_text() == "data 5m old"
+    assert [tr["data-node"] for tr in soup(resp).select("table.grid tbody tr")] == [
+        "n1",
+        "n2",
+    ]  # what is known
+
+
+def test_unreadable_objects_are_named_in_a_banner(client, cluster, two):
+    cluster.fresh = Freshness(
+        synced=True, stale=False, age_seconds=0.0, error=None, unreadable=(("pods", 1),)
+    )
+    cluster.unreadable = [
+        Unreadable("pods", "default", "odd", "7", "Expected `object`, got `int` - at `$.spec`")
+    ]
+    text = client.get("/").get_data(as_text=True)
+    assert "1 pod could not be read" in text
+
+
+def test_a_viewer_sees_no_forms_and_device_plugin_resources_offer_none(make_app, cluster, two):
+    from tests.conftest import browser
+
+    editor = browser(make_app())
+    node = soup(editor.get("/nodes/n1"))
+    rows = {tr["data-resource"]: tr for tr in node.select("tr[data-resource]")}
+    assert rows[D].select("a[href*='/changes/']") and not rows[GPU].select("a[href*='/changes/']")
+    cluster.access.denied.add(("patch", "nodes"))
+    viewer = browser(make_app())
+    page = viewer.get("/nodes/n1").get_data(as_text=True)
+    assert "/changes/" not in page.split("<main")[1]
+
+
+def test_impersonated_users_who_may_not_list_pods_are_refused_by_name(make_app, cluster, two):
+    from tests.conftest import browser
+
+    cluster.access.denied.add(("list", "pods"))
+    app = make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",))
+    resp = browser(app).get("/", headers={"X-Forwarded-User": "ann"})
+    assert resp.status_code == 403 and "ann may not list pods" in resp.get_data(as_text=True)
+
+
+def test_history_lists_the_recorded_changes(client, cluster, two):
+    cluster.history.changes = [Change("2026-12-01T10:00:00Z", "n1", "ann", "set", D, "absent", "4")]
+    text = soup(client.get("/history/")).get_text(" ", strip=True)
+    assert "n1" in text and D in text and "ann" in text
+
+
+def test_metrics_read_the_store(app, cluster, two):
+    text = generate_latest(app.extensions["extres"].metrics.registry).decode()
+    assert f'extres_node_extended_resource_requested{{node="n1",resource="{D}"}} 3.0' in text
+    assert f'extres_pending_pods{{reason="insufficient",resource="{D}"}} 1.0' in text
