@@ -3,8 +3,8 @@
 FROM python:3.11-slim-bookworm AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
-# The locked dependencies (hashes checked), then the app's wheel: templates, static files and
-# the control-plane script ship inside the package.
+# The locked dependencies (hashes checked), then the app's wheel, templates and static files
+# inside it (the demo package, in demo/, is not part of the image).
 COPY requirements.lock ./
 RUN python -m venv /opt/extres \
     && /opt/extres/bin/pip install --require-hashes -r requirements.lock
@@ -12,7 +12,6 @@ COPY pyproject.toml README.md ./
 COPY app ./app
 COPY templates ./templates
 COPY static ./static
-COPY scripts ./scripts
 RUN /opt/extres/bin/pip install --no-deps .
 
 FROM python:3.11-slim-bookworm

@@ -6,8 +6,6 @@ import argparse
 import logging
 import os
 import sys
-import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -38,33 +36,8 @@ def serve_app(settings: Settings) -> None:
     Server(gunicorn_options(settings)).run()
 
 
-def demo(settings: Settings, state_dir: Path | None) -> None:
-    from app import testenv
-    from app.kube import demo as demo_cluster
-    from app.kube.client import ClusterConfig, api_client, load_configuration
-
-    state = state_dir or Path(tempfile.mkdtemp(prefix="extres-demo-"))
-    log.info("starting a local control plane in %s (the first run builds it: ~10 minutes)", state)
-    plane = testenv.start(state)
-    try:
-        api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
-        demo_cluster.seed(api)
-        stop = threading.Event()
-        demo_cluster.run_standin(api, stop)
-        log.info("demo cluster at %s; KUBECONFIG=%s", plane.server, plane.kubeconfig)
-        print(f"extres demo: http://{settings.host}:{settings.port}/", flush=True)
-        print(f"export KUBECONFIG={plane.kubeconfig}  # kubectl reaches the demo cluster", flush=True)
-        # the demo cluster is a local toy on loopback: changes are on unless EXTRES_READ_ONLY says no
-        read_only = settings.read_only if "EXTRES_READ_ONLY" in os.environ else False
-        local = {"kubeconfig": str(plane.kubeconfig), "in_cluster": "false", "read_only": read_only}
-        serve_app(Settings(**{**vars(settings), **local}))
-    finally:
-        plane.stop()
-
-
 DESCRIPTIONS = {
-    "serve": "Serve the dashboard for the cluster of the in-cluster config or $KUBECONFIG; "
-    "with neither, the built-in demo cluster.",
+    "serve": "Serve the dashboard for the cluster of the in-cluster config or $KUBECONFIG.",
     "demo": "Start a local Kubernetes control plane (etcd, kube-apiserver, kube-scheduler, "
     "kube-controller-manager; kwok plays the kubelets), seed it with nodes and workloads, and serve "
     "the dashboard. It prints one line, `export KUBECONFIG=<state dir>/kubeconfig`: run it in "
@@ -79,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (
-        ("serve", "serve the dashboard (in-cluster, or $KUBECONFIG; the demo when neither exists)"),
+        ("serve", "serve the dashboard (in-cluster, or $KUBECONFIG)"),
         ("demo", "start a local control plane, seed a demo cluster, serve the dashboard"),
     ):
         p = sub.add_parser(name, help=text, description=DESCRIPTIONS[name])
@@ -87,6 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--port", type=int, help="listen port (EXTRES_PORT)")
         if name == "serve":
             p.add_argument("--context", help="kubeconfig context (EXTRES_CONTEXT)")
+            p.add_argument(
+                "--or-demo",
+                action="store_true",
+                help="with no cluster configured, run the demo cluster instead (scripts/dev run)",
+            )
         else:
             p.add_argument("--state-dir", type=Path, help="where the control plane keeps its state")
     args = parser.parse_args(argv)
@@ -104,9 +82,24 @@ def main(argv: list[str] | None = None) -> int:
         if cluster_configured(ClusterConfig(settings.in_cluster, settings.kubeconfig, settings.context)):
             serve_app(settings)
             return 0
+        if not args.or_demo:
+            print(NO_CLUSTER, file=sys.stderr)
+            return 2
         log.warning("no in-cluster config and no kubeconfig: running the built-in demo cluster")
+    try:
+        from extres_demo.run import demo
+    except ImportError:
+        print("extres demo needs the demo package: pip install 'extres[demo]'", file=sys.stderr)
+        return 2
     demo(settings, getattr(args, "state_dir", None) or _env_path("EXTRES_DEMO_STATE_DIR"))
     return 0
+
+
+NO_CLUSTER = (
+    "extres serve: no in-cluster config and no kubeconfig ($KUBECONFIG, ~/.kube/config).\n"
+    "Point EXTRES_KUBECONFIG or KUBECONFIG at a cluster, or start the built-in demo cluster:\n"
+    "  extres demo        (with the demo package: pip install 'extres[demo]')"
+)
 
 
 def _env_path(name: str) -> Path | None:

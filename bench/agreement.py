@@ -323,9 +323,9 @@ def _slim(doc: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     from tempfile import mkdtemp
 
-    from app import testenv
     from app.kube.cache import ClusterCache
     from app.kube.client import ClusterConfig, api_client, load_configuration
+    from extres_demo import testenv
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=1000)

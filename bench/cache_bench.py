@@ -39,10 +39,11 @@ sys.path.insert(0, str(ROOT))
 from kubernetes import client  # noqa: E402
 from prometheus_client import generate_latest  # noqa: E402
 
-from app import create_app, testenv  # noqa: E402
+from app import create_app  # noqa: E402
 from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
 from app.kube.store import Store  # noqa: E402
 from bench.profiles import PROFILES, RealProfile, listed_size  # noqa: E402
+from extres_demo import testenv  # noqa: E402
 
 RESOURCES = ("example.com/dongle", "acme.io/fpga", "nvidia.com/gpu")
 KB = 1024

@@ -1,10 +1,10 @@
 """Shared fixtures: a real control plane (etcd, kube-apiserver, kube-scheduler,
 kube-controller-manager) with kwok playing the kubelets.
 
-It is started once per test session by scripts/kube-testenv (which builds and
+It is started once per test session by demo/extres_demo/kube-testenv (which builds and
 caches the binaries on first use; EXTRES_KUBE_VERSION picks the version). kwok
 does not copy a patched capacity into allocatable as a kubelet does: tests that
-need that call app.kube.standin, and say so.
+need that call extres_demo.standin, and say so.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from flask.testing import FlaskClient
 from kubernetes import client
 from werkzeug.datastructures import Headers
 
-from app import create_app, testenv
+from app import create_app
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from app.web import security
+from extres_demo import testenv
 
 _counter = itertools.count()
 

@@ -10,7 +10,7 @@ from typing import Any
 from bs4 import BeautifulSoup
 from kubernetes import client
 
-from app.kube import standin
+from extres_demo import standin
 from tests.conftest import eventually
 
 BASE = {"cpu": "4", "memory": "8Gi", "pods": "110"}
@@ -147,7 +147,7 @@ def ready(core: client.CoreV1Api, *names: str, timeout: float = 30.0) -> None:
 
 def kubelet_standin(core: client.CoreV1Api, *names: str) -> None:
     """Nodes Ready and untainted (kwok and the node lifecycle controller), and their extended
-    capacity copied to allocatable, the one kubelet step kwok does not take (app.kube.standin)."""
+    capacity copied to allocatable, the one kubelet step kwok does not take (extres_demo.standin)."""
     ready(core, *names)
     for name in names:
         standin.sync_node(core, core.api_client.sanitize_for_serialization(core.read_node(name)))

@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from app import testenv
+from extres_demo import testenv
 from tests.chart_helpers import CHART
 from tests.conftest import wait_until_serving
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app import testenv
+from extres_demo import testenv
 from tests.conftest import repo_root, wait_until_serving
 
 

@@ -10,7 +10,7 @@ import socket
 import threading
 import time
 
-from app import testenv
+from extres_demo import testenv
 
 
 class TCPProxy:

@@ -81,6 +81,10 @@ class ShapeIndex:
         self._others = 0  # nodes something else keeps out
         self._terms: dict[tuple[str, str], int] = {}  # what keeps them out, in the scheduler's terms
 
+    def __len__(self) -> int:
+        """The nodes whose results this index keeps."""
+        return len(self._per)
+
     def _result(self, node: NodeFacts) -> _Result:
         fails = tuple(failures(self.pod, node))
         frees = tuple(node.free(r) if r in node.allocatable else None for r, _ in self.extended)
@@ -258,16 +262,19 @@ def _tally(counts: dict[Any, int], key: object, sign: int) -> None:
         counts.pop(key, None)
 
 
-SHAPES_KEPT = 64  # shapes whose per-node index is kept (~0.6 MB each at 1,000 nodes)
+SHAPES_KEPT = 256  # shapes whose per-node index is kept, at most
+NODE_RESULTS_KEPT = 64_000  # and per-node results over all of them, at most (~520 B each: ~33 MB)
 
 
 class ShapeCache:
-    """One ``ShapeIndex`` per pod shape, for the pending page and the planner alike; the least
-    recently used is dropped past ``limit`` (any planner link makes a new shape). A ShapeIndex is
-    not thread-safe: hold ``lock`` while using one."""
+    """One ``ShapeIndex`` per pod shape, for the pending page and the planner alike. Any planner
+    link makes a new shape, so what is kept is bounded twice: the least recently used shapes are
+    dropped past ``limit`` shapes or past ``budget`` per-node results in all (the one in use may
+    add a cluster's worth). A ShapeIndex is not thread-safe: hold ``lock`` while using one."""
 
-    def __init__(self, limit: int = SHAPES_KEPT) -> None:
+    def __init__(self, limit: int = SHAPES_KEPT, budget: int = NODE_RESULTS_KEPT) -> None:
         self.limit = limit
+        self.budget = budget
         self.lock = threading.Lock()
         self._kept: OrderedDict[PodShape, ShapeIndex] = OrderedDict()
 
@@ -275,8 +282,9 @@ class ShapeCache:
         """The shape's index, made when new; call with ``lock`` held."""
         index = self._kept.pop(shape, None) or ShapeIndex(shape)
         self._kept[shape] = index
-        while len(self._kept) > self.limit:
-            self._kept.popitem(last=False)
+        total = sum(map(len, self._kept.values()))
+        while len(self._kept) > 1 and (len(self._kept) > self.limit or total > self.budget):
+            total -= len(self._kept.popitem(last=False)[1])
         return index
 
     def indexes(self) -> list[ShapeIndex]:

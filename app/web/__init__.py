@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, current_app, g, render_template
-from flask_htmx import HTMX
+from flask import Flask, current_app, g
 from werkzeug.exceptions import HTTPException
 
 from app.config import Settings
@@ -13,10 +12,10 @@ from app.kube.cluster import ClusterPort
 from app.kube.errors import KubeError
 from app.web import filters, security
 from app.web.bulk_jobs import BulkJobs
+from app.web.hx import Page, error_page, htmx
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
 
-htmx = HTMX()
 log = logging.getLogger(__name__)
 
 
@@ -54,29 +53,23 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
         response.vary.add("HX-Request")
         return response
 
+    unchecked = sorted(name for name, bp in app.blueprints.items() if not isinstance(bp, Page))
+    if unchecked:
+        raise RuntimeError(f"blueprints without declared read rights (make them a Page): {unchecked}")
+
     @app.errorhandler(KubeError)
     def kube_error(exc: KubeError):
-        status = exc.status if 400 <= exc.status < 600 else 503
-        return render_template("error.html", title=exc.title, message=exc.message), status
+        return error_page(exc.title, exc.message, exc.status if 400 <= exc.status < 600 else 503)
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):
-        return (
-            render_template("error.html", title=exc.name, message=exc.description),
-            exc.code or 500,
-        )
+        return error_page(exc.name, exc.description or "", exc.code or 500)
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception):
         log.exception("unhandled error")
-        return (
-            render_template(
-                "error.html",
-                title="Something went wrong",
-                message="The dashboard hit an unexpected error; it has been logged.",
-            ),
-            500,
-        )
+        message = "The dashboard hit an unexpected error; it has been logged."
+        return error_page("Something went wrong", message, 500)
 
 
 def can_write() -> bool:

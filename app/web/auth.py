@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, redirect, render_template, request, session, url_for
+from flask import current_app, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
 from app.kube.access import Identity
+from app.web.hx import Page
 from app.web.security import csrf_ok, csrf_token, safe_next, same_origin
 from app.web.services import Services
 
-bp = Blueprint("auth", __name__)
+bp = Page("auth", __name__, reads=())
 
 
 @bp.get("/login")

@@ -12,20 +12,20 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 
-from flask import Blueprint, abort, flash, g, redirect, render_template, request, url_for
+from flask import abort, flash, g, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from app.domain.changes import ChangeError, validate_expected, validate_resource, validate_set
 from app.domain.selectors import SelectorError, parse_selector
 from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
-from app.web import htmx
 from app.web.bulk_jobs import BulkJob, BulkJobs
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, redirect
 from app.web.paging import paginate
 from app.web.security import identity
 from app.web.services import Services
 
-bp = Blueprint("changes", __name__)
+bp = Page("changes", __name__, reads=NODES_AND_PODS)
 audit = logging.getLogger("extres.audit")
 RESULTS_PAGE = 100  # per-node outcomes per page
 
@@ -240,9 +240,10 @@ def _bulk_form(errors: dict[str, str], values, status: int = 200):
     matching = [n for n in store.node_names() if needle in n.lower()] if needle else store.node_names()
     picked = set(chosen)
     offered = [n for n in matching[: CHOICES + len(picked)] if n not in picked][:CHOICES]
-    fragment = bool(htmx) and htmx.target == "node-choices"
-    html = render_template(
-        "changes/_node_choices.html" if fragment else "changes/bulk.html",
+    html = page_or_fragment(
+        "node-choices",
+        "changes/_node_choices.html",
+        "changes/bulk.html",
         chosen=chosen,
         offered=offered,
         matching=len(matching),
@@ -387,9 +388,10 @@ def results(key: str) -> str:
     failed = [o for o in outcomes if not o.ok]
     ready = [o for o in outcomes if o.ok] if job.dry_run and job.done else []
     shown, page, pages = paginate(outcomes, RESULTS_PAGE)
-    fragment = bool(htmx) and htmx.target == "job"
-    return render_template(
-        "changes/_job.html" if fragment else "changes/results.html",
+    return page_or_fragment(
+        "job",
+        "changes/_job.html",
+        "changes/results.html",
         key=key,
         job=job,
         done=job.done,

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from flask import Blueprint
-
+from app.web.hx import Page
 from app.web.services import Services
 
-bp = Blueprint("health", __name__)
+bp = Page("health", __name__, reads=())
 
 
 @bp.get("/healthz")

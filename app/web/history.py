@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template, request
+from flask import render_template, request
 
-from app.domain.names import extended_resource_name_errors
 from app.kube.errors import KubeError
+from app.web.hx import Page, resource_arg
 from app.web.paging import paginate
 from app.web.services import Services
 
-bp = Blueprint("history", __name__, url_prefix="/history")
+bp = Page("history", __name__, url_prefix="/history", reads=(("list", "nodes"),))
 PAGE_SIZE = 100
 
 
@@ -17,11 +17,8 @@ PAGE_SIZE = 100
 def index() -> str:
     state = Services.get()
     node = request.args.get("node", "").strip()[:253]
-    resource = request.args.get("resource", "").strip()
     errors: dict[str, str] = {}
-    if resource and (problems := extended_resource_name_errors(resource)):
-        errors["resource"] = f"Resource {resource[:80]!r} {problems[0]}. Showing every resource."
-        resource = ""
+    resource = resource_arg(request.args, errors, then="Showing every resource.")
     problem = None
     try:
         changes = state.cluster.history.recent()

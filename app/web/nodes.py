@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, render_template
+from flask import abort, render_template
 
 from app.domain.accounting import node_usage
 from app.domain.names import is_native_resource
+from app.web.hx import NODES_AND_PODS, Page
 from app.web.services import Services
 
-bp = Blueprint("nodes", __name__, url_prefix="/nodes")
+bp = Page("nodes", __name__, url_prefix="/nodes", reads=NODES_AND_PODS)
 
 
 @bp.get("/<name>")

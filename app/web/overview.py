@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify, render_template, request
+from flask import Response, jsonify, render_template, request
 from markupsafe import Markup, escape
 
 from app.domain.names import extended_resource_name_errors
 from app.domain.overview import SORT_FIELDS, Filters, build_grid
 from app.domain.selectors import Selector, SelectorError, parse_selector
 from app.web.export import csv_response
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
 
-bp = Blueprint("overview", __name__)
+bp = Page("overview", __name__, reads=NODES_AND_PODS)
 
 
 def parse_filters(args) -> tuple[Filters, dict[str, str]]:
@@ -146,17 +147,14 @@ def index() -> str:
             args={k: v for k, v in filter_args(request.args).items() if k not in ("sort", "order")},
         )
         table = memo[("table", filters, page)] = Markup(html)
-    from app.web import htmx
-
-    fragment = bool(htmx) and htmx.target == "grid"
-    strip = summary_strip(state)
-    return render_template(
-        "overview/_grid.html" if fragment else "overview/index.html",
-        fragment=fragment,
+    return page_or_fragment(
+        "grid",
+        "overview/_grid.html",
+        "overview/index.html",
         grid=grid,
         rows=rows,
         table=table,
-        strip=strip,
+        strip=summary_strip(state),
         page=page,
         pages=pages,
         filters=filters,

@@ -6,20 +6,20 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from flask import Blueprint, render_template, request
+from flask import request
 from markupsafe import Markup
 
 from app.domain.diagnosis import Diagnosis
 from app.domain.fit import NodeFacts, PodShape
-from app.domain.names import extended_resource_name_errors
 from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_message
 from app.kube.projections import PodView
-from app.web import can_write, htmx
+from app.web import can_write
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
 
-bp = Blueprint("pending", __name__, url_prefix="/pending")
+bp = Page("pending", __name__, url_prefix="/pending", reads=NODES_AND_PODS)
 
 
 @dataclass
@@ -76,17 +76,15 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
 @bp.get("/")
 def index() -> str:
     namespace = request.args.get("namespace", "").strip()[:63]
-    resource = request.args.get("resource", "").strip()
-    errors = {}
-    if resource and (problems := extended_resource_name_errors(resource)):
-        errors["resource"] = f"Resource {resource!r} {problems[0]}."
-        resource = ""
+    errors: dict[str, str] = {}
+    resource = resource_arg(request.args, errors)
     pods = pending_pods(namespace, resource)
     shown, page, pages = paginate(pods, PAGE_SIZE)
     quotas = Services.get().cluster.store.quota_list()
-    fragment = bool(htmx) and htmx.target == "pending-list"
-    return render_template(
-        "pending/_list.html" if fragment else "pending/index.html",
+    return page_or_fragment(
+        "pending-list",
+        "pending/_list.html",
+        "pending/index.html",
         pods=explain(shown, pods),
         total=len(pods),
         page=page,
@@ -96,5 +94,4 @@ def index() -> str:
         resource=resource,
         args={k: v for k, v in (("namespace", namespace), ("resource", resource)) if v},
         errors=errors,
-        fragment=fragment,
     )

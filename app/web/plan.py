@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, render_template, request
+from flask import render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_fields, parse_manifest
+from app.web.hx import NODES_AND_PODS, Page
 from app.web.services import Services
 
-bp = Blueprint("plan", __name__, url_prefix="/plan")
+bp = Page("plan", __name__, url_prefix="/plan", reads=NODES_AND_PODS)
 SHOWN = 50  # nodes listed with their headroom
 SHARE_LIMIT = 6000  # a manifest longer than this is not put in the shareable link
 MAX_REPLICAS = 100_000

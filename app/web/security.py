@@ -11,12 +11,13 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from flask import Flask, abort, current_app, g, redirect, request, session, url_for
+from flask import Flask, abort, current_app, g, request, session, url_for
 from werkzeug.wrappers import Response
 
 from app.config import Settings
 from app.kube.access import Identity
 from app.serving import REPEATED
+from app.web.hx import Page, redirect
 from app.web.services import Services
 from app.web.sessions import TokenSession
 
@@ -141,15 +142,6 @@ def safe_next(target: str | None) -> str:
 
 
 # What each blueprint shows: the user must be allowed to read it (impersonate and token modes).
-READS = {
-    "overview": (("list", "nodes"), ("list", "pods")),
-    "nodes": (("list", "nodes"), ("list", "pods")),
-    "pending": (("list", "nodes"), ("list", "pods")),
-    "changes": (("list", "nodes"), ("list", "pods")),
-    "plan": (("list", "nodes"), ("list", "pods")),
-    "workloads": (("list", "nodes"), ("list", "pods")),
-    "history": (("list", "nodes"),),
-}
 
 
 def init_app(app: Flask, settings: Settings) -> None:
@@ -186,7 +178,7 @@ def init_app(app: Flask, settings: Settings) -> None:
         who = g.identity
         if not who.known:
             if settings.auth_mode == "token" and request.method in SAFE_METHODS:
-                return redirect(url_for("auth.login_form", next=request.full_path))
+                return redirect(url_for("auth.login_form", next=request.full_path), code=302)
             abort(401, description="Sign in through the dashboard's authentication proxy to use it.")
         access = Services.get().cluster.access
         verified_who = access.authenticate(who)
@@ -195,12 +187,15 @@ def init_app(app: Flask, settings: Settings) -> None:
                 session.clear()  # the API server no longer accepts the token kept at sign-in
                 log.info("dropped a session whose token the API server refuses")
                 if request.method in SAFE_METHODS:
-                    return redirect(url_for("auth.login_form", next=request.full_path))
+                    return redirect(url_for("auth.login_form", next=request.full_path), code=302)
             g.identity = Identity(mode=settings.auth_mode)
             abort(401, description="The API server did not accept this token. Sign in again.")
         g.identity = who = verified_who
+        page = current_app.blueprints.get(request.blueprint or "")
+        if not isinstance(page, Page):  # init_app refuses such an app; never serve one unchecked
+            abort(403, description="This page declares no read rights, so it is not shown.")
         if settings.auth_mode != "service-account":
-            for verb, resource in READS.get(request.blueprint or "", ()):
+            for verb, resource in page.reads:
                 if not access.check(who, verb, resource):
                     abort(
                         403,

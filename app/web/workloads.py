@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify, render_template, request
+from flask import Response, jsonify, request
 
-from app.domain.names import extended_resource_name_errors
 from app.domain.workloads import GROUPINGS, SORT_KEYS, WorkloadRow, group, sort_rows
-from app.web import htmx
 from app.web.export import csv_response
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
 
-bp = Blueprint("workloads", __name__, url_prefix="/workloads")
+bp = Page("workloads", __name__, url_prefix="/workloads", reads=NODES_AND_PODS)
 PAGE_SIZE = 100
 FIELDS = ("resource", "namespace", "kind", "name", "pods", "requested", "share", "oldest", "nodes")
 
@@ -27,10 +26,7 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
     if by not in GROUPINGS:
         errors["by"] = f"Group by {by[:40]!r}: choose workload or namespace."
         by = "workload"
-    resource = args.get("resource", "").strip()
-    if resource and (problems := extended_resource_name_errors(resource)):
-        errors["resource"] = f"Resource {resource[:80]!r} {problems[0]}."
-        resource = ""
+    resource = resource_arg(args, errors)
     namespace = args.get("namespace", "").strip()[:63]
     sort = args.get("sort", "requested")
     if sort not in SORT_KEYS:
@@ -62,16 +58,16 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
 def index() -> str:
     rows, args, errors = _query()
     shown, page, pages = paginate(rows, PAGE_SIZE)
-    fragment = bool(htmx) and htmx.target == "workloads"
-    return render_template(
-        "workloads/_table.html" if fragment else "workloads/index.html",
+    return page_or_fragment(
+        "workloads",
+        "workloads/_table.html",
+        "workloads/index.html",
         rows=shown,
         total=len(rows),
         page=page,
         pages=pages,
         args=args,
         errors=errors,
-        fragment=fragment,
     )
 
 

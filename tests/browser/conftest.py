@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from app import testenv
+from extres_demo import testenv
 from tests.conftest import repo_root
 from tests.serving import Server
 

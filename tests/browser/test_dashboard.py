@@ -1,6 +1,6 @@
 """The dashboard as people use it, in a real browser.
 
-kwok plays the kubelets (nodes Ready, pods running); app.kube.standin copies capacity to
+kwok plays the kubelets (nodes Ready, pods running); extres_demo.standin copies capacity to
 allocatable where a test needs it, the one kubelet step kwok does not take.
 """
 
@@ -211,7 +211,7 @@ def test_overview_follows_the_cluster_live(browser, server, core, cluster, uid):
 
 def test_screenshots_of_the_demo_cluster(browser, server, core, admin_api):
     """The README's pictures: the demo cluster's nodes, seeded into the test cluster."""
-    from app.kube import demo
+    from extres_demo import cluster as demo
 
     demo.seed(admin_api)
     kubelet_standin(core, *(name for name, _, _ in demo.NODES))

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from app import testenv
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from bench.load import seed
+from extres_demo import testenv
 from tests.browser.conftest import DOCS, open_page
 from tests.conftest import eventually
 from tests.kube_helpers import create_node, kubelet_standin, own_resource, workload

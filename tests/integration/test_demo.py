@@ -8,7 +8,7 @@ import subprocess
 import sys
 import urllib.request
 
-from app import testenv
+from extres_demo import testenv
 from tests.conftest import eventually
 from tests.kube_helpers import grid_cells
 

@@ -16,7 +16,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from app import testenv
+from extres_demo import testenv
 from tests.conftest import eventually, repo_root
 
 DOCKERFILE = repo_root() / "Dockerfile"

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from app import testenv
 from app.kube.cache import ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
+from extres_demo import testenv
 from tests.conftest import browser, eventually
 from tests.kube_helpers import grid_cells, snapshot
 from tests.serving import Server

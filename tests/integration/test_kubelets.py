@@ -1,4 +1,4 @@
-"""kwok plays the kubelets of the test and demo control plane (scripts/kwok-stages.yaml): what the
+"""kwok plays the kubelets of the test and demo control plane (demo/extres_demo/kwok-stages.yaml): what the
 suite and the demo rely on, checked against the real controllers."""
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ import pytest
 from bs4 import BeautifulSoup
 from prometheus_client import generate_latest
 
-from app import testenv
 from app.domain.accounting import Totals
 from app.domain.overview import node_row
 from app.kube.cache import EVENT, ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
+from extres_demo import testenv
 from tests.conftest import browser, eventually
 from tests.kube_helpers import api_calls, create_node, create_pod, grid_cells, set_pod_phase
 from tests.serving import Server

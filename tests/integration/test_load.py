@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from app import testenv
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from bench.load import FRAGMENTS, get, run, seed
+from extres_demo import testenv
 from tests.serving import Server
 
 pytestmark = pytest.mark.kube

@@ -17,10 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from kubernetes import client
 
-from app import testenv
 from app.kube.cache import ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from bench.profiles import RealProfile, listed_size
+from extres_demo import testenv
 
 pytestmark = pytest.mark.kube
 

@@ -1,6 +1,6 @@
 """Pending pods, with the real kube-scheduler deciding what does not fit.
 
-kwok plays the kubelets (nodes Ready, bound pods Running); app.kube.standin copies a
+kwok plays the kubelets (nodes Ready, bound pods Running); extres_demo.standin copies a
 patched capacity to allocatable, the one kubelet step kwok does not take.
 Each test uses a resource name of its own, so other tests' nodes never compete.
 """

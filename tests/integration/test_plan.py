@@ -185,30 +185,3 @@ def test_an_alias_bomb_in_a_link_is_refused_at_its_field(web):
     assert len(resp.get_data()) < 64 * 1024
     error = BeautifulSoup(resp.get_data(as_text=True), "html.parser").select_one("#manifest-error")
     assert error is not None and "Anchors and aliases" in error.get_text()
-
-
-def test_distinct_planner_queries_keep_a_bounded_state(web, app):
-    """Every link makes a new shape: the planner keeps only its last few indexes, and each keeps
-    only its last few replica counts, so 500 distinct queries leave a fixed amount behind."""
-    import gc
-    import tracemalloc
-
-    from app.domain.diagnosis import DIAGNOSES_KEPT, SHAPES_KEPT
-
-    state = app.extensions["extres"]
-    plan(web, requests="example.com/dongle=1", replicas="1")  # warm: templates, the node facts
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before, _ = tracemalloc.get_traced_memory()
-        for i in range(500):
-            plan(
-                web, requests=f"example.com/dongle={1 + i % 7}", selector=f"q{i}=x", replicas=str(1 + i % 50)
-            )
-        gc.collect()
-        after, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert len(state.shapes.indexes()) == SHAPES_KEPT
-    assert all(len(index._made) <= DIAGNOSES_KEPT for index in state.shapes.indexes())
-    assert after - before < 8 * 1024 * 1024, f"{(after - before) / 2**20:.1f} MiB kept"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app import create_app, testenv
+from app import create_app
+from extres_demo import testenv
 
 
 def _kubeconfig_to(tmp_path: Path, port: int) -> Path:

@@ -7,7 +7,7 @@ lowering the request to 2 rolls out a pod that binds and runs (kwok runs it); re
 resource through the dashboard leaves the running pod over-committed.
 
 The kubelet's one step that kwok does not take, copying the patched capacity into allocatable,
-is played by ``kubelet_standin`` (app.kube.standin); everything else is the real kube-apiserver,
+is played by ``kubelet_standin`` (extres_demo.standin); everything else is the real kube-apiserver,
 kube-scheduler, kube-controller-manager and kwok.
 """
 

@@ -1,5 +1,6 @@
-"""The wheel, installed from the lock file into a fresh venv outside the checkout, serves the
-dashboard with its templates and static files, and carries its control-plane script."""
+"""The wheels, installed from the lock file into fresh venvs outside the checkout: extres serves
+the dashboard with its templates and static files and carries nothing of the demo; with the
+``demo`` extra (the extres-demo wheel, from demo/) it also carries the control-plane script."""
 
 from __future__ import annotations
 
@@ -9,33 +10,44 @@ import subprocess
 import sys
 import urllib.request
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from app import testenv
+from extres_demo import testenv
 from tests.conftest import eventually, repo_root
 
 pytestmark = pytest.mark.kube
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv holding the locked dependencies and the wheel, and nothing of the checkout."""
-    work = tmp_path_factory.mktemp("wheel")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The extres and extres-demo wheels, built from the checkout."""
+    work = tmp_path_factory.mktemp("wheels")
     root = repo_root()
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", work, root],
-        check=True,
-        cwd=work,
-    )
-    [wheel] = work.glob("extres-*.whl")
-    env_dir = work / "venv"
-    venv.create(env_dir, with_pip=True)
-    pip = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q"]
-    subprocess.run([*pip, "--require-hashes", "-r", root / "requirements.lock"], check=True, cwd=work)
-    subprocess.run([*pip, "--no-deps", wheel], check=True, cwd=work)
-    return env_dir
+    for project in (root, root / "demo"):
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", work, project],
+            check=True,
+            cwd=work,
+        )
+    return work
+
+
+def _venv(wheels: Path, where: Path, requirement: str) -> Path:
+    """A venv holding the locked dependencies and ``requirement`` from the built wheels only."""
+    venv.create(where, with_pip=True)
+    pip = [str(where / "bin" / "python"), "-m", "pip", "install", "-q"]
+    lock = repo_root() / "requirements.lock"
+    subprocess.run([*pip, "--require-hashes", "-r", lock], check=True, cwd=wheels)
+    subprocess.run([*pip, "--no-index", "--find-links", wheels, requirement], check=True, cwd=wheels)
+    return where
+
+
+@pytest.fixture(scope="module")
+def installed(wheels: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _venv(wheels, tmp_path_factory.mktemp("app") / "venv", "extres")
 
 
 def run(env_dir: Path, *args: str, cwd: Path) -> str:
@@ -53,15 +65,14 @@ def test_the_wheel_serves_from_anywhere(installed, control_plane, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     assert run(installed, "extres", "--version", cwd=elsewhere).strip() == "extres 0.1.0"
-    where = run(
-        installed,
-        "python",
-        "-c",
-        "import app, app.testenv as t; print(app.__file__); print(t.SCRIPT); print(t.SCRIPT.is_file())",
-        cwd=elsewhere,
-    ).split()
+    found = "import app, importlib.util as u; print(app.__file__, u.find_spec('extres_demo') is None)"
+    where = run(installed, "python", "-c", found, cwd=elsewhere).split()
     assert where[0].startswith(str(installed)), "the app must come from the venv, not the checkout"
-    assert where[1] == str(Path(where[0]).parent / "scripts" / "kube-testenv") and where[2] == "True"
+    assert where[1] == "True", "the production package carries nothing of the demo"
+    no_cluster = subprocess.run(
+        ["extres", "serve"], capture_output=True, text=True, cwd=elsewhere, env=_env(installed), timeout=60
+    )
+    assert no_cluster.returncode == 2 and "extres demo" in no_cluster.stderr  # says how; starts nothing
 
     port = testenv.free_port()
     env = {**_env(installed), "EXTRES_PORT": str(port), "EXTRES_KUBECONFIG": str(control_plane.kubeconfig)}
@@ -90,3 +101,23 @@ def test_the_wheel_serves_from_anywhere(installed, control_plane, tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def test_the_demo_extra_brings_the_control_plane_script(wheels, tmp_path):
+    with_demo = _venv(wheels, tmp_path / "venv", "extres[demo]")
+    found = "import extres_demo.testenv as t; print(t.SCRIPT, t.SCRIPT.is_file())"
+    script, present = run(with_demo, "python", "-c", found, cwd=tmp_path).split()
+    assert script.startswith(str(with_demo)) and script.endswith("extres_demo/kube-testenv")
+    assert present == "True"
+    assert "demo" in run(with_demo, "extres", "demo", "--help", cwd=tmp_path)
+
+
+def test_the_wheel_carries_every_template_and_static_file_and_no_demo(wheels):
+    [wheel] = wheels.glob("extres-0*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    root = repo_root()
+    for top in ("templates", "static"):
+        for path in (root / top).rglob("*"):
+            if path.is_file():
+                assert f"app/{path.relative_to(root)}" in names, path
+    assert not [n for n in names if "extres_demo" in n or "kube-testenv" in n]

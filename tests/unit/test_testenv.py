@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from app.testenv import SCRIPT
+from extres_demo.testenv import SCRIPT
 
 
 def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -18,6 +18,10 @@ from app.kube.store import Store
 LIVE = Freshness(synced=True, stale=False, age_seconds=0.0, error=None)
 BASE = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 _versions = itertools.count(1)
+ADMITTED = [
+    {"key": f"node.kubernetes.io/{k}", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+    for k in ("not-ready", "unreachable")
+]
 
 
 @dataclass
@@ -120,7 +124,8 @@ class FakeCluster:
         **spec: Any,
     ) -> None:
         """A pod bound to ``node`` and Running, or, with ``node`` None, Pending; ``message``: the
-        scheduler's Unschedulable message."""
+        scheduler's Unschedulable message. It carries the tolerations admission adds
+        (DefaultTolerationSeconds), as every pod the API server returns does."""
         extended = {k: v for k, v in requests.items() if "/" in k}
         status: dict[str, Any] = {"phase": "Running" if node else "Pending"}
         if message is not None:
@@ -138,6 +143,7 @@ class FakeCluster:
                 "spec": {
                     "nodeName": node or "",
                     "containers": [{"name": "main", "resources": {"requests": requests, "limits": extended}}],
+                    "tolerations": [*spec.pop("tolerations", []), *ADMITTED],
                     **spec,
                 },
                 "status": status,

@@ -64,6 +64,7 @@ def test_security_headers_and_vary_on_every_response(client, two, url):
     if resp.mimetype == "text/html":
         html = resp.get_data(as_text=True)
         assert "<script>" not in html and "style=" not in html and " on" + "click=" not in html
+    resp.close()  # a static file is streamed from its open file
 
 
 @pytest.mark.parametrize("url", PAGES)

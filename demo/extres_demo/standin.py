@@ -1,6 +1,6 @@
 """The one part of a kubelet that kwok does not play: allocatable follows capacity.
 
-kwok (scripts/kwok-stages.yaml) makes the test and demo nodes Ready, keeps their leases, runs
+kwok (demo/extres_demo/kwok-stages.yaml) makes the test and demo nodes Ready, keeps their leases, runs
 bound pods and removes deleted ones; the node lifecycle controller then lifts the
 ``node.kubernetes.io/not-ready`` taint. A real kubelet also copies a node's extended-resource
 capacity into allocatable when an admin patches capacity; kwok leaves status.allocatable as it

@@ -1,4 +1,4 @@
-"""Drive scripts/kube-testenv: a local control plane (etcd, kube-apiserver, kube-scheduler,
+"""Drive kube-testenv (beside this module): a local control plane (etcd, kube-apiserver, kube-scheduler,
 kube-controller-manager) with kwok playing the kubelets.
 
 Used by the test suite and by ``extres demo``. The binaries are built once from Go modules
@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app import bundled
-
-SCRIPT = bundled("scripts") / "kube-testenv"
+SCRIPT = Path(__file__).resolve().parent / "kube-testenv"
 
 
 @dataclass(frozen=True)

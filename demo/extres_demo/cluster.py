@@ -15,8 +15,8 @@ from typing import Any
 
 from kubernetes import client
 
-from app.kube import standin
 from app.kube.errors import translate
+from extres_demo import standin
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def _unless_exists(fn: Callable[..., Any], *args: Any) -> None:
 
 
 def run_standin(api: client.ApiClient, stop: threading.Event, interval: float = 2.0) -> threading.Thread:
-    """Keep allocatable following capacity (app.kube.standin) until ``stop`` is set."""
+    """Keep allocatable following capacity (extres_demo.standin) until ``stop`` is set."""
     core = client.CoreV1Api(api)
 
     def loop() -> None:

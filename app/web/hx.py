@@ -1,0 +1,71 @@
+"""htmx plumbing every page shares: the page or the fragment htmx asked for, redirects that
+htmx follows as navigations, errors that never land inside a fragment, read rights declared on
+each blueprint, and the query arguments several pages take."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from flask import Blueprint, Response, render_template
+from flask import redirect as flask_redirect
+from flask_htmx import HTMX
+from werkzeug.wrappers import Response as BaseResponse
+
+from app.domain.names import extended_resource_name_errors
+
+htmx = HTMX()
+
+
+def wants(target: str) -> bool:
+    """htmx asked for the fragment with this id (a poll, a filter), not a page or a boosted form."""
+    return bool(htmx) and not htmx.boosted and htmx.target == target
+
+
+def page_or_fragment(target: str, fragment_template: str, page_template: str, /, **context: Any) -> str:
+    """The fragment's template (the element with id ``target``) when htmx asked for it, else the
+    page's, which includes the same fragment; both see ``fragment`` (a bool)."""
+    part = wants(target)
+    return render_template(fragment_template if part else page_template, fragment=part, **context)
+
+
+def redirect(url: str, code: int = 303) -> BaseResponse:
+    """A redirect; to a poll or a fragment request, an HX-Redirect, so the browser navigates
+    instead of swapping the page it would be sent to (a sign-in form) into the fragment."""
+    if htmx and not htmx.boosted:
+        response = Response(status=204)
+        response.headers["HX-Redirect"] = url
+        return response
+    return flask_redirect(url, code=code)
+
+
+def error_page(title: str, message: str, status: int) -> tuple[str, int, dict[str, str]]:
+    """The error page; for a fragment request, told to replace the whole body, not the fragment
+    (htmx swaps no 4xx/5xx by default; where it is configured to, this is where it goes)."""
+    headers = {"HX-Retarget": "body", "HX-Reswap": "innerHTML"} if htmx and not htmx.boosted else {}
+    return render_template("error.html", title=title, message=message), status, headers
+
+
+NODES_AND_PODS = (("list", "nodes"), ("list", "pods"))  # what the overview and most pages show
+
+
+class Page(Blueprint):
+    """A blueprint whose pages read the cluster: ``reads`` names the (verb, resource) pairs a
+    user must hold to see them (``()``: none), checked on every request (``app.web.security``).
+    The app refuses to start with a blueprint of any other kind."""
+
+    def __init__(self, name: str, import_name: str, *, reads: Iterable[tuple[str, str]], **kw: Any):
+        super().__init__(name, import_name, **kw)
+        self.reads = tuple(reads)
+
+
+def resource_arg(
+    args: Mapping[str, str], errors: dict[str, str], name: str = "resource", then: str = ""
+) -> str:
+    """An extended resource name from the query, or "" with a message naming it in ``errors``
+    (``then``: what the page does instead, e.g. "Showing every resource.")."""
+    value = (args.get(name) or "").strip()
+    if value and (problems := extended_resource_name_errors(value)):
+        errors[name] = f"Resource {value[:80]!r} {problems[0]}.{' ' + then if then else ''}"
+        return ""
+    return value

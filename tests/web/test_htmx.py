@@ -1,0 +1,34 @@
+"""The htmx plumbing every page shares (app/web/hx.py)."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from tests.conftest import browser
+
+POLL = {"HX-Request": "true", "HX-Target": "grid"}
+
+
+def test_a_poll_whose_session_ended_navigates_to_sign_in_instead_of_swapping_it_in(make_app):
+    web = browser(make_app(auth_mode="token"))
+    poll = web.get("/?page=2", headers=POLL)
+    assert poll.status_code == 204 and poll.get_data() == b""
+    assert poll.headers["HX-Redirect"].startswith("/login?next=")
+    page = web.get("/?page=2")  # the same without htmx: an ordinary redirect
+    assert page.status_code == 302 and page.headers["Location"].startswith("/login?next=")
+
+
+def test_an_error_answering_a_fragment_request_replaces_the_body_not_the_fragment(client):
+    resp = client.get("/nodes/nope", headers={"HX-Request": "true", "HX-Target": "grid"})
+    assert resp.status_code == 404
+    assert resp.headers["HX-Retarget"] == "body" and resp.headers["HX-Reswap"] == "innerHTML"
+    plain = client.get("/nodes/nope")
+    assert plain.status_code == 404 and "HX-Retarget" not in plain.headers
+
+
+def test_a_page_without_declared_read_rights_is_not_served(app):
+    plain = Blueprint("undeclared", __name__)
+    plain.add_url_rule("/undeclared", "show", lambda: "secret")
+    app.register_blueprint(plain)  # after start-up, where init_app cannot see it
+    resp = browser(app).get("/undeclared")
+    assert resp.status_code == 403 and b"secret" not in resp.get_data()
