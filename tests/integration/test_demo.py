@@ -1,4 +1,5 @@
-"""`extres demo`: a local control plane, a seeded cluster, the dashboard serving it."""
+"""The README's run command with no cluster configured (``extres serve --or-demo``, as
+``scripts/dev run``): a local control plane, a seeded cluster, the dashboard serving it."""
 
 from __future__ import annotations
 
@@ -15,16 +16,17 @@ from tests.kube_helpers import grid_cells
 
 def test_demo_serves_the_seeded_cluster(tmp_path):
     port = testenv.free_port()
-    env = {**os.environ, "EXTRES_PORT": str(port)}
-    env.pop("KUBECONFIG", None)
+    env = {**os.environ, "EXTRES_PORT": str(port), "EXTRES_DEMO_STATE_DIR": str(tmp_path / "demo")}
+    env["KUBECONFIG"] = str(tmp_path / "none")  # no kubeconfig (not ~/.kube/config either)
     out = tmp_path / "demo.out"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "demo", "--state-dir", str(tmp_path / "demo")],
-        env=env,
-        stdout=out.open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    with out.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "serve", "--or-demo"],
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
 
         def page():
