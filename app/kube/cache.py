@@ -26,9 +26,10 @@ import msgspec
 from kubernetes import client
 
 from app.kube.errors import Gone, KubeError, translate
+from app.kube.pod_index import PodIndex
 from app.kube.readiness import Readiness
 from app.kube.reading import READERS, Unreadable, UnreadableLog
-from app.kube.store import PodIndex, Store
+from app.kube.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""What the cache knows, and the aggregates kept current as objects come and go.
+"""The Store: what is known of the cluster, and the aggregates kept current as objects come and go.
 
 No I/O here: the watch loops in ``app.kube.cache`` feed projected views in.
 Per node it keeps the sum of the counted pods' requests and limits, the pods
@@ -10,111 +10,19 @@ new index page by page, off to the side, and swaps it in under the lock.
 from __future__ import annotations
 
 import bisect
-import sys
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.fit import HostPort, NodeFacts
 from app.domain.overview import NodeRow, node_row
 from app.domain.workloads import Holder
+from app.kube.pod_index import PodIndex
 from app.kube.projections import EMPTY, NO_OWNER, NodeView, PodView, QuotaView
+from app.kube.sizes import CacheSize, deep_size
 
-_ONE_POD = {"pods": 1}
 FIT_LOG_KEPT = 8192  # node changes a reader of fit_changes can catch up on
-
-
-def _add_into(into: Amounts, amounts: Mapping[str, int], sign: int) -> None:
-    for name, value in amounts.items():
-        new = into.get(name, 0) + sign * value
-        if new:
-            into[name] = new
-        else:
-            into.pop(name, None)
-
-
-@dataclass
-class PodIndex:
-    """Pods and what they add up to per node; built whole on a (re)list, then moved by events."""
-
-    pods: dict[tuple[str, str], PodView] = field(default_factory=dict)
-    requested: dict[str, Amounts] = field(default_factory=dict)  # node -> sum of counted pods' requests
-    limits: dict[str, Amounts] = field(default_factory=dict)
-    node_pods: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # with extended requests
-    unschedulable: set[tuple[str, str]] = field(default_factory=set)
-    node_ports: dict[str, list[HostPort]] = field(default_factory=dict)  # host ports taken per node
-
-    def put(self, view: PodView) -> PodView | None:
-        """Add or replace a pod; returns the view it replaced."""
-        old = self.pods.pop(view.key, None)
-        if old is not None:
-            self._account(old, -1)
-        self.pods[view.key] = view
-        self._account(view, +1)
-        return old
-
-    def drop(self, key: tuple[str, str]) -> PodView | None:
-        old = self.pods.pop(key, None)
-        if old is not None:
-            self._account(old, -1)
-        return old
-
-    def _account(self, pod: PodView, sign: int) -> None:
-        key = pod.key
-        if pod.counts:
-            requested = self.requested.setdefault(pod.node_name, {})
-            _add_into(requested, pod.requests, sign)
-            _add_into(requested, _ONE_POD, sign)  # each pod takes one of the node's "pods"
-            _add_into(self.limits.setdefault(pod.node_name, {}), pod.limits, sign)
-            if pod.extended_requests:
-                members = self.node_pods.setdefault(pod.node_name, set())
-                if sign > 0:
-                    members.add(key)
-                else:
-                    members.discard(key)
-            if pod.placement.host_ports:
-                ports = self.node_ports.setdefault(pod.node_name, [])
-                for port in pod.placement.host_ports:
-                    if sign > 0:
-                        ports.append(port)
-                    elif port in ports:
-                        ports.remove(port)
-        if pod.unschedulable is not None:
-            if sign > 0:
-                self.unschedulable.add(key)
-            else:
-                self.unschedulable.discard(key)
-
-
-@dataclass(frozen=True)
-class CacheSize:
-    nodes: int
-    pods: int
-    quotas: int
-    estimated_bytes: int
-
-    def __str__(self) -> str:
-        return (
-            f"{self.nodes} nodes, {self.pods} pods, {self.quotas} quotas, "
-            f"~{self.estimated_bytes / 2**20:.1f} MiB"
-        )
-
-
-def deep_size(obj: Any, seen: set[int]) -> int:
-    """Bytes held by ``obj`` and what it refers to, each object counted once (``seen``)."""
-    if id(obj) in seen:
-        return 0
-    seen.add(id(obj))
-    size = sys.getsizeof(obj)
-    if isinstance(obj, dict):
-        size += sum(deep_size(k, seen) + deep_size(v, seen) for k, v in obj.items())
-    elif isinstance(obj, list | tuple | set | frozenset):
-        size += sum(deep_size(v, seen) for v in obj)
-    elif hasattr(obj, "__slots__"):
-        size += sum(deep_size(getattr(obj, s), seen) for s in obj.__slots__ if hasattr(obj, s))
-    return size
 
 
 class Store:

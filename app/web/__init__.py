@@ -27,7 +27,8 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     filters.register(app)
     security.init_app(app, settings)
 
-    from app.web import auth, changes, health, history, metrics, nodes, overview, pending, plan, workloads
+    from app.web import auth, health, history, metrics, nodes, overview, pending, plan, workloads
+    from app.web.bulk_changes import bp as changes_bp  # the changes blueprint, with its bulk forms
 
     metrics.init_app(app)
     app.register_blueprint(overview.bp)
@@ -40,7 +41,7 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     app.config["EXTRES_WRITES"] = writes
     if writes:  # read-only: no write route exists at all
-        app.register_blueprint(changes.bp, url_prefix="/changes")
+        app.register_blueprint(changes_bp, url_prefix="/changes")
     if settings.auth_mode == "token":
         app.register_blueprint(auth.bp)
 

@@ -1,0 +1,242 @@
+"""Changes over many nodes, on the changes blueprint: re-applying the desired state, the bulk
+form (chosen nodes or a label selector) with its dry-run preview, and the background jobs'
+results pages."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+
+from flask import abort, render_template, request, url_for
+from werkzeug.wrappers import Response
+
+from app.domain.changes import ChangeError, validate_expected, validate_resource, validate_set
+from app.domain.selectors import SelectorError, parse_selector
+from app.kube.projections import NodeView
+from app.kube.writer import NodeWriter, Outcome
+from app.web.bulk_jobs import BulkJob, BulkJobs
+from app.web.changes import _node_or_404, actor, bp, writer
+from app.web.hx import page_or_fragment, redirect
+from app.web.paging import paginate
+from app.web.services import Services
+
+RESULTS_PAGE = 100  # per-node outcomes per page
+
+
+def _refused(resource: str, count: int) -> str | None:
+    """Why a desired-state entry may not be written: the same rules as the forms."""
+    state = Services.get()
+    try:
+        validate_set(
+            resource, str(count), None, maximum=state.settings.max_quantity, owns=state.device_plugins.owns
+        )
+    except ChangeError as exc:
+        return " ".join(exc.errors.values())
+    return None
+
+
+def _reapply(names: Iterable[str], dry_run: bool) -> list[Outcome]:
+    w = writer()
+    return [o for name in names for o in w.reapply(name, actor(), _refused, dry_run=dry_run)]
+
+
+@bp.post("/nodes/<name>/reapply")
+def reapply_node(name: str) -> Response | tuple[str, int]:
+    _node_or_404(name)
+    return _bulk_done(_reapply([name], dry_run=False))
+
+
+@bp.get("/reapply")
+def reapply_preview() -> str:
+    """Re-applying on every drifted node starts with a dry run of each write."""
+    names = [n.name for n in Services.get().cluster.store.drifted_nodes()]
+    return render_template("changes/reapply.html", outcomes=_reapply(names, dry_run=True))
+
+
+@bp.post("/reapply")
+def reapply_all() -> Response | tuple[str, int]:
+    chosen = set(request.form.getlist("nodes"))
+    drifted = [n.name for n in Services.get().cluster.store.drifted_nodes() if n.name in chosen]
+    return _bulk_done(_reapply(drifted, dry_run=False))
+
+
+# ---- many nodes -----------------------------------------------------------------
+@bp.get("/bulk")
+def bulk() -> str:
+    return _bulk_form({}, request.args)
+
+
+CHOICES = 50  # nodes offered as checkboxes at once: the search narrows them, never all 5,000
+
+
+def _bulk_form(errors: dict[str, str], values, status: int = 200):
+    """The bulk form: the chosen nodes, then the first nodes whose name contains ``find``."""
+    store = Services.get().cluster.store
+    find = values.get("find", "").strip()[:253]
+    chosen = list(dict.fromkeys(values.getlist("nodes"))) if hasattr(values, "getlist") else []
+    needle = find.lower()
+    matching = [n for n in store.node_names() if needle in n.lower()] if needle else store.node_names()
+    picked = set(chosen)
+    offered = [n for n in matching[: CHOICES + len(picked)] if n not in picked][:CHOICES]
+    html = page_or_fragment(
+        "node-choices",
+        "changes/_node_choices.html",
+        "changes/bulk.html",
+        chosen=chosen,
+        offered=offered,
+        matching=len(matching),
+        find=find,
+        values=values,
+        errors=errors,
+    )
+    return html if status == 200 else (html, status)
+
+
+def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
+    """Validate a bulk form: (action, resource, count, target nodes); raises ChangeError."""
+    state = Services.get()
+    store = state.cluster.store
+    errors: dict[str, str] = {}
+    action = form.get("action", "set")
+    if action not in ("set", "remove"):
+        errors["action"] = "Action must be 'set' or 'remove'."
+    count = None
+    resource = form.get("resource", "").strip()
+    if action == "set":
+        try:
+            resource, count, _ = validate_set(
+                resource,
+                form.get("quantity", ""),
+                None,
+                maximum=state.settings.max_quantity,
+                owns=state.device_plugins.owns,
+            )
+        except ChangeError as exc:
+            errors.update(exc.errors)
+    elif msg := validate_resource(resource, state.device_plugins.owns):
+        errors["resource"] = msg
+    names = [n for n in form.getlist("nodes") if n]
+    selector_text = form.get("selector", "").strip()
+    targets: list[NodeView] = []
+    if names and selector_text:
+        errors["nodes"] = "Choose nodes or give a label selector, not both."
+    elif names:
+        unknown = [n for n in names if store.node(n) is None]
+        if unknown:
+            errors["nodes"] = f"Unknown node(s): {', '.join(sorted(unknown))}."
+        targets = [n for n in (store.node(x) for x in dict.fromkeys(names)) if n is not None]
+    elif selector_text:
+        try:
+            selector = parse_selector(selector_text)
+            targets = [n for n in store.node_list() if selector.matches(n.labels)]
+            if not targets:
+                errors["selector"] = f"No node matches the label selector {selector_text!r}."
+        except SelectorError as exc:
+            errors["selector"] = f"Label selector: {exc}."
+    else:
+        errors["nodes"] = "Choose at least one node, or give a label selector."
+    if errors:
+        raise ChangeError(errors)
+    return action, resource, count, targets
+
+
+def _run_each(
+    w: NodeWriter,
+    who: str,
+    action: str,
+    resource: str,
+    count: int | None,
+    targets: Iterable[tuple[str, int | None]],
+    dry_run: bool,
+    report: Callable[[Outcome], None],
+) -> None:
+    """Each target in turn; a failure on one node is reported and the rest go on. The writer and
+    the actor come from the request that started it: a background job has no request."""
+    for name, expected in targets:
+        if action == "set":
+            assert count is not None
+            outcome = w.set(name, resource, count, expected, who, dry_run=dry_run)
+        else:
+            outcome = w.remove(name, resource, expected, who, dry_run=dry_run)
+        report(outcome)
+
+
+@bp.post("/bulk/preview")
+def bulk_preview():
+    try:
+        action, resource, count, targets = _parse_bulk(request.form)
+    except ChangeError as exc:
+        return _bulk_form(exc.errors, request.form, 422)
+    planned = [(n.name, n.capacity.get(resource)) for n in targets]
+    return _start_job(action, resource, count, planned, dry_run=True)
+
+
+@bp.post("/bulk/apply")
+def bulk_apply():
+    form = request.form
+    try:
+        action, resource, count, targets = _parse_bulk(form)
+    except ChangeError as exc:
+        return _bulk_form(exc.errors, form, 422)
+    planned = []
+    for node in targets:
+        expected, msg = validate_expected(form.get(f"expected-{node.name}"))
+        if msg:
+            return _bulk_form({"nodes": f"{node.name}: {msg}"}, form, 422)
+        planned.append((node.name, expected))
+    return _start_job(action, resource, count, planned)
+
+
+def _start_job(
+    action: str,
+    resource: str,
+    count: int | None,
+    planned: list[tuple[str, int | None]],
+    dry_run: bool = False,
+) -> Response:
+    """Apply (or, with ``dry_run``, have the API server check) in the background, node by node,
+    and send the browser to the job's page, which shows progress until every node has an
+    outcome; a preview's page then offers to apply what passed. Nothing is retried: a failed
+    node is listed."""
+    job = BulkJob(total=len(planned), dry_run=dry_run, action=action, resource=resource, count=count)
+    w, who = writer(), actor()
+
+    def work() -> None:
+        try:
+            _run_each(w, who, action, resource, count, planned, dry_run, job.outcomes.append)
+        finally:
+            job.done = True
+
+    key = BulkJobs.get().keep(job)
+    threading.Thread(target=work, name=f"extres-bulk-{key}", daemon=True).start()
+    return redirect(url_for("changes.results", key=key), code=303)
+
+
+def _bulk_done(outcomes: list[Outcome]) -> Response:
+    job = BulkJob(total=len(outcomes), outcomes=outcomes, done=True)
+    return redirect(url_for("changes.results", key=BulkJobs.get().keep(job)), code=303)
+
+
+@bp.get("/results/<key>")
+def results(key: str) -> str:
+    job = BulkJobs.get().find(key)
+    if job is None:
+        abort(404, description="These results are no longer kept; see the node pages for the current state.")
+    outcomes = list(job.outcomes)  # a snapshot: the job may still be adding
+    failed = [o for o in outcomes if not o.ok]
+    ready = [o for o in outcomes if o.ok] if job.dry_run and job.done else []
+    shown, page, pages = paginate(outcomes, RESULTS_PAGE)
+    return page_or_fragment(
+        "job",
+        "changes/_job.html",
+        "changes/results.html",
+        key=key,
+        job=job,
+        done=job.done,
+        finished=len(outcomes),
+        failed=failed,
+        ready=ready,
+        outcomes=shown,
+        page=page,
+        pages=pages,
+    )
