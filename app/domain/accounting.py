@@ -1,15 +1,23 @@
 """Per-node accounting of resource requests, as the scheduler does it.
 
 A pod's effective request per resource (``PodRequests`` in
-``k8s.io/component-helpers/resource``):
+``k8s.io/component-helpers/resource``, hand-written here because the exact rule is the
+point):
 
     max(sum(containers) + sum(sidecars), max over init containers i of
-        (init_i + sum of the sidecars started before i)) + overhead
+        (init_i + sum of the sidecars started before i))
+    then pod-level requests (``spec.resources``) replace cpu, memory and hugepages-*
+    then + overhead
 
 where sidecars are init containers with ``restartPolicy: Always``. A request
 missing for a resource that has a limit defaults to the limit (the API server
-does the same on create). A node's requested amount is the sum over pods bound
-to it (``spec.nodeName``) that are not terminated (phase Succeeded or Failed).
+does the same on create). During an in-place resize a running pod counts the
+larger of its spec and what the kubelet reports (``allocatedResources``,
+``resources.requests``); while the resize is Infeasible, the spec is left out.
+How the three are combined changed in 1.37 (``RESIZE_RULES``): up to 1.36 per
+container, then summed; from 1.37 summed per source, then the largest sum.
+A node's requested amount is the sum over pods bound to it (``spec.nodeName``)
+that are not terminated (phase Succeeded or Failed).
 """
 
 from __future__ import annotations
@@ -48,30 +56,129 @@ def _max(into: Amounts, other: Mapping[str, int]) -> None:
             into[name] = value
 
 
-def effective_amounts(
-    containers: Iterable[Resources],
-    init_containers: Iterable[tuple[Resources, bool]],
-    overhead: Mapping[str, Any] | None,
-    kind: str = "requests",
-) -> Amounts:
-    """A pod's effective requests (or limits): ``init_containers`` as (resources, is a sidecar)."""
+POD_LEVEL = ("cpu", "memory")  # with hugepages-*: what pod-level resources may set
+PER_CONTAINER, PER_SOURCE = "per-container", "per-source"
+
+
+def resize_rule(minor: int | None) -> str:
+    """How a resize's sources are combined, by the API server's minor version (newest if unknown)."""
+    return PER_CONTAINER if minor is not None and minor <= 36 else PER_SOURCE
+
+
+def _pod_level(name: str) -> bool:
+    return name in POD_LEVEL or name.startswith("hugepages-")
+
+
+@dataclass(frozen=True, slots=True)
+class Reported:
+    """What the kubelet reports for one container (``status.containerStatuses[]``)."""
+
+    allocated: Mapping[str, Any] | None = None  # allocatedResources
+    actuated: Mapping[str, Any] | None = None  # resources.requests
+    resources: bool = False  # resources was set at all (up to 1.36, the status is read only then)
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One container as accounting reads it."""
+
+    resources: Resources
+    sidecar: bool = False  # an init container with restartPolicy Always
+    init: bool = False
+    reported: Reported | None = None
+
+
+def _amounts(values: Mapping[str, Any] | None) -> Amounts:
+    return {name: to_amount(name, str(v)) for name, v in (values or {}).items()}
+
+
+def _aggregate(parts: Iterable[Part], pick: Any) -> Amounts:
+    """The sidecar rule over each part's amounts as ``pick`` chooses them."""
     total: Amounts = {}
-    for resources in containers:
-        _add(total, _container_amounts(resources, kind))
     sidecars: Amounts = {}
     init_peak: Amounts = {}
-    for resources, sidecar in init_containers:
-        amounts = _container_amounts(resources, kind)
-        if sidecar:
+    for part in parts:
+        amounts = pick(part)
+        if not part.init:
+            _add(total, amounts)
+        elif part.sidecar:
+            _add(total, amounts)
             _add(sidecars, amounts)
             _max(init_peak, sidecars)
         else:
             running = dict(sidecars)
             _add(running, amounts)
             _max(init_peak, running)
-    _add(total, sidecars)
     _max(total, init_peak)
-    _add(total, {name: to_amount(name, str(v)) for name, v in (overhead or {}).items()})
+    return total
+
+
+def pod_request_amounts(
+    parts: Iterable[Part],
+    overhead: Mapping[str, Any] | None,
+    pod_level: Mapping[str, Any] | None = None,
+    *,
+    infeasible: bool = False,
+    rule: str = PER_SOURCE,
+) -> Amounts:
+    """A pod's effective requests: ``parts`` in spec order (app containers, then init ones),
+    ``pod_level`` the pod's ``spec.resources.requests``, ``infeasible`` whether its
+    PodResizePending condition says Infeasible."""
+    parts = list(parts)
+
+    def spec(p: Part) -> Amounts:
+        return _container_amounts(p.resources, "requests")
+
+    fallback = (lambda p: {}) if infeasible else spec
+    if rule == PER_CONTAINER:
+
+        def effective(p: Part) -> Amounts:
+            r = p.reported
+            if r is None or not r.resources or (p.init and not p.sidecar):
+                return spec(p)
+            out = {} if infeasible else spec(p)
+            _max(out, _amounts(r.actuated))
+            _max(out, _amounts(r.allocated))
+            return out
+
+        total = _aggregate(parts, effective)
+    else:
+
+        def allocated(p: Part) -> Amounts:
+            r = p.reported
+            return _amounts(r.allocated) if r is not None and r.allocated is not None else fallback(p)
+
+        def actuated(p: Part) -> Amounts:
+            r = p.reported
+            if r is not None and r.actuated is not None:
+                return _amounts(r.actuated)
+            return allocated(p)
+
+        total = {} if infeasible else _aggregate(parts, spec)
+        if any(p.reported is not None for p in parts):
+            _max(total, _aggregate(parts, actuated))
+            _max(total, _aggregate(parts, allocated))
+        elif infeasible:
+            total = _aggregate(parts, spec)
+    for name, amount in _amounts(pod_level).items():
+        if _pod_level(name):
+            total[name] = amount
+    _add(total, _amounts(overhead))
+    return {name: value for name, value in total.items() if value}
+
+
+def pod_limit_amounts(
+    parts: Iterable[Part], overhead: Mapping[str, Any] | None, pod_level: Mapping[str, Any] | None = None
+) -> Amounts:
+    """A pod's effective limits (``PodLimits``), from its spec: the sidecar rule, pod-level limits
+    for cpu, memory and hugepages-*, and overhead added to the limits that are set."""
+    total = _aggregate(parts, lambda p: _container_amounts(p.resources, "limits"))
+    for name, amount in _amounts(pod_level).items():
+        if _pod_level(name):
+            total[name] = amount
+    for name, amount in _amounts(overhead).items():
+        if total.get(name):
+            total[name] += amount
     return {name: value for name, value in total.items() if value}
 
 
@@ -80,13 +187,27 @@ def _resources(container: Mapping[str, Any]) -> Resources:
     return res.get("requests"), res.get("limits")
 
 
-def pod_requests(spec: Mapping, kind: str = "requests") -> Amounts:
-    """Effective requests (or, with ``kind="limits"``, limits) of a pod spec as in the API's JSON."""
-    return effective_amounts(
-        map(_resources, spec.get("containers") or ()),
-        ((_resources(c), c.get("restartPolicy") == "Always") for c in spec.get("initContainers") or ()),
-        spec.get("overhead"),
-        kind,
+def _spec_parts(spec: Mapping) -> list[Part]:
+    parts = [Part(_resources(c)) for c in spec.get("containers") or ()]
+    parts += [
+        Part(_resources(c), sidecar=c.get("restartPolicy") == "Always", init=True)
+        for c in spec.get("initContainers") or ()
+    ]
+    return parts
+
+
+def pod_requests(spec: Mapping) -> Amounts:
+    """Effective requests of a pod spec as in the API's JSON, not yet admitted: pod-level requests
+    default to pod-level limits, as the API server's defaulting does."""
+    pod_level = spec.get("resources") or {}
+    requests = {**(pod_level.get("limits") or {}), **(pod_level.get("requests") or {})}
+    return pod_request_amounts(_spec_parts(spec), spec.get("overhead"), requests)
+
+
+def pod_limits(spec: Mapping) -> Amounts:
+    """Effective limits of a pod spec as in the API's JSON."""
+    return pod_limit_amounts(
+        _spec_parts(spec), spec.get("overhead"), (spec.get("resources") or {}).get("limits")
     )
 
 

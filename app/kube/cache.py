@@ -25,10 +25,11 @@ from typing import Any
 import msgspec
 from kubernetes import client
 
+from app.domain.accounting import resize_rule
 from app.kube.errors import Gone, KubeError, translate
 from app.kube.pod_index import PodIndex
 from app.kube.readiness import Readiness
-from app.kube.reading import READERS, Unreadable, UnreadableLog
+from app.kube.reading import Reader, Unreadable, UnreadableLog, readers
 from app.kube.store import Store
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,8 @@ class ClusterCache:
         self.on_error: Callable[[str, str], None] | None = None  # (operation, error kind)
         self.on_sync: Callable[[str], None] | None = None  # (kind), after each (re)list
         self.readiness = Readiness(api)  # a watch does not notice when the API server loses etcd
+        self.server_minor: int | None = None  # the API server's minor version, read before a list
+        self._by_version: dict[str, Reader[Any, Any]] | None = None
         self.unreadable = UnreadableLog()
 
     # ---- lifecycle -------------------------------------------------------
@@ -168,6 +171,13 @@ class ClusterCache:
                 for kind, s in self.status.items()
             }
 
+    def _readers(self) -> dict[str, Reader[Any, Any]]:
+        """The readers for this API server's version (read once, from /version)."""
+        if self._by_version is None:
+            self.server_minor = server_minor(self.api)
+            self._by_version = readers(resize_rule(self.server_minor))
+        return self._by_version
+
     # ---- the watch loops -------------------------------------------------
     def _list_fn(self, kind: str) -> Callable[..., Any]:
         fns: dict[str, Callable[..., Any]] = {
@@ -200,7 +210,7 @@ class ClusterCache:
     def _list(self, kind: str) -> str:
         """List a kind, projecting each page as it arrives, and swap the result in whole. An
         object that cannot be read is left out and named (``app.kube.reading``)."""
-        reader = READERS[kind]
+        reader = self._readers()[kind]
         index = PodIndex() if kind == "pods" else None
         views: list[Any] = []
         unreadable: list[Unreadable] = []
@@ -316,7 +326,7 @@ class ClusterCache:
                 if code == 410:
                     raise Gone(str(status.get("message", "")))
                 raise KubeError(f"watch error {code}: {status.get('message', '')}", int(code or 0))
-            view, version, problem = READERS[kind].one(event.object)
+            view, version, problem = self._readers()[kind].one(event.object)
             rv = version or rv
             if event.type != "BOOKMARK":
                 self._apply(kind, event.type == "DELETED", view, problem)
@@ -341,6 +351,17 @@ class ClusterCache:
         else:
             self.store.put_quota(view, deleted)
         self.unreadable.read(kind, view.key)
+
+
+def server_minor(api: client.ApiClient) -> int | None:
+    """The API server's minor version ("37" of v1.37.2; "37+" from some providers), or None when
+    /version cannot be read (the newest rules apply then)."""
+    try:
+        info: Any = client.VersionApi(api).get_code(_request_timeout=(5, 10))
+        return int("".join(ch for ch in str(info.minor) if ch in "0123456789") or "x")
+    except Exception:  # noqa: BLE001 - any failure: unknown, and the newest rules
+        log.info("the API server's version could not be read; counting as the newest version does")
+        return None
 
 
 def _abort(resp: Any) -> None:

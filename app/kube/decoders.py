@@ -54,6 +54,7 @@ class Resources(msgspec.Struct):
 
 
 class Container(msgspec.Struct, rename="camel"):
+    name: str | None = None
     resources: Resources | None = None
     restart_policy: str | None = None
     ports: list[PortJSON] | None = None
@@ -82,6 +83,7 @@ class PodSpec(msgspec.Struct, rename="camel"):
     affinity: Affinity | None = None
     topology_spread_constraints: list[SpreadJSON] | None = None
     volumes: list[Volume] | None = None
+    resources: Resources | None = None  # pod-level resources (1.32+)
 
 
 class Condition(msgspec.Struct):
@@ -91,9 +93,23 @@ class Condition(msgspec.Struct):
     message: str | None = None
 
 
-class PodStatus(msgspec.Struct):
+class StatusResources(msgspec.Struct):
+    requests: Quantities | None = None
+
+
+class ContainerStatus(msgspec.Struct, rename="camel"):
+    """What the kubelet reports of a container's resources during an in-place resize."""
+
+    name: str | None = None
+    allocated_resources: Quantities | None = None
+    resources: StatusResources | None = None
+
+
+class PodStatus(msgspec.Struct, rename="camel"):
     phase: str | None = None
     conditions: list[Condition] | None = None  # may be null, as in a watch bookmark
+    container_statuses: list[ContainerStatus] | None = None
+    init_container_statuses: list[ContainerStatus] | None = None
 
 
 class Pod(msgspec.Struct):

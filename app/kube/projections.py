@@ -15,7 +15,16 @@ from typing import Any
 
 import msgspec
 
-from app.domain.accounting import Amounts, counts_on_node, effective_amounts, extended_only
+from app.domain.accounting import (
+    PER_SOURCE,
+    Amounts,
+    Part,
+    Reported,
+    counts_on_node,
+    extended_only,
+    pod_limit_amounts,
+    pod_request_amounts,
+)
 from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
 from app.domain.fit import PodShape, Taint
 from app.domain.names import is_native_resource
@@ -30,7 +39,9 @@ from app.kube.decoders import (
     OwnerRef,
     Pod,
     PodSpec,
+    PodStatus,
     Quota,
+    Resources,
 )
 from app.kube.placement import placement, taints
 
@@ -40,6 +51,7 @@ ANNOTATION_PREFIX = "extres.dev/"
 REQUESTS = "requests."
 
 EMPTY: dict[str, Any] = {}
+EMPTY_RESOURCES = Resources()
 _SHARED: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
 _SHARED_MAX = 100_000
 
@@ -171,7 +183,8 @@ class PodView:
         return cls.from_struct(msgspec.convert(obj, Pod))
 
     @classmethod
-    def from_struct(cls, pod: Pod) -> PodView:
+    def from_struct(cls, pod: Pod, rule: str = PER_SOURCE) -> PodView:
+        """``rule``: how this API server's version combines a resize's sources (accounting)."""
         meta = pod.metadata or EMPTY_META
         spec = pod.spec or EMPTY_POD_SPEC
         status = pod.status or EMPTY_POD_STATUS
@@ -180,11 +193,8 @@ class PodView:
             for cond in status.conditions or ():
                 if cond.type == "PodScheduled" and cond.status == "False" and cond.reason == "Unschedulable":
                     unschedulable = cond.message or ""
-        containers = [c.amounts for c in spec.containers or ()]
-        init = [(c.amounts, c.restart_policy == "Always") for c in spec.init_containers or ()]
         try:
-            requests = _shared(effective_amounts(containers, init, spec.overhead))
-            limits = _shared(effective_amounts(containers, init, spec.overhead, "limits"))
+            requests, limits = _pod_amounts(spec, status, rule)
         except QuantityError:
             log.warning("pod %s/%s has an unparsable quantity", meta.namespace or "", meta.name or "")
             requests = limits = EMPTY
@@ -210,6 +220,29 @@ class PodView:
                 any(v.persistent_volume_claim or v.ephemeral for v in spec.volumes or ()),
             ),
         )
+
+
+def _pod_amounts(spec: PodSpec, status: PodStatus, rule: str) -> tuple[Amounts, Amounts]:
+    """A pod's effective requests and limits; the container statuses count only on a bound pod
+    (the kubelet writes them once it runs the pod)."""
+    reported: dict[str, Reported] = {}
+    if spec.node_name:
+        for cs in [*(status.container_statuses or ()), *(status.init_container_statuses or ())]:
+            if cs.name is not None:
+                actuated = cs.resources.requests if cs.resources is not None else None
+                reported[cs.name] = Reported(cs.allocated_resources, actuated, cs.resources is not None)
+    parts = [Part(c.amounts, reported=reported.get(c.name or "")) for c in spec.containers or ()]
+    parts += [
+        Part(c.amounts, c.restart_policy == "Always", True, reported.get(c.name or ""))
+        for c in spec.init_containers or ()
+    ]
+    infeasible = any(
+        c.type == "PodResizePending" and c.reason == "Infeasible" for c in status.conditions or ()
+    )
+    pod_level = spec.resources or EMPTY_RESOURCES
+    requests = pod_request_amounts(parts, spec.overhead, pod_level.requests, infeasible=infeasible, rule=rule)
+    limits = pod_limit_amounts(parts, spec.overhead, pod_level.limits)
+    return _shared(requests), _shared(limits)
 
 
 def _running(spec: PodSpec) -> list[Container]:

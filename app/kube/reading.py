@@ -11,10 +11,12 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
+from app.domain.accounting import PER_SOURCE
 from app.domain.quantity import QuantityError
 from app.kube.decoders import Ident, ListMeta, Meta, Node, ObjectList, Pod, Quota
 from app.kube.projections import NodeView, PodView, QuotaView
@@ -127,10 +129,18 @@ class Reader(Generic[S, V]):
         )
 
 
-PODS: Reader[Pod, PodView] = Reader("pods", Pod, PodView.from_struct)
 NODES: Reader[Node, NodeView] = Reader("nodes", Node, NodeView.from_struct)
 QUOTAS: Reader[Quota, QuotaView] = Reader("quotas", Quota, QuotaView.from_struct)
-READERS: dict[str, Reader[Any, Any]] = {r.kind: r for r in (NODES, PODS, QUOTAS)}
+
+
+def readers(rule: str = PER_SOURCE) -> dict[str, Reader[Any, Any]]:
+    """A reader per kind; pods are counted by ``rule`` (the API server's version's resize rule)."""
+    pods: Reader[Pod, PodView] = Reader("pods", Pod, partial(PodView.from_struct, rule=rule))
+    return {r.kind: r for r in (NODES, pods, QUOTAS)}
+
+
+READERS = readers()
+PODS: Reader[Pod, PodView] = READERS["pods"]
 
 
 class UnreadableLog:

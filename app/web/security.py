@@ -23,6 +23,7 @@ from app.web.sessions import TokenSession
 
 log = logging.getLogger("extres.security")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+NOT_FOUND = Page("not-found", __name__, reads=())
 OPEN_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "static", "auth.login", "auth.login_form"})
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -192,7 +193,9 @@ def init_app(app: Flask, settings: Settings) -> None:
             abort(401, description="The API server did not accept this token. Sign in again.")
         g.identity = who = verified_who
         page = current_app.blueprints.get(request.blueprint or "")
-        if not isinstance(page, Page):  # init_app refuses such an app; never serve one unchecked
+        if request.url_rule is None:
+            page = NOT_FOUND  # no such page: a 404 follows, showing nothing
+        elif not isinstance(page, Page):  # init_app refuses such an app; never serve one unchecked
             abort(403, description="This page declares no read rights, so it is not shown.")
         if settings.auth_mode != "service-account":
             for verb, resource in page.reads:

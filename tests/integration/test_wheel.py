@@ -101,6 +101,8 @@ def test_the_wheel_serves_from_anywhere(installed, control_plane, tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def test_the_demo_extra_brings_the_control_plane_script(wheels, tmp_path):

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from app.domain.accounting import effective_amounts, extended_only
+from app.domain.accounting import Part, Reported, extended_only, pod_request_amounts
 from app.domain.quantity import QuantityError, to_amount
 from app.kube.decoders import Node, OwnerRef, Pod, Quota
 from app.kube.projections import workload
@@ -114,11 +114,25 @@ def expected_pod(obj: dict[str, Any]) -> dict[str, Any]:
         r = c.get("resources") or {}
         return (r.get("requests"), r.get("limits"))
 
+    reported = {}
+    if spec.get("nodeName"):
+        for cs in [*(status.get("containerStatuses") or []), *(status.get("initContainerStatuses") or [])]:
+            if cs.get("name") is not None:
+                r = cs.get("resources")
+                actuated = r.get("requests") if r is not None else None
+                reported[cs["name"]] = Reported(cs.get("allocatedResources"), actuated, r is not None)
+    parts = [Part(res(c), reported=reported.get(c.get("name") or "")) for c in containers]
+    parts += [
+        Part(res(c), c.get("restartPolicy") == "Always", True, reported.get(c.get("name") or ""))
+        for c in init
+    ]
+    infeasible = any(
+        (c.get("type"), c.get("reason")) == ("PodResizePending", "Infeasible")
+        for c in status.get("conditions") or []
+    )
     try:
-        requests = effective_amounts(
-            [res(c) for c in containers],
-            [(res(c), c.get("restartPolicy") == "Always") for c in init],
-            spec.get("overhead"),
+        requests = pod_request_amounts(
+            parts, spec.get("overhead"), (spec.get("resources") or {}).get("requests"), infeasible=infeasible
         )
     except QuantityError:
         requests = {}

@@ -9,7 +9,7 @@ from kubernetes import client
 
 from app.kube.cache import EVENT, ClusterCache, Freshness
 from app.kube.errors import Gone, KubeError
-from app.kube.reading import Unreadable, UnreadableLog
+from app.kube.reading import Unreadable, UnreadableLog, readers
 from app.metrics import ClusterCollector
 
 
@@ -21,6 +21,7 @@ def watched(cache: ClusterCache) -> SimpleNamespace:
 def cache_fed(*lines: bytes) -> ClusterCache:
     cache = ClusterCache(client.ApiClient(client.Configuration()))
     cache._events = lambda kind, rv: iter([EVENT.decode(line) for line in lines])
+    cache._by_version = readers()  # no /version to ask: the newest rules
     return cache
 
 
