@@ -45,6 +45,15 @@ class Suggestion:
         return f"add {self.add} {self.resource} to {self.node}"
 
 
+@dataclass(frozen=True)
+class Lowering:
+    """The request the pod could make instead to fit now: ``to`` of ``resource``, on ``node``."""
+
+    resource: str
+    to: int
+    node: str
+
+
 @dataclass
 class Diagnosis:
     kind: str  # "fits" | "short" | "unadvertised" | "other"
@@ -57,6 +66,7 @@ class Diagnosis:
     unmodelled: tuple[str, ...] = ()
     plan: Plan | None = None
     total: int = 0  # nodes in the cluster
+    lowerings: list[Lowering] = field(default_factory=list)  # a smaller request that fits now
 
 
 class ShapeIndex:
@@ -178,6 +188,27 @@ class ShapeIndex:
             made = self._made[wanted] = self._build(wanted)
         return made
 
+    def advertising(self, resource: str) -> list[str]:
+        """The candidate nodes advertising ``resource``, the most free first."""
+        for i, (name, _) in enumerate(self.extended):
+            if name == resource:
+                return [node for _, node in self._advertising[i]]
+        return []
+
+    def _lowerings(self) -> list[Lowering]:
+        """For each extended resource the pod is short of: the most it could ask instead and fit
+        now, where, when the node with the most free has every other extended resource it asks."""
+        out = []
+        for i, (resource, want) in enumerate(self.extended):
+            if not self._advertising[i]:
+                continue
+            most, name = self._advertising[i][0]
+            free, node = -most, self._candidates[name].node
+            others_fit = all(node.free(r) >= w for r, w in self.extended if r != resource)
+            if 0 < free < want and others_fit:
+                out.append(Lowering(resource, free, name))
+        return out
+
     def _in_order(self) -> Iterator[NodeFacts]:
         """The candidates, least to add first (then by name)."""
         for _, name in self._order:
@@ -218,6 +249,7 @@ class ShapeIndex:
                     d.suggestions.append(
                         Suggestion(best.name, resource, add, best.capacity.get(resource, 0) + add)
                     )
+            d.lowerings = self._lowerings()
         if not candidates:
             d.why = _why(self._terms, len(self._per))
             if any(f.unadvertised for f in d.fits) and not self._others:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.domain.fit import NodeFacts, PodShape, how_many
 
@@ -14,6 +14,7 @@ class PlanStep:
     node: str
     pods: int  # pods of the shape this node would take
     add: Mapping[str, int]  # extended resource -> amount to add (empty: fits as it is)
+    capacity: Mapping[str, int] = field(default_factory=dict)  # resource -> its capacity after adding
 
 
 @dataclass(frozen=True)
@@ -24,14 +25,19 @@ class Plan:
     wanted: int
     steps: tuple[PlanStep, ...]
     placed: int  # how many of the wanted pods the steps place
-    targets: Mapping[str, int]  # resource -> one capacity to set on every node that gets more
 
     @property
     def adds(self) -> tuple[PlanStep, ...]:
         return tuple(s for s in self.steps if s.add)
 
-    def nodes_adding(self, resource: str) -> list[str]:
-        return [s.node for s in self.steps if resource in s.add]
+    def changes(self) -> list[tuple[str, int, list[str]]]:
+        """What the plan asks for, as changes a bulk form can make: (resource, capacity, nodes),
+        each node given exactly the capacity its step says (nodes needing the same one grouped)."""
+        groups: dict[tuple[str, int], list[str]] = {}
+        for step in self.steps:
+            for resource, capacity in step.capacity.items():
+                groups.setdefault((resource, capacity), []).append(step.node)
+        return [(r, c, nodes) for (r, c), nodes in sorted(groups.items())]
 
 
 def plan(pod: PodShape, candidates: Iterable[NodeFacts], wanted: int) -> Plan:
@@ -42,7 +48,6 @@ def plan(pod: PodShape, candidates: Iterable[NodeFacts], wanted: int) -> Plan:
     unlimited = {r: 10**12 for r in extended}
     left = wanted
     steps: list[PlanStep] = []
-    targets: dict[str, int] = {}
     taken: dict[str, int] = {}
     seen: list[NodeFacts] = []
     rest = iter(candidates)
@@ -62,8 +67,7 @@ def plan(pod: PodShape, candidates: Iterable[NodeFacts], wanted: int) -> Plan:
         added = max(0, added)
         left -= added
         add = {r: v for r, want in extended.items() if (v := (now + added) * want - node.free(r)) > 0}
-        steps.append(PlanStep(node.name, now + added, add))
-        for r, v in add.items():
-            targets[r] = max(targets.get(r, 0), node.capacity.get(r, 0) + v)
+        capacity = {r: node.capacity.get(r, 0) + v for r, v in add.items()}
+        steps.append(PlanStep(node.name, now + added, add, capacity))
     steps.sort(key=lambda s: (bool(s.add), s.node))
-    return Plan(wanted, tuple(steps), wanted - max(0, left), targets)
+    return Plan(wanted, tuple(steps), wanted - max(0, left))

@@ -84,6 +84,7 @@ class PodSpec(msgspec.Struct, rename="camel"):
     topology_spread_constraints: list[SpreadJSON] | None = None
     volumes: list[Volume] | None = None
     resources: Resources | None = None  # pod-level resources (1.32+)
+    priority: int | None = None  # set by admission from the PriorityClass
 
 
 class Condition(msgspec.Struct):

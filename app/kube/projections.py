@@ -158,6 +158,7 @@ class PodView:
     node_selector: Mapping[str, Any] = field(default_factory=dict)
     placement: Placement = NONE  # tolerations, required node affinity, host ports (shared)
     owner: Owner | None = None  # the workload, kept only for pods with extended requests
+    priority: int = 0  # spec.priority: who preemption may evict for whom
 
     @property
     def key(self) -> tuple[str, str]:
@@ -212,6 +213,7 @@ class PodView:
             unschedulable=unschedulable,
             owner=workload(meta.owner_references, meta.labels) if extended else None,
             node_selector=_shared(selector) if selector else EMPTY,
+            priority=spec.priority or 0,
             placement=placement(
                 spec.tolerations,
                 spec.affinity,

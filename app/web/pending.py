@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from flask import request
 from markupsafe import Markup
 
-from app.domain.diagnosis import Diagnosis
+from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import NodeFacts, PodShape
 from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_message
 from app.kube.projections import PodView
@@ -22,12 +22,47 @@ from app.web.services import Services
 bp = Page("pending", __name__, url_prefix="/pending", reads=NODES_AND_PODS)
 
 
+@dataclass(frozen=True)
+class Held:
+    """Who holds a resource this dashboard will not add, on a node the pod could otherwise use."""
+
+    resource: str
+    node: str
+    free: int
+    holders: list[PodView]  # the lowest priority first, then the oldest
+    preemptible: int  # held by pods of lower priority than the pending pod's
+
+
 @dataclass
 class PendingPod:
     pod: PodView
     message: SchedulerMessage
     diagnosis: Diagnosis
     advice: Markup  # the diagnosis rendered (shared by the pods of a shape)
+    held: list[Held]
+
+
+HELD_NODES = 5  # nodes listed with who holds a read-only resource there
+HELD_PODS = 8  # holders listed per node
+
+
+def held(index: ShapeIndex, pod: PodView, d: Diagnosis, read_only: Callable[[str], bool]) -> list[Held]:
+    """For each resource the pod is short of and this dashboard may not add (a device plugin's,
+    or the user may not change nodes): on the nodes the pod could otherwise use, who holds it."""
+    store = Services.get().cluster.store
+    out = []
+    for fit in d.fits:
+        if not fit.shortfall or not read_only(fit.resource):
+            continue
+        for name in index.advertising(fit.resource)[:HELD_NODES]:
+            holders = [p for p in store.pods_requesting_extended(name) if p.requests.get(fit.resource)]
+            holders.sort(key=lambda p: (p.priority, p.created))
+            lower = sum(p.requests[fit.resource] for p in holders if p.priority < pod.priority)
+            node = store.node(name)
+            allocatable = node.allocatable.get(fit.resource, 0) if node is not None else 0
+            free = allocatable - store.requested_on(name).get(fit.resource, 0)
+            out.append(Held(fit.resource, name, free, holders[:HELD_PODS], lower))
+    return out
 
 
 PAGE_SIZE = 50
@@ -50,9 +85,10 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     services = Services.get()
     store = services.cluster.store
     counts = Counter(pod.shape for pod in every)
-    made: dict[PodShape, tuple[Diagnosis, Markup]] = {}  # each shape on this page diagnosed once
+    made: dict[PodShape, tuple[Diagnosis, Markup, ShapeIndex]] = {}  # each shape on this page diagnosed once
     every_node: list[NodeFacts] | None = None
     writable = can_write()
+    owns = services.device_plugins.owns
     advice_html = RenderCaches.get().advice_html
     out = []
     with services.shapes.lock:
@@ -67,9 +103,14 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
                     every_node = every_node if every_node is not None else store.node_facts()
                     index.update(every_node, version)
                 diagnosis = index.diagnosis(counts[key])
-                made[key] = (diagnosis, advice_html(diagnosis, bool(pod.node_selector), writable))
-            diagnosis, advice = made[key]
-            out.append(PendingPod(pod, parse_scheduler_message(pod.unschedulable or ""), diagnosis, advice))
+                html = advice_html(diagnosis, bool(pod.node_selector), writable, owns)
+                made[key] = (diagnosis, html, index)
+            diagnosis, advice, index = made[key]
+            holding = []
+            if diagnosis.kind == "short":
+                holding = held(index, pod, diagnosis, lambda r: owns(r) or not writable)
+            message = parse_scheduler_message(pod.unschedulable or "")
+            out.append(PendingPod(pod, message, diagnosis, advice, holding))
     return out
 
 

@@ -62,12 +62,16 @@ class AdviceHTML:
         self._kept: dict[tuple[int, bool, bool], tuple[Diagnosis, Markup]] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, diagnosis: Diagnosis, selector: bool, writable: bool) -> Markup:
+    def __call__(
+        self, diagnosis: Diagnosis, selector: bool, writable: bool, owns: Callable[[str], bool]
+    ) -> Markup:
+        """``owns``: the app's device-plugin rule (the same for every call)."""
         key = (id(diagnosis), selector, writable)
         hit = self._kept.get(key)
         if hit is not None and hit[0] is diagnosis:
             return hit[1]
-        html = Markup(get_template_attribute("pending/_advice.html", "advice")(diagnosis, selector, writable))
+        macro = get_template_attribute("pending/_advice.html", "advice")
+        html = Markup(macro(diagnosis, selector, writable, owns))
         with self._lock:
             if len(self._kept) >= self.limit:
                 self._kept = {}

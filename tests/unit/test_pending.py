@@ -217,7 +217,17 @@ def test_one_plan_for_several_pods_of_a_shape():
     plan = diagnose(shape({D: 1}), nodes, wanted=5).plan
     # a and c take one each as they are; then a (least to add, room for 80 by cpu) takes three more
     assert [(s.node, s.pods, dict(s.add)) for s in plan.steps] == [("c", 1, {}), ("a", 4, {D: 3})]
-    assert (plan.placed, plan.targets, plan.nodes_adding(D)) == (5, {D: 5}, ["a"])
+    assert plan.placed == 5 and plan.changes() == [(D, 5, ["a"])]
+
+
+def test_the_plans_changes_give_each_node_what_its_step_says_never_more():
+    """Three nodes taking two pods each (cpu), each 2 dongles short: x has 2 (all taken), y and z
+    none. Two changes, x to 4 and y and z to 2, never the largest on all three (that would
+    advertise devices that do not exist)."""
+    nodes = [node("x", {D: 2}, {D: 2}), node("y", {D: 0}), node("z", {D: 0})]
+    plan = diagnose(shape({D: 1, "cpu": 3000}), nodes, wanted=6).plan
+    assert {s.node: (s.pods, dict(s.add)) for s in plan.adds} == {n: (2, {D: 2}) for n in "xyz"}
+    assert plan.changes() == [(D, 2, ["y", "z"]), (D, 4, ["x"])]
 
 
 def test_a_shape_index_rechecks_only_changed_nodes():
@@ -284,5 +294,22 @@ def test_a_change_the_filters_do_not_see_still_renews_the_plan():
     index = ShapeIndex(shape({D: 1}))
     before = NodeFacts("a", {}, {"cpu": 8000, "pods": 110, D: 2}, {"pods": 0, D: 2}, capacity={D: 2})
     after = NodeFacts("a", {}, {"cpu": 8000, "pods": 110, D: 2}, {"pods": 0, D: 2}, capacity={D: 3})
-    assert index.diagnose([before], wanted=2, version=1).plan.targets == {D: 4}
-    assert index.diagnose([after], wanted=2, version=2).plan.targets == {D: 5}
+    assert index.diagnose([before], wanted=2, version=1).plan.changes() == [(D, 4, ["a"])]
+    assert index.diagnose([after], wanted=2, version=2).plan.changes() == [(D, 5, ["a"])]
+
+
+def test_a_smaller_request_that_fits_now_is_named_with_its_node():
+    nodes = [node("a", {D: 4}, {D: 2}), node("b", {D: 4}, {D: 3}), node("c", {D: 1}, {D: 1})]
+    d = diagnose(shape({D: 3}), nodes)
+    assert d.kind == "short"
+    assert [(x.resource, x.to, x.node) for x in d.lowerings] == [(D, 2, "a")]  # a has 2 free
+    assert ShapeIndex(shape({D: 3})).advertising(D) == []  # nothing taken yet
+    index = ShapeIndex(shape({D: 3}))
+    index.update(nodes)
+    assert index.advertising(D) == ["a", "b", "c"]  # the most free first (c: 0 free)
+
+
+def test_no_smaller_request_when_another_resource_is_short_there_too():
+    nodes = [node("a", {D: 4, F: 1}, {D: 2, F: 1})]
+    d = diagnose(shape({D: 3, F: 1}), nodes)
+    assert d.lowerings == []  # a has 2 dongles free, but no fpga

@@ -121,6 +121,7 @@ class FakeCluster:
         *,
         namespace: str = "default",
         message: str | None = None,
+        priority: int = 0,
         **spec: Any,
     ) -> None:
         """A pod bound to ``node`` and Running, or, with ``node`` None, Pending; ``message``: the
@@ -144,6 +145,7 @@ class FakeCluster:
                     "nodeName": node or "",
                     "containers": [{"name": "main", "resources": {"requests": requests, "limits": extended}}],
                     "tolerations": [*spec.pop("tolerations", []), *ADMITTED],
+                    "priority": priority,
                     **spec,
                 },
                 "status": status,

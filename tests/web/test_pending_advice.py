@@ -1,0 +1,52 @@
+"""Advice never ends in a form that refuses: a device plugin's resource is never offered as a
+change; instead, who holds it on the nodes the pod could use, and whether preemption helps."""
+
+from __future__ import annotations
+
+from bs4 import BeautifulSoup
+
+GPU, D = "nvidia.com/gpu", "example.com/dongle"
+
+
+def article(client, pod: str):
+    soup = BeautifulSoup(client.get("/pending/").get_data(as_text=True), "html.parser")
+    return soup.select_one(f'article[data-pod="default/{pod}"]')
+
+
+def test_a_pod_short_of_gpus_is_told_who_holds_them_not_sent_to_a_form(client, cluster):
+    cluster.node("gpu-1", {GPU: "4"})
+    cluster.node("gpu-2", {GPU: "2"})
+    cluster.pod("trainer-a", "gpu-1", {GPU: "3"}, priority=100)
+    cluster.pod("notebook", "gpu-2", {GPU: "1"}, priority=0)
+    message = f"0/2 nodes are available: 2 Insufficient {GPU}."
+    cluster.pod("trainer-b", None, {GPU: "2"}, message=message, priority=50)
+    card = article(client, "trainer-b")
+    assert not card.select("a[data-suggestion]")  # no link to a form that would refuse
+    assert card.select_one("[data-read-only]")["data-read-only"] == GPU
+    held = {tr["data-node"]: tr for tr in card.select("table.held tr[data-node]")}
+    assert set(held) == {"gpu-1", "gpu-2"}
+    assert held["gpu-1"].select_one("[data-holder]")["data-holder"] == "default/trainer-a"
+    assert held["gpu-2"].select_one("[data-preemptible]")["data-preemptible"] == "1"  # priority 0 < 50
+    assert not held["gpu-1"].select("[data-preemptible]")  # 100 is not lower than 50
+    lowering = card.select_one("[data-lowering]")["data-lowering"]
+    assert lowering == f"{GPU} 1 gpu-1"  # gpu-1 and gpu-2 have 1 free each; the first by name
+
+
+def test_a_resource_this_dashboard_manages_keeps_its_link(client, cluster):
+    cluster.node("n1", {D: "1"})
+    cluster.pod("waiting", None, {D: "2"}, message=f"0/1 nodes are available: 1 Insufficient {D}.")
+    card = article(client, "waiting")
+    link = card.select_one("a[data-suggestion]")
+    assert link["data-suggestion"] == f"n1 {D} 1" and "/changes/nodes/n1/resources/new" in link["href"]
+    assert not card.select("table.held") and not card.select("[data-read-only]")
+
+
+def test_a_viewer_is_told_who_holds_a_resource_instead_of_a_link(client, cluster):
+    cluster.access.denied.add(("patch", "nodes"))
+    cluster.node("n1", {D: "1"})
+    cluster.pod("reader", "n1", {D: "1"})
+    cluster.pod("waiting", None, {D: "1"}, message=f"0/1 nodes are available: 1 Insufficient {D}.")
+    card = article(client, "waiting")
+    assert not card.select("a[data-suggestion]")
+    assert card.select_one("table.held [data-holder]")["data-holder"] == "default/reader"
+    assert card.select_one("[data-preemption=none]") is not None
