@@ -5,14 +5,17 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
 # The locked dependencies (hashes checked), then the app's wheel, templates and static files
 # inside it (the demo package, in demo/, is not part of the image).
-COPY requirements.lock ./
-RUN python -m venv /opt/extres \
-    && /opt/extres/bin/pip install --require-hashes -r requirements.lock
+COPY requirements.lock requirements-build.lock ./
+RUN python -m venv /opt/extres /opt/build \
+    && /opt/extres/bin/pip install --require-hashes -r requirements.lock \
+    && /opt/build/bin/pip install --require-hashes -r requirements-build.lock
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY templates ./templates
 COPY static ./static
-RUN /opt/extres/bin/pip install --no-deps .
+# the wheel is built with the locked backend (no build isolation: nothing fetched unpinned)
+RUN /opt/build/bin/pip wheel --no-deps --no-build-isolation -w /tmp/wheel . \
+    && /opt/extres/bin/pip install --no-deps /tmp/wheel/extres-*.whl
 
 FROM python:3.11-slim-bookworm
 RUN useradd --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin extres

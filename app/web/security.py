@@ -23,7 +23,6 @@ from app.web.sessions import TokenSession
 
 log = logging.getLogger("extres.security")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-NOT_FOUND = Page("not-found", __name__, reads=())
 OPEN_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "static", "auth.login", "auth.login_form"})
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -176,6 +175,8 @@ def init_app(app: Flask, settings: Settings) -> None:
             abort(400, description=str(exc))
         if request.endpoint in OPEN_ENDPOINTS:
             return None
+        if request.routing_exception is not None:
+            return None  # no such page, or not with this method: 404 or 405, before any other check
         who = g.identity
         if not who.known:
             if settings.auth_mode == "token" and request.method in SAFE_METHODS:
@@ -193,9 +194,7 @@ def init_app(app: Flask, settings: Settings) -> None:
             abort(401, description="The API server did not accept this token. Sign in again.")
         g.identity = who = verified_who
         page = current_app.blueprints.get(request.blueprint or "")
-        if request.url_rule is None:
-            page = NOT_FOUND  # no such page: a 404 follows, showing nothing
-        elif not isinstance(page, Page):  # init_app refuses such an app; never serve one unchecked
+        if not isinstance(page, Page):  # init_app refuses such an app; never serve one unchecked
             abort(403, description="This page declares no read rights, so it is not shown.")
         if settings.auth_mode != "service-account":
             for verb, resource in page.reads:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import urllib.request
 import venv
 import zipfile
@@ -23,12 +22,19 @@ pytestmark = pytest.mark.kube
 
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The extres and extres-demo wheels, built from the checkout."""
+    """The extres and extres-demo wheels, built from the checkout as the Dockerfile builds: with
+    the build backend from requirements-build.lock only (no build isolation, nothing fetched)."""
     work = tmp_path_factory.mktemp("wheels")
     root = repo_root()
+    builder = work / "build-venv"
+    venv.create(builder, with_pip=True)
+    pip = [str(builder / "bin" / "python"), "-m", "pip"]
+    subprocess.run(
+        [*pip, "install", "-q", "--require-hashes", "-r", root / "requirements-build.lock"], check=True
+    )
     for project in (root, root / "demo"):
         subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", work, project],
+            [*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", work, project],
             check=True,
             cwd=work,
         )

@@ -32,3 +32,20 @@ def test_a_page_without_declared_read_rights_is_not_served(app):
     app.register_blueprint(plain)  # after start-up, where init_app cannot see it
     resp = browser(app).get("/undeclared")
     assert resp.status_code == 403 and b"secret" not in resp.get_data()
+
+
+def test_every_route_belongs_to_a_page_that_declares_its_read_rights(app):
+    from app.web.hx import Page
+
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        blueprint = app.blueprints[rule.endpoint.split(".")[0]]
+        assert isinstance(blueprint, Page), rule
+
+
+def test_a_wrong_method_is_405_before_any_csrf_check(client):
+    for method, url in (("PUT", "/"), ("DELETE", "/pending/"), ("POST", "/")):
+        resp = client.open(url, method=method, csrf=False)
+        assert resp.status_code == 405, (method, url, resp.status_code)
+    assert client.get("/no/such/page").status_code == 404
