@@ -125,6 +125,10 @@ def test_random_pods_and_resizes_are_counted_as_kubectl_counts_them(app, core, a
     as a kubelet would."""
     seed = random.SystemRandom().randrange(10**6)
     print(f"accounting seed {seed}")
+    # kubectl describe counts pod-level resources from 1.37 (component-helpers' PodRequests);
+    # up to 1.36 it used a copy of its own that leaves them out, though the scheduler counts them
+    minor = int((control_plane.state_dir / "version").read_text().split(".")[1])
+    pod_level_oracle = minor >= 37
     rng = random.Random(seed)
     r = own_resource(uid)
     node = f"{uid}-n"
@@ -197,6 +201,8 @@ def test_random_pods_and_resizes_are_counted_as_kubectl_counts_them(app, core, a
         for body in pods:
             name = body["metadata"]["name"]
             view = store.pods[("default", name)]
+            if "resources" in body["spec"] and not pod_level_oracle:
+                continue
             cpu, memory = per_pod[name]
             got = (view.requests.get("cpu", 0), view.requests.get("memory", 0))
             assert got == (to_amount("cpu", cpu), to_amount("memory", memory)), (name, seed, body)
@@ -205,8 +211,15 @@ def test_random_pods_and_resizes_are_counted_as_kubectl_counts_them(app, core, a
         # kubectl's "Allocated resources" total reads the spec only (getPodsTotalRequestsAndLimits
         # leaves out UseStatusResources), unlike its per-pod rows and the scheduler: the node's cpu
         # and memory are checked against the sum of its rows; extended resources cannot be resized
+        # (up to 1.36, a pod with pod-level resources counts as the store's own view of it)
         for i, resource in enumerate(("cpu", "memory")):
-            rows = sum(to_amount(resource, row[i]) for row in per_pod.values())
+            rows = 0
+            for body in pods:
+                name = body["metadata"]["name"]
+                if "resources" in body["spec"] and not pod_level_oracle:
+                    rows += store.pods[("default", name)].requests.get(resource, 0)
+                else:
+                    rows += to_amount(resource, per_pod[name][i])
             assert ours.get(resource, 0) == rows, (resource, seed)
         assert ours.get(r, 0) == to_amount(r, theirs.get(r, "0")), seed
         return True
