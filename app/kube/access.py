@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from kubernetes import client
 from urllib3 import HTTPHeaderDict
 
 from app.kube.client import api_client
-from app.kube.errors import Forbidden, KubeError, translate
+from app.kube.errors import Forbidden, KubeError, Unavailable, translate
 
 log = logging.getLogger(__name__)
 CHECK_TTL = 30.0
@@ -76,13 +77,26 @@ class _Impersonating:
         return getattr(self._pool, name)
 
 
+UNVERIFIABLE = (
+    "Your access cannot be verified now: the API server is not answering. What this dashboard "
+    "knows is shown to those it has verified recently; try again shortly."
+)
+
+
 class Access:
     def __init__(
-        self, configuration: client.Configuration, base: client.ApiClient, timeout: float = 10.0
+        self,
+        configuration: client.Configuration,
+        base: client.ApiClient,
+        timeout: float = 10.0,
+        unreachable: Callable[[], bool] = lambda: False,
     ) -> None:
         self.configuration = configuration
         self.base = base
         self.timeout = timeout  # per request (EXTRES_REQUEST_TIMEOUT)
+        # True while the API server is known not to answer (its /readyz failing): then no review
+        # is sent to wait out a timeout; answers already given stand, past their TTL too
+        self.unreachable = unreachable
         self._clients: OrderedDict[tuple[Any, ...], client.ApiClient] = OrderedDict()
         self._checks: OrderedDict[tuple[Any, ...], tuple[float, bool]] = OrderedDict()
         self._tokens: OrderedDict[str, tuple[float, str | None]] = OrderedDict()  # hash -> (when, user)
@@ -153,6 +167,10 @@ class Access:
             cached = self._tokens.get(digest)
         if cached and now - cached[0] < (self.accepted_ttl if cached[1] is not None else REFUSED_TTL):
             user = cached[1]
+        elif self.unreachable():
+            if cached is None:
+                raise Unavailable(UNVERIFIABLE, 503)
+            user = cached[1]
         else:
             user = self._review_token(identity)
             with self._lock:
@@ -200,6 +218,10 @@ class Access:
         with self._lock:
             cached = self._checks.get(key)
         if cached and now - cached[0] < CHECK_TTL:
+            return cached[1]
+        if self.unreachable():
+            if cached is None:
+                raise Unavailable(UNVERIFIABLE, 503)
             return cached[1]
         try:
             ok = self._review(identity, verb, resource, subresource)

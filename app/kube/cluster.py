@@ -74,7 +74,12 @@ class Cluster:
         self.cache = ClusterCache(self.api, page_size=page_size, watch_timeout=watch_timeout)
         self.cache.on_sync = self._log_size
         self.cache.on_error = on_error
-        self.access = Access(self.configuration, self.api, request_timeout)
+        self.access = Access(
+            self.configuration,
+            self.api,
+            request_timeout,
+            unreachable=lambda: self.cache.readiness.problem is not None,
+        )
         self.history = History(self.api, event_namespace, request_timeout)
         self._start_watches = start_watches
         self._started = threading.Event()

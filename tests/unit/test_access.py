@@ -1,0 +1,50 @@
+"""Access decisions while the API server does not answer: nothing waits on a timeout."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client
+
+from app.kube.access import Access, Identity
+from app.kube.errors import Unavailable
+
+
+def access(down: list[bool]) -> tuple[Access, list[tuple[str, str]]]:
+    asked: list[tuple[str, str]] = []
+    a = Access(client.Configuration(), client.ApiClient(client.Configuration()), unreachable=lambda: down[0])
+
+    def review(identity, verb, resource, subresource=""):
+        asked.append((verb, resource))
+        return verb == "list"
+
+    a._review = review  # type: ignore[method-assign]
+    return a, asked
+
+
+ANN = Identity(user="ann", mode="impersonate")
+
+
+def test_answers_given_stand_past_their_ttl_while_the_api_server_is_down():
+    down = [False]
+    a, asked = access(down)
+    assert a.check(ANN, "list", "pods") and not a.check(ANN, "patch", "nodes")
+    assert len(asked) == 2
+    down[0] = True
+    for key in list(a._checks):  # long past the 30 s TTL
+        a._checks[key] = (a._checks[key][0] - 3600, a._checks[key][1])
+    assert a.check(ANN, "list", "pods") and not a.check(ANN, "patch", "nodes")
+    assert len(asked) == 2  # nothing sent to wait on
+
+
+def test_a_new_question_while_the_api_server_is_down_is_answered_at_once():
+    a, asked = access([True])
+    with pytest.raises(Unavailable, match="cannot be verified now"):
+        a.check(ANN, "list", "pods")
+    assert not a.allowed(ANN, "patch", "nodes", "status")  # forms stay hidden
+    assert asked == []
+
+
+def test_a_token_never_seen_cannot_be_verified_while_the_api_server_is_down():
+    a, _ = access([True])
+    with pytest.raises(Unavailable):
+        a.authenticate(Identity(token="abc", mode="token"))
