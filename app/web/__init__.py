@@ -23,7 +23,7 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     htmx.init_app(app)
     app.extensions["extres"] = Services(settings, cluster)
     app.extensions["extres_render"] = RenderCaches()
-    app.extensions["extres_bulk"] = BulkJobs()
+    app.extensions["extres_bulk"] = BulkJobs(app.extensions["extres"].write_slots)
     filters.register(app)
     security.init_app(app, settings)
 

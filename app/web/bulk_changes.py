@@ -4,7 +4,7 @@ results pages."""
 
 from __future__ import annotations
 
-import threading
+import json
 from collections.abc import Callable, Iterable
 
 from flask import abort, render_template, request, url_for
@@ -14,10 +14,11 @@ from app.domain.changes import ChangeError, validate_expected, validate_resource
 from app.domain.selectors import SelectorError, parse_selector
 from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
-from app.web.bulk_jobs import BulkJob, BulkJobs
-from app.web.changes import _node_or_404, actor, bp, writer
+from app.web.bulk_jobs import BulkJob, BulkJobs, JobRefused
+from app.web.changes import _node_or_404, actor, audit, bp, writer
 from app.web.hx import page_or_fragment, redirect
 from app.web.paging import paginate
+from app.web.security import identity
 from app.web.services import Services
 
 RESULTS_PAGE = 100  # per-node outcomes per page
@@ -149,10 +150,14 @@ def _run_each(
     targets: Iterable[tuple[str, int | None]],
     dry_run: bool,
     report: Callable[[Outcome], None],
+    cancelled: Callable[[], bool] = lambda: False,
 ) -> None:
-    """Each target in turn; a failure on one node is reported and the rest go on. The writer and
-    the actor come from the request that started it: a background job has no request."""
+    """Each target in turn; a failure on one node is reported and the rest go on; once
+    ``cancelled``, the rest are left as they are. The writer and the actor come from the request
+    that started it: a background job has no request."""
     for name, expected in targets:
+        if cancelled():
+            return
         if action == "set":
             assert count is not None
             outcome = w.set(name, resource, count, expected, who, dry_run=dry_run)
@@ -198,28 +203,47 @@ def _start_job(
     and send the browser to the job's page, which shows progress until every node has an
     outcome; a preview's page then offers to apply what passed. Nothing is retried: a failed
     node is listed."""
-    job = BulkJob(total=len(planned), dry_run=dry_run, action=action, resource=resource, count=count)
+    job = BulkJob(
+        total=len(planned),
+        dry_run=dry_run,
+        action=action,
+        resource=resource,
+        count=count,
+        owner=identity().key,
+    )
     w, who = writer(), actor()
 
-    def work() -> None:
-        try:
-            _run_each(w, who, action, resource, count, planned, dry_run, job.outcomes.append)
-        finally:
-            job.done = True
+    def work(job: BulkJob) -> None:
+        _run_each(
+            w, who, action, resource, count, planned, dry_run, job.outcomes.append, lambda: job.cancelled
+        )
 
-    key = BulkJobs.get().keep(job)
-    threading.Thread(target=work, name=f"extres-bulk-{key}", daemon=True).start()
+    try:
+        key = BulkJobs.get().start(job, work)
+    except JobRefused as exc:
+        abort(429, description=str(exc))
     return redirect(url_for("changes.results", key=key), code=303)
 
 
 def _bulk_done(outcomes: list[Outcome]) -> Response:
-    job = BulkJob(total=len(outcomes), outcomes=outcomes, done=True)
+    job = BulkJob(total=len(outcomes), outcomes=outcomes, done=True, owner=identity().key)
     return redirect(url_for("changes.results", key=BulkJobs.get().keep(job)), code=303)
+
+
+@bp.post("/results/<key>/cancel")
+def cancel(key: str) -> Response:
+    """Stop a running job after the node it is on: the nodes not yet written are left alone."""
+    job = BulkJobs.get().find(key, identity().key)
+    if job is None:
+        abort(404, description="There is no such bulk change of yours.")
+    job.cancelled = True
+    audit.info(json.dumps({"event": "bulk_change_cancelled", "actor": actor(), "job": key}))
+    return redirect(url_for("changes.results", key=key), code=303)
 
 
 @bp.get("/results/<key>")
 def results(key: str) -> str:
-    job = BulkJobs.get().find(key)
+    job = BulkJobs.get().find(key, identity().key)
     if job is None:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")
     outcomes = list(job.outcomes)  # a snapshot: the job may still be adding

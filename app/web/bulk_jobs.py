@@ -1,10 +1,15 @@
-"""Bulk changes applied in the background, kept (the newest few) for their results pages."""
+"""Bulk changes applied in the background, kept (the newest few) for their results pages.
+
+Each running job holds one of the app's write slots, so jobs and single changes together never
+take more threads than the slots allow; a user runs one job at a time; a job is seen (and
+cancelled) only by the identity that started it."""
 
 from __future__ import annotations
 
 import secrets
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 from flask import current_app
@@ -12,6 +17,13 @@ from flask import current_app
 from app.kube.writer import Outcome
 
 KEPT = 100  # bulk jobs kept for their pages
+PER_USER = 1  # jobs one identity may have running at once
+BUSY_USER = "You have a bulk change running: wait for it to finish, or stop it. Nothing was changed."
+BUSY = "Too many changes are waiting on the API server; nothing was changed. Try again."
+
+
+class JobRefused(Exception):
+    """A job that may not start now; the message says why (nothing was changed)."""
 
 
 @dataclass
@@ -25,13 +37,17 @@ class BulkJob:
     action: str = ""
     resource: str = ""
     count: int | None = None
+    owner: Hashable = None  # the identity that started it: the only one who sees it
+    cancelled: bool = False  # asked to stop: the nodes not yet written are left as they are
 
 
 class BulkJobs:
-    """The app's bulk jobs by an unguessable key, the oldest dropped past ``KEPT``."""
+    """The app's bulk jobs by an unguessable key, the oldest finished ones dropped past ``KEPT``."""
 
-    def __init__(self, kept: int = KEPT) -> None:
+    def __init__(self, slots: threading.BoundedSemaphore, kept: int = KEPT, per_user: int = PER_USER):
+        self.slots = slots
         self.kept = kept
+        self.per_user = per_user
         self._jobs: OrderedDict[str, BulkJob] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -40,13 +56,44 @@ class BulkJobs:
         jobs: BulkJobs = current_app.extensions["extres_bulk"]
         return jobs
 
-    def keep(self, job: BulkJob) -> str:
-        key = secrets.token_urlsafe(12)
+    def start(self, job: BulkJob, work: Callable[[BulkJob], None]) -> str:
+        """Run ``work(job)`` in the background on a write slot; its key. Raises JobRefused when
+        the owner already has a job running or every write slot is taken."""
         with self._lock:
+            running = sum(1 for j in self._jobs.values() if j.owner == job.owner and not j.done)
+            if running >= self.per_user:
+                raise JobRefused(BUSY_USER)
+            if not self.slots.acquire(blocking=False):
+                raise JobRefused(BUSY)
+            key = secrets.token_urlsafe(12)
             self._jobs[key] = job
-            while len(self._jobs) > self.kept:
-                self._jobs.popitem(last=False)
+            self._trim()
+
+        def run() -> None:
+            try:
+                work(job)
+            finally:
+                job.done = True
+                self.slots.release()
+
+        threading.Thread(target=run, name=f"extres-bulk-{key}", daemon=True).start()
         return key
 
-    def find(self, key: str) -> BulkJob | None:
-        return self._jobs.get(key)
+    def keep(self, job: BulkJob) -> str:
+        """Keep a job that is already done (its outcomes known) for its page."""
+        job.done = True
+        with self._lock:
+            key = secrets.token_urlsafe(12)
+            self._jobs[key] = job
+            self._trim()
+        return key
+
+    def _trim(self) -> None:
+        finished = [k for k, j in self._jobs.items() if j.done]
+        for k in finished[: max(0, len(self._jobs) - self.kept)]:
+            del self._jobs[k]
+
+    def find(self, key: str, owner: Hashable) -> BulkJob | None:
+        """The job, if it exists and ``owner`` started it."""
+        job = self._jobs.get(key)
+        return job if job is not None and job.owner == owner else None

@@ -1,0 +1,77 @@
+"""Bulk jobs are bounded: one running job per user, each on a write slot; a job is seen and
+stopped only by who started it. The API semantics of the writes are tested in tests/integration;
+here a writer that waits on the test stands in for the API server."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from app.kube.writer import Outcome
+from tests.conftest import browser, eventually
+
+D = "example.com/dongle"
+
+
+class GatedWriter:
+    """Writes nothing: each node waits until the test lets it through, then reports success."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Semaphore(0)
+        self.written: list[str] = []
+
+    def set(self, name, resource, count, expected, actor, dry_run=False) -> Outcome:
+        self.gate.acquire(timeout=10)
+        self.written.append(name)
+        return Outcome(name, resource, "set", expected, count, True, "set", dry_run)
+
+
+@pytest.fixture
+def nodes(cluster):
+    for i in range(5):
+        cluster.node(f"n{i}", {D: "1"})
+    cluster.writer = GatedWriter()
+    return cluster.writer
+
+
+def start(web, headers=None):
+    form = {"action": "set", "resource": D, "quantity": "2", "selector": ""}
+    form["nodes"] = [f"n{i}" for i in range(5)]
+    return web.post("/changes/bulk/preview", data=form, headers=headers or {})
+
+
+def test_one_running_job_per_user_and_only_its_starter_sees_or_stops_it(make_app, nodes):
+    app = make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",))
+    ann, bob = {"X-Forwarded-User": "ann"}, {"X-Forwarded-User": "bob"}
+    web = browser(app)
+    first = start(web, ann)
+    assert first.status_code == 303
+    results = first.headers["Location"]
+    again = start(web, ann)
+    assert again.status_code == 429 and "You have a bulk change running" in again.get_data(as_text=True)
+    assert web.get(results, headers=bob).status_code == 404  # not bob's
+    assert web.post(results + "/cancel", headers=bob).status_code == 404
+    nodes.gate.release()  # the first node goes through
+    eventually(lambda: nodes.written == ["n0"])
+    assert web.post(results + "/cancel", headers=ann).status_code == 303
+    for _ in range(5):
+        nodes.gate.release()
+    page = eventually(
+        lambda: (r := web.get(results, headers=ann).get_data(as_text=True)) and 'data-done="true"' in r and r
+    )
+    assert "data-cancelled" in page
+    assert len(nodes.written) <= 2  # stopped after the node it was on; the rest left alone
+    assert start(web, ann).status_code == 303  # done: ann may start another
+
+
+def test_jobs_take_write_slots_and_are_refused_at_once_when_none_is_left(make_app, nodes):
+    # 3 write slots: two jobs hold one each; the third request holds the last and finds none for its job
+    app = make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",), threads=5)
+    web = browser(app)
+    assert start(web, {"X-Forwarded-User": "ann"}).status_code == 303
+    assert start(web, {"X-Forwarded-User": "bob"}).status_code == 303
+    busy = start(web, {"X-Forwarded-User": "cat"})
+    assert busy.status_code in (429, 503) and "nothing was changed" in busy.get_data(as_text=True)
+    for _ in range(10):
+        nodes.gate.release()
