@@ -11,6 +11,9 @@ from app.web.security import csrf_ok, csrf_token, safe_next, same_origin
 from app.web.services import Services
 
 bp = Page("auth", __name__, reads=())
+# The session cookie carries the token encrypted: past ~2,600 characters the cookie passes the
+# 4 KB browsers keep, and they drop it silently. Longer tokens go through the proxy's header.
+MAX_TOKEN = 2600
 
 
 @bp.get("/login")
@@ -26,8 +29,16 @@ def login() -> Response | tuple[str, int]:
     error = ""
     if not same_origin() or not csrf_ok():
         error = "The form expired; try again."
-    elif not token or len(token) > 4096:
+    elif not Services.get().sign_ins.allow(request.remote_addr or ""):
+        error = "Too many sign-in attempts from this address; wait a minute and try again."
+        return render_template("auth/login.html", error=error, next=target), 429
+    elif not token:
         error = "Token: paste a bearer token."
+    elif len(token) > MAX_TOKEN:
+        error = (
+            f"Token: longer than {MAX_TOKEN:,} characters, too long for a browser to keep in its "
+            "cookie. Sign in through the authentication proxy instead (its header carries it)."
+        )
     elif not _accepted(Identity(token=token, mode="token")):
         error = "Token: the API server did not accept this token, or it may not list nodes."
     if error:

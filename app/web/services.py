@@ -16,6 +16,9 @@ from app.kube.cluster import Cluster, ClusterPort
 from app.kube.errors import KubeError
 from app.kube.reading import Unreadable
 from app.metrics import Metrics
+from app.web.throttle import Throttle
+
+SIGN_INS = 10  # per client address per minute
 
 
 class Services:
@@ -26,6 +29,7 @@ class Services:
         self.metrics = Metrics(lambda: self._cluster)
         self.shapes = ShapeCache()  # pending pods' and planned shapes, with their per-node results
         self.write_slots = threading.BoundedSemaphore(max(1, settings.threads - 2))
+        self.sign_ins = Throttle(SIGN_INS)  # sign-in attempts per client address (a TokenReview each)
         self._lock = threading.Lock()
 
     @staticmethod
