@@ -9,13 +9,66 @@ and the API load) for no gain: the work per request is small and I/O-bound.
 from __future__ import annotations
 
 import logging
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import start_http_server
+from prometheus_client import CollectorRegistry, make_wsgi_app
 
 from app.config import Settings
 
 log = logging.getLogger(__name__)
+METRICS_WORKERS = 2  # scrapes answered at once
+METRICS_WAITING = 8  # connections held waiting for a worker; past that they are closed at once
+METRICS_TIMEOUT = 10.0  # seconds a connection may take to send its request
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class BoundedWSGIServer(WSGIServer):
+    """A WSGI server on a fixed pool of threads: prometheus_client's own starts a thread per
+    connection, so a flood of idle connections would grow the process without limit. Past
+    ``workers`` busy and ``waiting`` queued, a connection is closed at once; a slow one times out."""
+
+    workers = METRICS_WORKERS
+    waiting = METRICS_WAITING
+    timeout_s = METRICS_TIMEOUT
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="extres-metrics")
+        self.slots = threading.BoundedSemaphore(self.workers + self.waiting)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        request.settimeout(self.timeout_s)
+        self.pool.submit(self._handle, request, client_address)
+
+    def _handle(self, request: socket.socket, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:  # noqa: BLE001 - one bad connection never stops the server
+            self.handle_error(request, client_address)
+        finally:
+            self.shutdown_request(request)
+            self.slots.release()
+
+
+def start_metrics_server(
+    port: int, host: str, registry: CollectorRegistry, timeout: float = METRICS_TIMEOUT
+) -> BoundedWSGIServer:
+    """Serve ``registry`` at ``/metrics`` (any path) on a daemon thread; the server."""
+    server_class: type[BoundedWSGIServer] = type("Server", (BoundedWSGIServer,), {"timeout_s": timeout})
+    server = make_server(host, port, make_wsgi_app(registry), server_class, handler_class=_Quiet)
+    threading.Thread(target=server.serve_forever, name="extres-metrics-accept", daemon=True).start()
+    return server
 
 
 def serve_metrics(settings: Settings, worker: Any) -> None:
@@ -25,7 +78,7 @@ def serve_metrics(settings: Settings, worker: Any) -> None:
     registry = worker.wsgi.extensions["extres"].metrics.registry
     host = settings.metrics_host or settings.host
     try:
-        start_http_server(settings.metrics_port, addr=host, registry=registry)
+        start_metrics_server(settings.metrics_port, host, registry)
     except OSError as exc:  # the dashboard still serves; only the metrics are missing
         log.error("cannot serve metrics on %s:%d: %s", host, settings.metrics_port, exc)
         return

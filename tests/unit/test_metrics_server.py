@@ -1,0 +1,50 @@
+"""The metrics listener is bounded: a flood of idle connections neither grows the process's
+threads nor stops a scrape once they are closed or time out."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import urllib.request
+
+from prometheus_client import CollectorRegistry, Counter
+
+from app.serving import METRICS_WAITING, METRICS_WORKERS, start_metrics_server
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_idle_connections_take_a_fixed_number_of_threads():
+    registry = CollectorRegistry()
+    Counter("extres_probe", "A counter for the test.", registry=registry).inc()
+    port = free_port()
+    server = start_metrics_server(port, "127.0.0.1", registry, timeout=1.0)
+    try:
+        url = f"http://127.0.0.1:{port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            assert b"extres_probe_total 1.0" in resp.read()
+        before = threading.active_count()
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(60)]
+        try:
+            # the pool's threads (at most METRICS_WORKERS) are all the server adds, however many wait
+            assert threading.active_count() - before <= METRICS_WORKERS
+            refused = 0
+            for s in idle:
+                s.settimeout(0.2)
+                with contextlib.suppress(TimeoutError):
+                    refused += s.recv(1) == b""  # closed at once: past workers + waiting
+            assert refused >= 60 - METRICS_WORKERS - METRICS_WAITING
+        finally:
+            for s in idle:
+                s.close()
+        with urllib.request.urlopen(url, timeout=5) as resp:  # still answers
+            assert resp.status == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.pool.shutdown(wait=False, cancel_futures=True)
