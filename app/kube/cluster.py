@@ -48,7 +48,7 @@ class ClusterPort(Protocol):
     def freshness(self) -> Freshness: ...
     def unreadable_named(self) -> list[Unreadable]: ...
     def watch_counters(self) -> dict[str, WatchCounters]: ...
-    def writer_for(self, identity: Identity, client_addr: str = "") -> NodeWriter: ...
+    def writer_for(self, identity: Identity, client_addr: str = "", request_id: str = "") -> NodeWriter: ...
     def close(self) -> None: ...
 
 
@@ -111,7 +111,7 @@ class Cluster:
     def _log_size(self, kind: str) -> None:
         log.info("cache synced %s: holds %s", kind, self.cache.store.size())
 
-    def writer_for(self, identity: Identity, client_addr: str = "") -> NodeWriter:
+    def writer_for(self, identity: Identity, client_addr: str = "", request_id: str = "") -> NodeWriter:
         """Writes go out as the acting user, so the API server's RBAC decides too."""
         return NodeWriter(
             self.access.client_for(identity),
@@ -119,7 +119,7 @@ class Cluster:
             on_node=self.cache.store.apply_node,
             on_error=self.cache.on_error,
             event_namespace=self.event_namespace,
-            audit_context={"actor": identity.label, "client": client_addr},
+            audit_context={"actor": identity.label, "client": client_addr, "request_id": request_id},
         )
 
     def close(self) -> None:

@@ -18,7 +18,7 @@ from app.domain.changes import ChangeError, validate_expected, validate_resource
 from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
 from app.web.hx import NODES_AND_PODS, Page, redirect
-from app.web.security import identity
+from app.web.security import identity, request_id
 from app.web.services import Services
 
 bp = Page("changes", __name__, reads=NODES_AND_PODS)
@@ -60,6 +60,7 @@ def require_edit_right() -> None:
                         "client": request.remote_addr or "",
                         "path": request.path,
                         "status": 403,
+                        "request_id": request_id(),
                     }
                 )
             )
@@ -87,7 +88,7 @@ def actor() -> str:
 
 
 def writer() -> NodeWriter:
-    return Services.get().cluster.writer_for(identity(), request.remote_addr or "")
+    return Services.get().cluster.writer_for(identity(), request.remote_addr or "", request_id())
 
 
 def _node_or_404(name: str) -> NodeView:

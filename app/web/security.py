@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import json
 import logging
+import re
 import secrets
 from collections.abc import Iterable
 from typing import Any
@@ -98,6 +100,33 @@ def _secret() -> str:
     return key.decode() if isinstance(key, bytes) else key
 
 
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")  # a proxy's X-Request-Id is kept when it looks like one
+audit = logging.getLogger("extres.audit")
+
+
+def request_id() -> str:
+    """This request's id: the proxy's X-Request-Id, or one made here; on every audit line and
+    in the response's X-Request-Id header."""
+    return str(g.get("request_id", ""))
+
+
+def refused(reason: str) -> None:
+    """An audit line for a write refused before it reached the API server."""
+    audit.warning(
+        json.dumps(
+            {
+                "event": "request_refused",
+                "reason": reason,
+                "actor": identity().label,
+                "client": request.remote_addr or "",
+                "method": request.method,
+                "path": request.path,
+                "request_id": request_id(),
+            }
+        )
+    )
+
+
 def csrf_token() -> str:
     nonce = session.get("csrf")
     if not nonce:
@@ -165,6 +194,8 @@ def init_app(app: Flask, settings: Settings) -> None:
     @app.before_request
     def check_request() -> Response | None:
         g.verified = False
+        sent = request.headers.get("X-Request-Id", "")
+        g.request_id = sent if _REQUEST_ID.fullmatch(sent) else secrets.token_hex(8)
         try:
             g.identity = identity_from(
                 settings, networks, request.headers, request.remote_addr, tokens.token(session)
@@ -206,8 +237,10 @@ def init_app(app: Flask, settings: Settings) -> None:
         g.verified = True
         if request.method not in SAFE_METHODS:
             if not same_origin():
+                refused("another site")
                 abort(403, description="This form was sent from another site; nothing was changed.")
             if not csrf_ok():
+                refused("no valid CSRF token")
                 abort(
                     400,
                     description="This form did not carry a valid CSRF token (it may have expired). "
@@ -218,6 +251,8 @@ def init_app(app: Flask, settings: Settings) -> None:
     @app.after_request
     def security_headers(response: Response) -> Response:
         h = response.headers
+        if "request_id" in g:
+            h["X-Request-Id"] = g.request_id
         if settings.cookie_secure:
             h.setdefault("Strict-Transport-Security", "max-age=31536000")
         h.setdefault("Content-Security-Policy", CSP)

@@ -49,3 +49,21 @@ def test_a_wrong_method_is_405_before_any_csrf_check(client):
         resp = client.open(url, method=method, csrf=False)
         assert resp.status_code == 405, (method, url, resp.status_code)
     assert client.get("/no/such/page").status_code == 404
+
+
+def test_every_refused_write_is_audited_with_the_request_id_it_answers_with(client, caplog):
+    import json
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="extres.audit"):
+        resp = client.post("/changes/bulk/preview", data={"action": "set"}, csrf=False)
+    assert resp.status_code == 400
+    rid = resp.headers["X-Request-Id"]
+    [line] = [json.loads(r.getMessage()) for r in caplog.records if r.name == "extres.audit"]
+    assert line["event"] == "request_refused" and line["reason"] == "no valid CSRF token"
+    assert line["request_id"] == rid and line["path"] == "/changes/bulk/preview"
+    assert f'data-request-id="{rid}"' in resp.get_data(as_text=True)
+    kept = client.get("/", headers={"X-Request-Id": "proxy-abc.123"})
+    assert kept.headers["X-Request-Id"] == "proxy-abc.123"
+    odd = client.get("/", headers={"X-Request-Id": "<script>"})
+    assert odd.headers["X-Request-Id"] != "<script>" and len(odd.headers["X-Request-Id"]) == 16
