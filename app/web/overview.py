@@ -135,7 +135,11 @@ def index() -> str:
     state = Services.get()
     grid, filters, errors, memo = _grid()
     rows, page, pages = paginate(grid.rows, rows_per_page(len(grid.resources)))
-    table = memo.get(("table", filters, page))
+    # the table's links carry the query's own arguments: they are part of its key, so one
+    # requester's spelling of a filter never reaches another's links
+    link_args = {k: v for k, v in filter_args(request.args).items() if k not in ("sort", "order")}
+    key = ("table", filters, page, tuple((k, tuple(v)) for k, v in sorted(link_args.items())))
+    table = memo.get(key)
     if table is None:  # the same for every viewer: rendered once until a row changes
         html = render_template(
             "overview/_table.html",
@@ -144,9 +148,9 @@ def index() -> str:
             owns=state.device_plugins.owns,
             row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources)),
             filters=filters,
-            args={k: v for k, v in filter_args(request.args).items() if k not in ("sort", "order")},
+            args=link_args,
         )
-        table = memo[("table", filters, page)] = Markup(html)
+        table = memo[key] = Markup(html)
     return page_or_fragment(
         "grid",
         "overview/_grid.html",

@@ -82,3 +82,17 @@ def test_the_heat_map_colours_each_node_by_its_share(client, three):
     assert counts["0-19%"] == "1" and counts["60-79%"] == "1" and counts["full"] == "0"
     bad = BeautifulSoup(client.get("/heat?of=nope.example/x").get_data(as_text=True), "html.parser")
     assert "No node advertises 'nope.example/x'" in bad.select_one("#of-error").get_text()
+
+
+def test_one_requesters_spelling_of_a_filter_never_reaches_anothers_links(client, three):
+    """The rendered table is kept between requests: its links must carry each request's own
+    arguments, even when two spellings parse to the same filters (" n-" and "n-")."""
+
+    def header_links(query: str) -> list[str]:
+        soup = BeautifulSoup(client.get(f"/?{query}").get_data(as_text=True), "html.parser")
+        return [a["href"] for a in soup.select("table.grid thead a[href]")]
+
+    spaced = header_links("q=%20n-")
+    assert spaced and all("q=+n-" in h or "q=%20n-" in h for h in spaced)
+    plain = header_links("q=n-")
+    assert plain and all("q=n-" in h for h in plain)
