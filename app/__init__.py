@@ -46,6 +46,7 @@ def create_app(
         static_folder=str(bundled("static")),
     )
     app.config["SECRET_KEY"] = settings.secret_key
+    app.config["SECRET_KEY_FALLBACKS"] = list(settings.previous_secret_keys)  # Flask 3.1+
     app.config["EXTRES"] = settings
     from app.web import init_app
 

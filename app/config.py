@@ -26,6 +26,9 @@ class Settings:
     metrics_host: str | None = None  # default: the same address as the dashboard
     metrics_port: int = 9102  # Prometheus metrics, on a port of their own; 0: not served
     secret_key: str = ""  # signs sessions and CSRF tokens; random per process when unset
+    # keys replaced by secret_key, still accepted (sessions, CSRF tokens, the sealed token) while
+    # sessions made with them may live: rotate by moving the old key here, remove it later
+    previous_secret_keys: tuple[str, ...] = ()
     list_page_size: int = 500
     watch_timeout: int = 240
     request_timeout: float = 10.0

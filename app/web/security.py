@@ -100,6 +100,11 @@ def _secret() -> str:
     return key.decode() if isinstance(key, bytes) else key
 
 
+def _secrets() -> list[str]:
+    """The key, then the previous ones still accepted (``EXTRES_PREVIOUS_SECRET_KEYS``)."""
+    return [_secret(), *current_app.config["EXTRES"].previous_secret_keys]
+
+
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")  # a proxy's X-Request-Id is kept when it looks like one
 audit = logging.getLogger("extres.audit")
 
@@ -141,7 +146,8 @@ def csrf_ok() -> bool:
     nonce = session.get("csrf", "")
     if not sent or not nonce:
         return False
-    return hmac.compare_digest(sent, csrf_for(_secret(), nonce, identity()))
+    who = identity()
+    return any(hmac.compare_digest(sent, csrf_for(key, nonce, who)) for key in _secrets())
 
 
 def same_origin() -> bool:
@@ -187,7 +193,10 @@ def init_app(app: Flask, settings: Settings) -> None:
     app.jinja_env.globals["csrf_token"] = csrf_token
     app.jinja_env.globals["verified"] = verified
     tokens = app.extensions["extres_tokens"] = TokenSession(
-        settings.secret_key, settings.session_idle_minutes * 60, settings.session_max_hours * 3600
+        settings.secret_key,
+        settings.session_idle_minutes * 60,
+        settings.session_max_hours * 3600,
+        previous=settings.previous_secret_keys,
     )
     app.permanent_session_lifetime = settings.session_max_hours * 3600
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import MutableMapping
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
@@ -29,8 +29,11 @@ def fernet(secret_key: str) -> Fernet:
 
 
 class TokenSession:
-    def __init__(self, secret_key: str, idle_seconds: float, max_seconds: float) -> None:
-        self._fernet = fernet(secret_key)
+    def __init__(
+        self, secret_key: str, idle_seconds: float, max_seconds: float, previous: Sequence[str] = ()
+    ) -> None:
+        # seals with the key; opens with it or any previous one (key rotation)
+        self._fernet = MultiFernet([fernet(secret_key), *map(fernet, previous)])
         self.idle = idle_seconds
         self.max = max_seconds
 
