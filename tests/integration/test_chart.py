@@ -18,6 +18,18 @@ VALUE_SETS = {
         "rbac": {"editorGroups": ["platform"]},
     },
     "impersonation": IMPERSONATE,
+    "auth-proxy-sidecar": {
+        **IMPERSONATE,
+        "extraContainers": [
+            {
+                "name": "oauth2-proxy",
+                "image": "quay.io/oauth2-proxy/oauth2-proxy:v7.6.0",
+                "args": ["--config=/etc/oauth2-proxy/oauth2-proxy.cfg"],
+                "volumeMounts": [{"name": "oauth2-proxy", "mountPath": "/etc/oauth2-proxy"}],
+            }
+        ],
+        "extraVolumes": [{"name": "oauth2-proxy", "secret": {"secretName": "oauth2-proxy"}}],
+    },
     "token": {"auth": {"mode": "token"}, "rbac": {"viewerUsers": ["carol"]}},
     "ingress": {
         "ingress": {
@@ -49,6 +61,10 @@ def test_chart_renders_lints_and_validates(name):
             kubernetes_validate.validate(doc, version, strict=True)
     assert "Deployment" in kinds(docs)
     assert ("Ingress" in kinds(docs)) is (name == "ingress")
+    [pod] = [d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"]
+    sidecars = [c["name"] for c in pod["containers"][1:]]
+    assert sidecars == (["oauth2-proxy"] if name == "auth-proxy-sidecar" else [])
+    assert ("oauth2-proxy" in [v["name"] for v in pod["volumes"]]) is (name == "auth-proxy-sidecar")
     text = repr(docs)
     assert "cluster-admin" not in text
     assert "secrets" not in text
@@ -81,7 +97,7 @@ def test_impersonation_rights_only_in_impersonate_mode():
     for name, values in VALUE_SETS.items():
         roles = [d for d in render(values) if d["kind"] == "ClusterRole"]
         impersonating = [r for r in roles if any("impersonate" in rule["verbs"] for rule in r["rules"])]
-        assert bool(impersonating) is (name == "impersonation"), name
+        assert bool(impersonating) is (name in ("impersonation", "auth-proxy-sidecar")), name
 
 
 def test_schema_rejects_bad_values():
