@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -17,8 +18,14 @@ log = logging.getLogger("extres")
 
 
 def demo(settings: Settings, state_dir: Path | None) -> None:
+    """The demo until it is stopped; a state folder made here is removed then."""
     state = state_dir or Path(tempfile.mkdtemp(prefix="extres-demo-"))
-    log.info("starting a local control plane in %s (the first run builds it: ~10 minutes)", state)
+    if testenv.built():
+        log.info("starting a local control plane in %s", state)
+    else:
+        log.info(
+            "building the local control plane first (about 10 minutes, once), then starting it in %s", state
+        )
     plane = testenv.start(state)
     try:
         api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
@@ -34,3 +41,6 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
         serve_app(Settings(**{**vars(settings), **local}))
     finally:
         plane.stop()
+        if state_dir is None:
+            shutil.rmtree(state, ignore_errors=True)
+        log.info("stopped")

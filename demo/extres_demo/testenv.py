@@ -60,6 +60,12 @@ def _script(*args: object, check: bool = True, **kwargs: Any) -> subprocess.Comp
     return subprocess.run(["bash", str(SCRIPT), *map(str, args)], check=check, **kwargs)
 
 
+def built() -> bool:
+    """Whether this version's binaries are built and cached already."""
+    out = _script("bindir", check=False, capture_output=True, text=True)
+    return out.returncode == 0 and (Path(out.stdout.strip()) / "kubectl").is_file()
+
+
 def free_port() -> int:
     """A port whose +10000 and +10001 neighbours (etcd) are free too."""
     for _ in range(100):

@@ -16,7 +16,10 @@ from tests.kube_helpers import grid_cells
 
 def test_demo_serves_the_seeded_cluster(tmp_path):
     port = testenv.free_port()
-    env = {**os.environ, "EXTRES_PORT": str(port), "EXTRES_DEMO_STATE_DIR": str(tmp_path / "demo")}
+    temp = tmp_path / "tmp"  # the demo makes its state folder here, and removes it when stopped
+    temp.mkdir()
+    env = {**os.environ, "EXTRES_PORT": str(port), "TMPDIR": str(temp)}
+    env.pop("EXTRES_DEMO_STATE_DIR", None)
     env["KUBECONFIG"] = str(tmp_path / "none")  # no kubeconfig (not ~/.kube/config either)
     out = tmp_path / "demo.out"
     with out.open("wb") as sink:
@@ -44,9 +47,8 @@ def test_demo_serves_the_seeded_cluster(tmp_path):
         assert cells[("demo-node-3", "nvidia.com/gpu", "capacity")] == "4"
         assert cells[("*", "example.com/dongle", "capacity")] == "6"
         exports = [line for line in out.read_text().splitlines() if line.startswith("export KUBECONFIG=")]
-        assert exports == [
-            f"export KUBECONFIG={tmp_path / 'demo' / 'kubeconfig'}  # kubectl reaches the demo cluster"
-        ]
+        [state] = list(temp.glob("extres-demo-*"))
+        assert exports == [f"export KUBECONFIG={state / 'kubeconfig'}  # kubectl reaches the demo cluster"]
 
         def get(path: str) -> str:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
@@ -64,5 +66,8 @@ def test_demo_serves_the_seeded_cluster(tmp_path):
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-    # the demo's control plane is stopped with it
-    assert not (tmp_path / "demo" / "apiserver.pid").exists()
+    # the demo's control plane is stopped with it, its folder removed, and it says so plainly
+    assert list(temp.iterdir()) == []
+    text = out.read_text()
+    assert "stopped" in text and "building" not in text  # the binaries were cached already
+    assert "Traceback" not in text
