@@ -193,3 +193,16 @@ def test_metrics_read_the_store(app, cluster, two):
     text = generate_latest(app.extensions["extres"].metrics.registry).decode()
     assert f'extres_node_extended_resource_requested{{node="n1",resource="{D}"}} 3.0' in text
     assert f'extres_pending_pods{{reason="insufficient",resource="{D}"}} 1.0' in text
+
+
+@pytest.mark.parametrize(
+    ("url", "current"),
+    [("/", "Overview"), ("/heat", "Heat map"), ("/pending/", "Pending"), ("/plan/", "What if")],
+)
+def test_the_nav_marks_the_current_page_and_a_skip_link_leads_to_the_content(client, two, url, current):
+    page = soup(client.get(url))
+    marked = [a.get_text(" ", strip=True) for a in page.select('nav a[aria-current="page"]')]
+    assert len(marked) == 1 and marked[0].startswith(current)
+    skip = page.select_one("a.skip")
+    assert skip is not None and skip["href"] == "#main" and page.select_one("main#main") is not None
+    assert page.body.find("a") is skip  # the first thing the keyboard reaches
