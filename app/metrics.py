@@ -11,7 +11,7 @@ the Ingress never routes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -21,7 +21,9 @@ from prometheus_client.registry import Collector
 from app.domain.scheduler_message import parse_scheduler_message
 
 if TYPE_CHECKING:
+    from app.domain.overview import NodeRow
     from app.kube.cluster import ClusterPort
+    from app.kube.projections import PodView
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 PREFIX = "extres_node_extended_resource_"
@@ -32,55 +34,27 @@ class ClusterCollector(Collector):
 
     def __init__(self, cluster: Callable[[], ClusterPort | None]) -> None:
         self._cluster = cluster
+        # the families made from the store, kept while what they read is unchanged: a scrape
+        # between changes formats the kept ones and reads nothing else (``built`` counts builds)
+        self._nodes: tuple[object, int, list[Metric]] | None = None
+        self._pending: tuple[object, int, list[Metric]] | None = None
+        self.built = 0
 
     def collect(self) -> Iterator[Metric]:
         cluster = self._cluster()
         if cluster is None:
             return
         store = cluster.store
-        rows, _ = store.overview_rows()
-        labels = ["node", "resource"]
-        families = {
-            field: GaugeMetricFamily(PREFIX + field, text, labels=labels)
-            for field, text in (
-                ("capacity", "Extended resource capacity advertised by a node."),
-                ("allocatable", "Extended resource allocatable on a node."),
-                ("requested", "Extended resource requested by the non-terminated pods bound to a node."),
-            )
-        }
-        drift = GaugeMetricFamily(
-            PREFIX + "drift",
-            "1 when a node's capacity differs from the desired state set through the dashboard.",
-            labels=labels,
-        )
-        for row in rows:
-            for resource, u in row.usage.items():
-                key = [row.name, resource]
-                if u.advertised:
-                    families["capacity"].add_metric(key, u.capacity)
-                    families["allocatable"].add_metric(key, u.allocatable)
-                if u.requested:
-                    families["requested"].add_metric(key, u.requested)
-            for resource in row.drifted:
-                drift.add_metric([row.name, resource], 1)
-        yield from families.values()
-        yield drift
-
-        pending: dict[tuple[str, str], int] = {}
-        for pod in store.unschedulable_pods():
-            short = parse_scheduler_message(pod.unschedulable or "").insufficient
-            for resource in pod.extended_requests or {"": 0}:
-                reason = "insufficient" if resource in short else "other"
-                pending[(resource, reason)] = pending.get((resource, reason), 0) + 1
-        family = GaugeMetricFamily(
-            "extres_pending_pods",
-            "Unschedulable pods by the extended resource they request ('' for none) and whether the "
-            "scheduler found nodes short of it ('insufficient') or not ('other').",
-            labels=["resource", "reason"],
-        )
-        for (resource, reason), count in sorted(pending.items()):
-            family.add_metric([resource, reason], count)
-        yield family
+        if self._nodes is None or self._nodes[:2] != (store, store.rows_version):
+            version = store.rows_version
+            self._nodes = (store, version, _node_families(store.overview_rows()[0]))
+            self.built += 1
+        yield from self._nodes[2]
+        if self._pending is None or self._pending[:2] != (store, store.pending_version):
+            version = store.pending_version
+            self._pending = (store, version, [_pending_family(store.unschedulable_pods())])
+            self.built += 1
+        yield from self._pending[2]
 
         fresh = cluster.freshness()
         yield GaugeMetricFamily(
@@ -119,6 +93,52 @@ class ClusterCollector(Collector):
         yield relists
         yield restarts
         yield decode_errors
+
+
+def _node_families(rows: Iterable[NodeRow]) -> list[Metric]:
+    labels = ["node", "resource"]
+    families = {
+        field: GaugeMetricFamily(PREFIX + field, text, labels=labels)
+        for field, text in (
+            ("capacity", "Extended resource capacity advertised by a node."),
+            ("allocatable", "Extended resource allocatable on a node."),
+            ("requested", "Extended resource requested by the non-terminated pods bound to a node."),
+        )
+    }
+    drift = GaugeMetricFamily(
+        PREFIX + "drift",
+        "1 when a node's capacity differs from the desired state set through the dashboard.",
+        labels=labels,
+    )
+    for row in rows:
+        for resource, u in row.usage.items():
+            key = [row.name, resource]
+            if u.advertised:
+                families["capacity"].add_metric(key, u.capacity)
+                families["allocatable"].add_metric(key, u.allocatable)
+            if u.requested:
+                families["requested"].add_metric(key, u.requested)
+        for resource in row.drifted:
+            drift.add_metric([row.name, resource], 1)
+    return [*families.values(), drift]
+
+
+def _pending_family(pods: Iterable[PodView]) -> Metric:
+    pending: dict[tuple[str, str], int] = {}
+    for pod in pods:
+        short = parse_scheduler_message(pod.unschedulable or "").insufficient
+        for resource in pod.extended_requests or {"": 0}:
+            reason = "insufficient" if resource in short else "other"
+            pending[(resource, reason)] = pending.get((resource, reason), 0) + 1
+    family = GaugeMetricFamily(
+        "extres_pending_pods",
+        "Unschedulable pods by the extended resource they request ('' for none) and whether the "
+        "scheduler found nodes short of it ('insufficient') or not ('other').",
+        labels=["resource", "reason"],
+    )
+    for (resource, reason), count in sorted(pending.items()):
+        family.add_metric([resource, reason], count)
+    return family
 
 
 class Metrics:

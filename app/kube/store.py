@@ -39,6 +39,7 @@ class Store:
         self._order: list[str] | None = None  # node names, sorted; None after a node came or went
         self._totals = RunningTotals()  # of the rows in self._rows
         self.rows_version = 0  # bumped whenever a row changes: a key for memoised grids
+        self.pending_version = 0  # bumped whenever an unschedulable pod comes, changes or goes
         # What the fit model reads per node, kept like the rows; fit_version moves with anything
         # placement depends on (any counted pod's requests or host ports, a node's facts).
         self._facts: dict[str, NodeFacts] = {}
@@ -245,6 +246,10 @@ class Store:
             for share in (before, after):
                 if share is not None:
                     self._touch(share[0])
+        if (old is not None and old.unschedulable is not None) or (
+            new is not None and new.unschedulable is not None
+        ):
+            self.pending_version += 1  # the unschedulable pods (and their messages) moved
         was, now = _placed(old), _placed(new)
         if was != now:  # what the pod takes from its node, for the fit model
             for placed in (was, now):
@@ -313,6 +318,7 @@ class Store:
             self._index = index
             self._dirty.update(self.nodes)
             self.rows_version += 1
+            self.pending_version += 1
             self._refit_all()
 
     def replace_quotas(self, views: Iterable[QuotaView]) -> None:

@@ -54,3 +54,25 @@ def test_a_relist_or_a_trimmed_log_sends_readers_to_every_node(monkeypatch):
     recent, _ = state.fit_changes(None)
     state.apply_node(node("a", "9", "9"))
     assert set(state.fit_changes(recent)[1]) == {"a"}
+
+
+def test_a_heartbeat_changes_nothing_shown_so_no_row_is_rebuilt_and_no_fit_rerun():
+    """Kubelets renew leases and update node status (conditions, images) every few seconds: at
+    5,000 nodes that is most of the watch's traffic, and it must cost close to nothing."""
+    state = Store()
+    state.apply_node(node("a"))
+    state.apply_pod(pod("p", "a"))
+    [row] = state.overview_rows()[0]
+    rows, fits = state.rows_version, state.fit_version
+    beat = node("a", rv="2")
+    beat["status"]["conditions"] = [
+        {"type": "Ready", "status": "True", "lastHeartbeatTime": "2026-12-03T10:00:00Z"}
+    ]
+    beat["status"]["images"] = [{"names": ["registry.example/x:1"], "sizeBytes": 1}]
+    state.apply_node(beat)
+    assert (state.rows_version, state.fit_version) == (rows, fits)  # no row dirtied, no fit re-run
+    assert state.overview_rows()[0][0] is row  # the kept row itself, not a rebuilt one
+    assert state.node("a").resource_version == "2"  # the node itself is current
+    changed = node("a", rv="3", dongles="5")
+    state.apply_node(changed)
+    assert state.rows_version == rows + 1 and state.fit_version == fits + 1

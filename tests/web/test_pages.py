@@ -206,3 +206,21 @@ def test_the_nav_marks_the_current_page_and_a_skip_link_leads_to_the_content(cli
     skip = page.select_one("a.skip")
     assert skip is not None and skip["href"] == "#main" and page.select_one("main#main") is not None
     assert page.body.find("a") is skip  # the first thing the keyboard reaches
+
+
+def test_a_scrape_between_changes_rebuilds_nothing(app, cluster, two):
+    metrics = app.extensions["extres"].metrics
+    [collector] = [c for c in metrics.registry._collector_to_names if type(c).__name__ == "ClusterCollector"]
+    first = generate_latest(metrics.registry)
+    built = collector.built
+    assert generate_latest(metrics.registry) == first and collector.built == built  # nothing changed
+    cluster.node("n1", {D: "4", GPU: "2"}, labels={"zone": "a"})  # a heartbeat-like update: same row
+    generate_latest(metrics.registry)
+    assert collector.built == built
+    cluster.node("n3", {D: "1"})  # a row comes: the node families are made again, not the pending one
+    assert b'node="n3"' in generate_latest(metrics.registry) and collector.built == built + 1
+    cluster.pod("more", None, {D: "9"}, message=SHORT)  # a pending pod comes: the pending family
+    assert b'extres_pending_pods{reason="insufficient",resource="example.com/dongle"} 2.0' in generate_latest(
+        metrics.registry
+    )
+    assert collector.built == built + 2
