@@ -37,6 +37,7 @@ class Meta(msgspec.Struct, rename="camel"):
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
     owner_references: list[OwnerRef] | None = None
+    deletion_timestamp: str | None = None
 
 
 class ListMeta(msgspec.Struct, rename={"cont": "continue", "resource_version": "resourceVersion"}):
@@ -127,6 +128,7 @@ class NodeSpec(msgspec.Struct):
 class NodeStatus(msgspec.Struct):
     capacity: Quantities | None = None
     allocatable: Quantities | None = None
+    conditions: list[Condition] | None = None
 
 
 class Node(msgspec.Struct):

@@ -101,6 +101,8 @@ class NodeView:
     created: str
     desired: dict[str, int]  # the desired-state annotation, parsed
     taints: tuple[Taint, ...] = ()
+    ready: str = ""  # the Ready condition's status ("True", "False", "Unknown"; "" when none)
+    ready_reason: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -130,6 +132,7 @@ class NodeView:
         meta = node.metadata or EMPTY_META
         spec, status = node.spec, node.status
         annotations = {k: v for k, v in (meta.annotations or {}).items() if k.startswith(ANNOTATION_PREFIX)}
+        ready = next((c for c in (status.conditions if status else None) or () if c.type == "Ready"), None)
         return cls(
             name=meta.name or "",
             labels=meta.labels or {},
@@ -141,6 +144,8 @@ class NodeView:
             created=meta.creation_timestamp or "",
             desired=parse_desired(annotations.get(DESIRED_ANNOTATION)),
             taints=taints(spec.taints if spec else None),
+            ready=sys.intern(ready.status or "") if ready else "",
+            ready_reason=sys.intern(ready.reason or "") if ready else "",
         )
 
 
@@ -159,6 +164,7 @@ class PodView:
     placement: Placement = NONE  # tolerations, required node affinity, host ports (shared)
     owner: Owner | None = None  # the workload, kept only for pods with extended requests
     priority: int = 0  # spec.priority: who preemption may evict for whom
+    terminating: bool = False  # deleted, its containers still stopping (it still counts)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -214,6 +220,7 @@ class PodView:
             owner=workload(meta.owner_references, meta.labels) if extended else None,
             node_selector=_shared(selector) if selector else EMPTY,
             priority=spec.priority or 0,
+            terminating=meta.deletion_timestamp is not None,
             placement=placement(
                 spec.tolerations,
                 spec.affinity,

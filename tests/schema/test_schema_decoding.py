@@ -184,6 +184,8 @@ def expected_pod(obj: dict[str, Any]) -> dict[str, Any]:
             v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None
             for v in spec.get("volumes") or []
         ),
+        "priority": spec.get("priority") or 0,
+        "terminating": meta.get("deletionTimestamp") is not None,
     }
 
 
@@ -209,6 +211,8 @@ def actual_pod(raw: bytes) -> dict[str, Any]:
             for t in p.affinity
         ],
         "claims": any(reason.startswith("persistent volumes") for reason in p.unmodelled),
+        "priority": view.priority,
+        "terminating": view.terminating,
     }
 
 
@@ -221,6 +225,14 @@ def expected_node(obj: dict[str, Any]) -> dict[str, Any]:
         "allocatable": amounts(status.get("allocatable")),
         "unschedulable": bool(spec.get("unschedulable")),
         "taints": [(t["key"], t.get("value") or "", t["effect"]) for t in spec.get("taints") or []],
+        "ready": next(
+            (
+                (c.get("status") or "", c.get("reason") or "")
+                for c in status.get("conditions") or []
+                if c.get("type") == "Ready"
+            ),
+            ("", ""),
+        ),
     }
 
 
@@ -235,6 +247,7 @@ def actual_node(raw: bytes) -> dict[str, Any]:
         "allocatable": view.allocatable,
         "unschedulable": view.unschedulable,
         "taints": [(t.key, t.value, t.effect) for t in view.taints],
+        "ready": (view.ready, view.ready_reason),
     }
 
 

@@ -98,6 +98,7 @@ class FakeCluster:
         taints: Iterable[dict[str, str]] = (),
         unschedulable: bool = False,
         annotations: dict[str, str] | None = None,
+        ready: str = "True",
     ) -> None:
         capacity = {**BASE, **(extended or {})}
         self.store.apply_node(
@@ -112,7 +113,7 @@ class FakeCluster:
                 "status": {
                     "capacity": capacity,
                     "allocatable": {**BASE, **(allocatable if allocatable is not None else extended or {})},
-                    "conditions": [{"type": "Ready", "status": "True"}],
+                    "conditions": [{"type": "Ready", "status": ready, "reason": "KubeletReady"}],
                 },
             }
         )
@@ -126,6 +127,7 @@ class FakeCluster:
         namespace: str = "default",
         message: str | None = None,
         priority: int = 0,
+        terminating: bool = False,
         **spec: Any,
     ) -> None:
         """A pod bound to ``node`` and Running, or, with ``node`` None, Pending; ``message``: the
@@ -144,6 +146,7 @@ class FakeCluster:
                     "namespace": namespace,
                     "resourceVersion": str(next(_versions)),
                     "creationTimestamp": "2026-12-01T10:00:00Z",
+                    **({"deletionTimestamp": "2026-12-03T10:00:00Z"} if terminating else {}),
                 },
                 "spec": {
                     "nodeName": node or "",

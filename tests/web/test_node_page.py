@@ -1,0 +1,50 @@
+"""The node page says why a node is left out (Ready, cordon, taints), shows a deleted pod as
+Terminating, and after a write says that allocatable follows once the kubelet reports."""
+
+from __future__ import annotations
+
+import json
+
+from bs4 import BeautifulSoup
+
+D = "example.com/dongle"
+
+
+def page(client, url):
+    return BeautifulSoup(client.get(url).get_data(as_text=True), "html.parser")
+
+
+def test_the_node_says_ready_cordoned_and_tainted(client, cluster):
+    taint = {"key": "dedicated", "value": "ml", "effect": "NoSchedule"}
+    cluster.node("n1", {D: "2"}, taints=[taint], unschedulable=True, ready="False")
+    state = page(client, "/nodes/n1").select_one(".node-state")
+    assert state["data-ready"] == "False" and "not Ready: False (KubeletReady)" in state.get_text()
+    assert "Cordoned" in state.get_text()
+    assert [t["data-taint"] for t in state.select("[data-taint]")] == ["dedicated=ml:NoSchedule"]
+
+
+def test_a_deleted_pod_still_counting_is_shown_terminating(client, cluster):
+    cluster.node("n1", {D: "2"})
+    cluster.pod("leaving", "n1", {D: "1"}, terminating=True)
+    row = page(client, "/nodes/n1").select_one('tr[data-pod="default/leaving"]')
+    assert row.select_one('[data-field="phase"]').get_text() == "Terminating"
+
+
+def test_after_a_write_allocatable_is_said_to_follow_capacity(client, cluster):
+    desired = {"extres.dev/desired-capacity": json.dumps({D: 5})}
+    cluster.node("n1", {D: "5"}, allocatable={D: "3"}, annotations=desired)  # written, kubelet not yet
+    row = page(client, "/nodes/n1").select_one(f'table.resources tr[data-resource="{D}"]')
+    assert row.select_one("[data-follows]") is not None
+    cluster.node("n1", {D: "5"}, annotations=desired)  # the kubelet caught up
+    row = page(client, "/nodes/n1").select_one(f'table.resources tr[data-resource="{D}"]')
+    assert row.select_one("[data-follows]") is None
+
+
+def test_a_prefilled_form_says_what_it_changes_from_and_to(client, cluster):
+    cluster.node("n1", {D: "2"})
+    summary = page(client, f"/changes/nodes/n1/resources/new?resource={D}&quantity=3").select_one(
+        "[data-change]"
+    )
+    assert summary["data-change"] == f"{D} 2 3" and "currently 2 → 3" in summary.get_text(" ", strip=True)
+    fresh = page(client, "/changes/nodes/n1/resources/new?resource=acme.io/fpga&quantity=1")
+    assert "currently not advertised → 1" in fresh.select_one("[data-change]").get_text(" ", strip=True)
