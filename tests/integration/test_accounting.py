@@ -20,14 +20,18 @@ from tests.kube_helpers import container, create_node, own_resource, ready
 pytestmark = [pytest.mark.kube, pytest.mark.compat]
 
 
-def kubectl_requested(control_plane, node: str) -> dict[str, str]:
-    """The Requests column of kubectl describe node's "Allocated resources" table."""
-    out = subprocess.run(
+def describe(control_plane, node: str) -> str:
+    return subprocess.run(
         [str(control_plane.kubectl), "--kubeconfig", str(control_plane.kubeconfig), "describe", "node", node],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
+
+
+def kubectl_requested(control_plane, node: str) -> dict[str, str]:
+    """The Requests column of kubectl describe node's "Allocated resources" table."""
+    out = describe(control_plane, node)
     table = out.split("Allocated resources:", 1)[1].split("Events:", 1)[0]
     rows = [line.split() for line in table.splitlines()[4:] if line.strip()]
     return {row[0]: row[1] for row in rows}
@@ -35,12 +39,7 @@ def kubectl_requested(control_plane, node: str) -> dict[str, str]:
 
 def kubectl_pod_requests(control_plane, node: str) -> dict[str, tuple[str, str]]:
     """Pod name -> (CPU Requests, Memory Requests) from kubectl describe node's pods table."""
-    out = subprocess.run(
-        [str(control_plane.kubectl), "--kubeconfig", str(control_plane.kubeconfig), "describe", "node", node],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    out = describe(control_plane, node)
     table = out.split("Non-terminated Pods:", 1)[1].split("Allocated resources:", 1)[0]
     rows = [line.split() for line in table.splitlines()[3:] if line.strip()]
     return {row[1]: (row[2], row[6]) for row in rows}  # each amount is followed by its (percent)
