@@ -1,7 +1,10 @@
 """The Events this app writes about changes, read back for the history page.
 
 Read with one paginated list of a single namespace (the reason as a field selector), kept for a
-few seconds so that any number of viewers costs the API server one list per interval."""
+few seconds so that any number of viewers costs the API server one list per interval. Only
+Events that say they come from this app (reporting component and field manager ``extres``) are
+read, and each is dated by its creation time, which the API server sets: an Event written by
+hand with a future time cannot sort itself above the real ones."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from kubernetes import client
 
 from app.domain.history import Change, parse_change
 from app.kube.errors import translate
-from app.kube.writer import EVENT_REASON
+from app.kube.writer import EVENT_REASON, FIELD_MANAGER
 
 KEPT_SECONDS = 5.0
 LIMIT = 1000  # the newest this many Events at most (the API server keeps them for --event-ttl)
@@ -51,7 +54,10 @@ class History:
                 _request_timeout=self.timeout,
             )
             for e in page.items:
-                when = e.last_timestamp or e.event_time or e.metadata.creation_timestamp
+                managers = {f.manager for f in e.metadata.managed_fields or ()}
+                if e.reporting_component != FIELD_MANAGER or FIELD_MANAGER not in managers:
+                    continue
+                when = e.metadata.creation_timestamp
                 stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else ""
                 change = parse_change(stamp, e.involved_object.name or "", e.message or "")
                 if change is not None:

@@ -118,7 +118,9 @@ class NodeWriter:
             "count": 1,
         }
         try:
-            self.core.create_namespaced_event(self.event_namespace, body, _request_timeout=self.timeout)
+            self.core.create_namespaced_event(
+                self.event_namespace, body, field_manager=FIELD_MANAGER, _request_timeout=self.timeout
+            )
         except Exception as exc:  # noqa: BLE001
             audit.warning(
                 "could not record an Event for node %s: %s", meta.get("name"), translate(exc).message

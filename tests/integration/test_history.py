@@ -57,3 +57,34 @@ def test_a_bad_resource_filter_is_named_and_ignored(web):
     assert resp.status_code == 200
     error = BeautifulSoup(resp.get_data(as_text=True), "html.parser").select_one("#resource-error")
     assert "qualified name" in error.get_text() and "Showing every resource" in error.get_text()
+
+
+def test_only_this_apps_events_are_read_and_each_is_dated_by_the_api_server(web, core, uid, monkeypatch):
+    """Anyone who may create Events could write one that looks like a change: one not written
+    by this app (field manager) is left out, and a future date claimed in it is not believed."""
+    from app.kube import history as kept
+
+    monkeypatch.setattr(kept, "KEPT_SECONDS", 0.0)
+    node = f"{uid}-n"
+
+    def event(name: str, message: str, **kw) -> None:
+        body = {
+            "metadata": {"name": f"{uid}-{name}", "namespace": "default"},
+            "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": node},
+            "reason": "ExtendedResourceChanged",
+            "message": message,
+            "type": "Normal",
+            "source": {"component": "extres"},
+            "reportingComponent": "extres",
+            "reportingInstance": "forged",
+            "firstTimestamp": "2099-01-01T00:00:00Z",
+            "lastTimestamp": "2099-01-01T00:00:00Z",
+            "count": 1,
+        }
+        core.create_namespaced_event("default", body, **kw)
+
+    event("by-hand", f"mallory: set {D} 1 -> 99")  # kubectl create, its own field manager
+    event("as-extres", f"mallory: set {D} 1 -> 98", field_manager="extres")
+    rows = eventually(lambda: [r for r in history(web, f"node={node}")] or None)
+    assert [r["change"] for r in rows] == ["set: 1 → 98"]  # the by-hand one is not read
+    assert "2099" not in web.get(f"/history/?node={node}").get_data(as_text=True)
