@@ -33,28 +33,34 @@ def render(values: dict[str, Any] | None = None) -> list[dict[str, Any]]:
 
 
 def apply_rbac(api: client.ApiClient, docs: list[dict[str, Any]]) -> None:
-    """Create (or replace) the rendered ClusterRoles and ClusterRoleBindings."""
+    """Create the rendered ClusterRoles, Roles and their bindings, or replace them in place: an
+    object is deleted and made again only when a binding's roleRef changes (it cannot be
+    updated), so applying the same rendering twice never leaves a moment without the grant
+    (the authorizer's cache would answer "no" in that moment)."""
     rbac = client.RbacAuthorizationV1Api(api)
+    ops = {
+        "ClusterRole": ("cluster_role", False),
+        "ClusterRoleBinding": ("cluster_role_binding", False),
+        "Role": ("namespaced_role", True),
+        "RoleBinding": ("namespaced_role_binding", True),
+    }
     for doc in docs:
-        kind, name = doc["kind"], doc["metadata"]["name"]
-        if kind == "ClusterRole":
-            create, delete = rbac.create_cluster_role, rbac.delete_cluster_role
-        elif kind == "ClusterRoleBinding":
-            create, delete = rbac.create_cluster_role_binding, rbac.delete_cluster_role_binding
-        elif kind in ("Role", "RoleBinding"):
-            ns = doc["metadata"]["namespace"]
-            if kind == "Role":
-                create = lambda d, ns=ns: rbac.create_namespaced_role(ns, d)  # noqa: E731
-                delete = lambda n, ns=ns: rbac.delete_namespaced_role(n, ns)  # noqa: E731
-            else:
-                create = lambda d, ns=ns: rbac.create_namespaced_role_binding(ns, d)  # noqa: E731
-                delete = lambda n, ns=ns: rbac.delete_namespaced_role_binding(n, ns)  # noqa: E731
-        else:
+        if doc["kind"] not in ops:
             continue
+        name = doc["metadata"]["name"]
+        suffix, namespaced = ops[doc["kind"]]
+        where = (doc["metadata"]["namespace"],) if namespaced else ()
         try:
-            create(doc)
+            getattr(rbac, f"create_{suffix}")(*where, doc)
+            continue
         except client.ApiException as exc:
             if exc.status != 409:
                 raise
-            delete(name)  # a binding's roleRef cannot change: replace the object whole
-            create(doc)
+        current = api.sanitize_for_serialization(getattr(rbac, f"read_{suffix}")(name, *where))
+        if "roleRef" in doc and current.get("roleRef") != doc["roleRef"]:
+            getattr(rbac, f"delete_{suffix}")(name, *where)
+            getattr(rbac, f"create_{suffix}")(*where, doc)
+        else:
+            version = current["metadata"]["resourceVersion"]
+            body = {**doc, "metadata": {**doc["metadata"], "resourceVersion": version}}
+            getattr(rbac, f"replace_{suffix}")(name, *where, body)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flask import request
 from markupsafe import Markup
@@ -40,6 +40,11 @@ class PendingPod:
     diagnosis: Diagnosis
     advice: Markup  # the diagnosis rendered (shared by the pods of a shape)
     held: list[Held]
+    others: list[PodView] = field(default_factory=list)  # more pods of its workload and shape here
+
+    @property
+    def size(self) -> int:
+        return 1 + len(self.others)
 
 
 HELD_NODES = 5  # nodes listed with who holds a read-only resource there
@@ -79,7 +84,8 @@ def pending_pods(namespace: str = "", resource: str = "") -> list[PodView]:
 
 
 def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingPod]:
-    """Each shown pod with its diagnosis and the advice rendered from it. Pending pods mostly
+    """A card per shown pod with its diagnosis and the advice rendered from it; the pods of one
+    workload and shape share one card ("nginx-deployment: 10 pending"). Pending pods mostly
     repeat a few shapes: each shape keeps its filter results per node (``ShapeIndex``) and is told
     only the nodes changed since it last looked; its advice is rendered once per diagnosis."""
     services = Services.get()
@@ -91,6 +97,7 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     owns = services.device_plugins.owns
     advice_html = RenderCaches.get().advice_html
     out = []
+    cards: dict[tuple[object, ...], PendingPod] = {}
     with services.shapes.lock:
         for pod in shown:
             key = pod.shape
@@ -106,11 +113,18 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
                 html = advice_html(diagnosis, bool(pod.node_selector), writable, owns)
                 made[key] = (diagnosis, html, index)
             diagnosis, advice, index = made[key]
+            group = (pod.namespace, pod.owner, key) if pod.owner and pod.owner.name else None
+            if group is not None and group in cards:  # one card for a workload's pods of a shape
+                cards[group].others.append(pod)
+                continue
             holding = []
             if diagnosis.kind == "short":
                 holding = held(index, pod, diagnosis, lambda r: owns(r) or not writable)
             message = parse_scheduler_message(pod.unschedulable or "")
-            out.append(PendingPod(pod, message, diagnosis, advice, holding))
+            card = PendingPod(pod, message, diagnosis, advice, holding)
+            if group is not None:
+                cards[group] = card
+            out.append(card)
     return out
 
 

@@ -128,6 +128,7 @@ class FakeCluster:
         message: str | None = None,
         priority: int = 0,
         terminating: bool = False,
+        owner: tuple[str, str] | None = None,
         **spec: Any,
     ) -> None:
         """A pod bound to ``node`` and Running, or, with ``node`` None, Pending; ``message``: the
@@ -147,6 +148,11 @@ class FakeCluster:
                     "resourceVersion": str(next(_versions)),
                     "creationTimestamp": "2026-12-01T10:00:00Z",
                     **({"deletionTimestamp": "2026-12-03T10:00:00Z"} if terminating else {}),
+                    **(
+                        {"ownerReferences": [{"kind": owner[0], "name": owner[1], "controller": True}]}
+                        if owner
+                        else {}
+                    ),
                 },
                 "spec": {
                     "nodeName": node or "",

@@ -50,3 +50,24 @@ def test_a_viewer_is_told_who_holds_a_resource_instead_of_a_link(client, cluster
     assert not card.select("a[data-suggestion]")
     assert card.select_one("table.held [data-holder]")["data-holder"] == "default/reader"
     assert card.select_one("[data-preemption=none]") is not None
+
+
+def test_the_pods_of_one_workload_and_shape_share_one_card(client, cluster):
+    cluster.node("n1", {D: "1"})
+    message = f"0/1 nodes are available: 1 Insufficient {D}."
+    for i in range(3):
+        cluster.pod(f"db-{i}", None, {D: "2"}, message=message, owner=("StatefulSet", "db"))
+    cluster.pod("db-odd", None, {D: "5"}, message=message, owner=("StatefulSet", "db"))  # another shape
+    cluster.pod("loner", None, {D: "2"}, message=message)  # a bare pod: a card of its own
+    soup = BeautifulSoup(client.get("/pending/").get_data(as_text=True), "html.parser")
+    cards = {a["data-pod"]: a for a in soup.select("article[data-pod]")}
+    assert set(cards) == {"default/db-0", "default/db-odd", "default/loner"}
+    group = cards["default/db-0"]
+    assert group.select_one("h2")["data-group"] == "3"
+    assert (
+        "StatefulSet" in group.select_one("h2").get_text()
+        and "3 pending" in group.select_one("h2").get_text()
+    )
+    assert [m["data-member"] for m in group.select("[data-member]")] == [f"default/db-{i}" for i in range(3)]
+    assert not cards["default/loner"].select("[data-member]")
+    assert "5 pending pods" in soup.select_one("p.summary").get_text()
