@@ -171,9 +171,10 @@ class ClusterCache:
                 for kind, s in self.status.items()
             }
 
-    def _readers(self) -> dict[str, Reader[Any, Any]]:
-        """The readers for this API server's version (read once, from /version)."""
-        if self._by_version is None:
+    def _readers(self, relist: bool = False) -> dict[str, Reader[Any, Any]]:
+        """The readers for this API server's version, read from /version once; while it could
+        not be read (the newest rules apply), it is asked again at each (re)list."""
+        if self._by_version is None or (relist and self.server_minor is None):
             self.server_minor = server_minor(self.api)
             self._by_version = readers(resize_rule(self.server_minor))
         return self._by_version
@@ -210,7 +211,7 @@ class ClusterCache:
     def _list(self, kind: str) -> str:
         """List a kind, projecting each page as it arrives, and swap the result in whole. An
         object that cannot be read is left out and named (``app.kube.reading``)."""
-        reader = self._readers()[kind]
+        reader = self._readers(relist=True)[kind]
         index = PodIndex() if kind == "pods" else None
         views: list[Any] = []
         unreadable: list[Unreadable] = []

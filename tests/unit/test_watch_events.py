@@ -85,3 +85,17 @@ def test_unreadable_objects_of_several_kinds_are_counted_in_one_sentence():
         log.failed(Unreadable(kind, "", name, "1", "Expected `str`"))
     fresh = Freshness(True, False, 0.0, None, tuple(sorted(log.counts().items())))
     assert fresh.unreadable_text == "1 node and 2 pods could not be read"
+
+
+def test_the_servers_version_is_asked_again_at_a_relist_while_unknown(monkeypatch):
+    from app.kube import cache as cache_module
+
+    answers = iter([None, 35])
+    monkeypatch.setattr(cache_module, "server_minor", lambda api: next(answers))
+    cache = ClusterCache(client.ApiClient(client.Configuration()))
+    cache._readers(relist=True)
+    assert cache.server_minor is None  # not readable: the newest rules for now
+    cache._readers()  # a watch event does not ask again
+    assert cache.server_minor is None
+    cache._readers(relist=True)
+    assert cache.server_minor == 35
