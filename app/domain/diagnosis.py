@@ -188,11 +188,11 @@ class ShapeIndex:
             made = self._made[wanted] = self._build(wanted)
         return made
 
-    def advertising(self, resource: str) -> list[str]:
-        """The candidate nodes advertising ``resource``, the most free first."""
+    def advertising(self, resource: str) -> list[tuple[str, int]]:
+        """The candidate nodes advertising ``resource`` with the amount free there, the most first."""
         for i, (name, _) in enumerate(self.extended):
             if name == resource:
-                return [node for _, node in self._advertising[i]]
+                return [(node, -most) for most, node in self._advertising[i]]
         return []
 
     def _lowerings(self) -> list[Lowering]:

@@ -65,9 +65,7 @@ class BulkJobs:
                 raise JobRefused(BUSY_USER)
             if not self.slots.acquire(blocking=False):
                 raise JobRefused(BUSY)
-            key = secrets.token_urlsafe(12)
-            self._jobs[key] = job
-            self._trim()
+            key = self._add(job)
 
         def run() -> None:
             try:
@@ -83,15 +81,16 @@ class BulkJobs:
         """Keep a job that is already done (its outcomes known) for its page."""
         job.done = True
         with self._lock:
-            key = secrets.token_urlsafe(12)
-            self._jobs[key] = job
-            self._trim()
-        return key
+            return self._add(job)
 
-    def _trim(self) -> None:
+    def _add(self, job: BulkJob) -> str:
+        """Keep ``job`` under a new key, dropping the oldest finished past ``kept`` (lock held)."""
+        key = secrets.token_urlsafe(12)
+        self._jobs[key] = job
         finished = [k for k, j in self._jobs.items() if j.done]
         for k in finished[: max(0, len(self._jobs) - self.kept)]:
             del self._jobs[k]
+        return key
 
     def find(self, key: str, owner: Hashable) -> BulkJob | None:
         """The job, if it exists and ``owner`` started it."""

@@ -59,13 +59,10 @@ def held(index: ShapeIndex, pod: PodView, d: Diagnosis, read_only: Callable[[str
     for fit in d.fits:
         if not fit.shortfall or not read_only(fit.resource):
             continue
-        for name in index.advertising(fit.resource)[:HELD_NODES]:
+        for name, free in index.advertising(fit.resource)[:HELD_NODES]:
             holders = [p for p in store.pods_requesting_extended(name) if p.requests.get(fit.resource)]
             holders.sort(key=lambda p: (p.priority, p.created))
             lower = sum(p.requests[fit.resource] for p in holders if p.priority < pod.priority)
-            node = store.node(name)
-            allocatable = node.allocatable.get(fit.resource, 0) if node is not None else 0
-            free = allocatable - store.requested_on(name).get(fit.resource, 0)
             out.append(Held(fit.resource, name, free, holders[:HELD_PODS], lower))
     return out
 

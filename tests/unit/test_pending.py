@@ -306,7 +306,7 @@ def test_a_smaller_request_that_fits_now_is_named_with_its_node():
     assert ShapeIndex(shape({D: 3})).advertising(D) == []  # nothing taken yet
     index = ShapeIndex(shape({D: 3}))
     index.update(nodes)
-    assert index.advertising(D) == ["a", "b", "c"]  # the most free first (c: 0 free)
+    assert index.advertising(D) == [("a", 2), ("b", 1), ("c", 0)]  # the most free first
 
 
 def test_no_smaller_request_when_another_resource_is_short_there_too():
