@@ -45,6 +45,9 @@ class Settings:
     event_namespace: str = "default"  # where Events about changes are written
     session_idle_minutes: float = 60.0  # token mode: a session ends after this long unused
     session_max_hours: float = 12.0  # ... and this long after sign-in
+    # token mode: the ConfigMap (namespace/name) where sign-outs are kept for every replica; unset,
+    # they are kept in this process only (one replica)
+    session_store: str | None = None
     replicas: int = 1  # how many copies serve this dashboard (the chart sets it)
     threads: int = 8  # gunicorn's threads in the one worker; changes may hold all but two of them
     start_watches: bool = True  # start the cache's watches on the first request
@@ -66,6 +69,13 @@ class Settings:
         if settings.auth_mode not in AUTH_MODES:
             raise ValueError(
                 f"{PREFIX}AUTH_MODE must be one of {', '.join(AUTH_MODES)}, not {settings.auth_mode!r}"
+            )
+        if settings.session_store is not None and settings.session_store.count("/") != 1:
+            raise ValueError(f"{PREFIX}SESSION_STORE must be namespace/name, not {settings.session_store!r}")
+        if settings.auth_mode == "token" and settings.replicas > 1 and not settings.session_store:
+            raise ValueError(
+                f"{PREFIX}SESSION_STORE must be set when {PREFIX}REPLICAS is {settings.replicas} in token "
+                "mode: a sign-out must reach every replica (the chart sets it)"
             )
         if not settings.secret_key:
             if settings.replicas > 1:

@@ -16,6 +16,7 @@ from app.kube.cache import ClusterCache, Freshness, WatchCounters
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from app.kube.history import History
 from app.kube.reading import Unreadable
+from app.kube.revocations import Revocations
 from app.kube.store import Store
 from app.kube.writer import NodeWriter
 
@@ -27,6 +28,11 @@ class AccessPort(Protocol):
     def check(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool: ...
     def allowed(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool: ...
     def can_edit(self, identity: Identity) -> bool: ...
+
+
+class RevocationPort(Protocol):
+    def revoked(self, session_id: str) -> bool: ...
+    def revoke(self, session_id: str, until: float) -> None: ...
 
 
 class HistoryPort(Protocol):
@@ -42,6 +48,8 @@ class ClusterPort(Protocol):
     def access(self) -> AccessPort: ...
     @property
     def history(self) -> HistoryPort: ...
+    @property
+    def revocations(self) -> RevocationPort: ...
     @property
     def server(self) -> str: ...
     def ensure_started(self) -> None: ...
@@ -64,6 +72,7 @@ class Cluster:
         request_timeout: float = 10.0,
         start_watches: bool = True,
         event_namespace: str = "default",
+        session_store: str | None = None,
         on_error: Callable[[str, str], None] | None = None,
     ) -> None:
         self.cfg = cfg
@@ -81,6 +90,7 @@ class Cluster:
             unreachable=lambda: self.cache.readiness.problem is not None,
         )
         self.history = History(self.api, event_namespace, request_timeout)
+        self.revocations = Revocations(self.api, session_store, timeout=request_timeout)
         self._start_watches = start_watches
         self._started = threading.Event()
 
@@ -123,6 +133,7 @@ class Cluster:
         )
 
     def close(self) -> None:
+        self.revocations.stop()
         self.access.close()
         self.cache.stop()
         self.api.close()

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+from datetime import UTC, datetime
+
 from flask import current_app, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
 from app.kube.access import Identity
+from app.kube.errors import KubeError
 from app.web.hx import Page
-from app.web.security import csrf_ok, csrf_token, safe_next, same_origin
+from app.web.security import csrf_ok, csrf_token, identity, safe_next, same_origin
 from app.web.services import Services
 
+log = logging.getLogger(__name__)
 bp = Page("auth", __name__, reads=())
 # The session cookie carries the token encrypted: past ~2,600 characters the cookie passes the
 # 4 KB browsers keep, and they drop it silently. Longer tokens go through the proxy's header.
@@ -55,6 +60,19 @@ def _accepted(who: Identity) -> bool:
 
 
 @bp.post("/logout")
-def logout() -> Response:
-    session.clear()
+def logout() -> Response | tuple[str, int]:
+    """Ends the session here and, through the shared revocation list, on every replica: a copy
+    of the cookie stops working too. When the list cannot be written, the page says so."""
+    ended = current_app.extensions["extres_tokens"].sign_out(session)
+    if ended is not None:
+        try:
+            Services.get().cluster.revocations.revoke(*ended)
+        except KubeError as exc:
+            log.warning("sign-out of %s not recorded: %s", identity().label, exc.message)
+            until = datetime.fromtimestamp(ended[1], UTC).strftime("%Y-%m-%d %H:%M UTC")
+            error = (
+                "Signed out in this browser, but the sign-out could not be recorded on the server (the "
+                f"API server did not answer). A copy of this session's cookie stays valid until {until}."
+            )
+            return render_template("auth/login.html", error=error, next="/"), 503
     return redirect(url_for("overview.index"), code=303)

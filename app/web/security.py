@@ -192,11 +192,13 @@ def init_app(app: Flask, settings: Settings) -> None:
     )
     app.jinja_env.globals["csrf_token"] = csrf_token
     app.jinja_env.globals["verified"] = verified
+    services: Services = app.extensions["extres"]
     tokens = app.extensions["extres_tokens"] = TokenSession(
         settings.secret_key,
         settings.session_idle_minutes * 60,
         settings.session_max_hours * 3600,
         previous=settings.previous_secret_keys,
+        revoked=lambda session_id: services.cluster.revocations.revoked(session_id),
     )
     app.permanent_session_lifetime = settings.session_max_hours * 3600
 

@@ -51,6 +51,7 @@ class Services:
                         request_timeout=s.request_timeout,
                         start_watches=s.start_watches,
                         event_namespace=s.event_namespace,
+                        session_store=s.session_store,
                         on_error=self.metrics.api_error,
                     )
         self._cluster.ensure_started()

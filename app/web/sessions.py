@@ -6,14 +6,17 @@ what it holds. The bearer token is therefore kept encrypted with Fernet
 ``EXTRES_SECRET_KEY`` by HKDF for this one purpose, so the signing key and the
 encryption key differ. A session ends after ``EXTRES_SESSION_IDLE_MINUTES``
 without a request, or ``EXTRES_SESSION_MAX_HOURS`` after sign-in, whichever
-comes first.
+comes first, or when it signs out: each session has a random id, and signing
+out adds it to the revocation list every replica checks
+(``app.kube.revocations``), so a copy of the cookie made before stops working.
 """
 
 from __future__ import annotations
 
 import base64
+import secrets
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -30,19 +33,34 @@ def fernet(secret_key: str) -> Fernet:
 
 class TokenSession:
     def __init__(
-        self, secret_key: str, idle_seconds: float, max_seconds: float, previous: Sequence[str] = ()
+        self,
+        secret_key: str,
+        idle_seconds: float,
+        max_seconds: float,
+        previous: Sequence[str] = (),
+        revoked: Callable[[str], bool] = lambda session_id: False,
     ) -> None:
         # seals with the key; opens with it or any previous one (key rotation)
         self._fernet = MultiFernet([fernet(secret_key), *map(fernet, previous)])
         self.idle = idle_seconds
         self.max = max_seconds
+        self.revoked = revoked  # may raise KubeError when it cannot be known
 
     def sign_in(self, session: MutableMapping[str, Any], token: str) -> None:
         session.clear()
         now = int(time.time())
         session["token"] = self._fernet.encrypt(token.encode()).decode()
+        session["sid"] = secrets.token_urlsafe(18)
         session["since"] = now
         session["seen"] = now
+
+    def sign_out(self, session: MutableMapping[str, Any]) -> tuple[str, float] | None:
+        """Clears the session; returns its id and when it would have ended, to be revoked."""
+        sid, since = session.get("sid"), session.get("since", 0)
+        session.clear()
+        if not sid or not isinstance(since, int):
+            return None
+        return str(sid), since + self.max
 
     def token(self, session: MutableMapping[str, Any]) -> str | None:
         """The session's token, or None (and the session cleared) when it expired or was tampered
@@ -51,9 +69,9 @@ class TokenSession:
         if not sealed:
             return None
         now = time.time()
-        since, seen = session.get("since", 0), session.get("seen", 0)
-        if now - seen > self.idle or now - since > self.max:
-            session.clear()
+        since, seen, sid = session.get("since", 0), session.get("seen", 0), session.get("sid")
+        if now - seen > self.idle or now - since > self.max or not sid or self.revoked(str(sid)):
+            session.clear()  # a session from before session ids cannot be revoked: it ends too
             return None
         try:
             token = self._fernet.decrypt(str(sealed).encode(), ttl=int(self.max) + 60).decode()

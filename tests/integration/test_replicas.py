@@ -10,6 +10,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
+from kubernetes import client
 
 from tests.conftest import eventually
 from tests.kube_helpers import create_node, snapshot
@@ -88,5 +89,44 @@ def test_a_form_from_one_replica_posts_to_the_other(control_plane, core, uid):
         assert posted_on == [b if loaded_on == [a] else a]
     finally:
         proxy.close()
+        a.stop()
+        b.stop()
+
+
+def csrf_in(page: str) -> str:
+    return re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+
+
+@pytest.mark.usefixtures("chart_roles")
+def test_a_sign_out_on_one_replica_ends_a_copied_cookie_on_both(control_plane, core, uid):
+    store = f"default/{uid}-sessions"
+    env = {"EXTRES_SECRET_KEY": KEY, "EXTRES_REPLICAS": "2", "EXTRES_AUTH_MODE": "token"}
+    a, b = (
+        Server(control_plane, **env, EXTRES_SESSION_STORE=store),
+        Server(control_plane, **env, EXTRES_SESSION_STORE=store),
+    )
+    try:
+        alice = Visitor(a.url)
+        status, page = alice.go("/login")
+        status, page = alice.go("/login", {"csrf_token": csrf_in(page), "token": "viewer-token", "next": "/"})
+        assert status == 200 and "Sign out" in page
+        jar = alice.opener.handlers  # the same cookie, copied into a browser that talks to b
+        [cookies] = [h.cookiejar for h in jar if isinstance(h, urllib.request.HTTPCookieProcessor)]
+        thief = Visitor(b.url)
+        [thief_jar] = [
+            h.cookiejar for h in thief.opener.handlers if isinstance(h, urllib.request.HTTPCookieProcessor)
+        ]
+        for cookie in cookies:
+            thief_jar.set_cookie(cookie)
+        assert "Sign out" in thief.go("/")[1]  # the copy works on the other replica
+        status, _ = alice.go("/logout", {"csrf_token": csrf_in(alice.go("/")[1])})
+        assert status == 200  # followed to the sign-in page
+        data = client.CoreV1Api(core.api_client).read_namespaced_config_map(f"{uid}-sessions", "default").data
+        assert len(data["revoked"].splitlines()) == 1
+        assert "viewer-token" not in str(data)
+        ended = eventually(lambda: "Sign out" not in thief.go("/")[1], timeout=10)
+        assert ended, "the copied cookie still worked on the other replica"
+        assert 'name="token"' in thief.go("/")[1]  # sent to sign in
+    finally:
         a.stop()
         b.stop()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import base64
 import logging
+import threading
 import time
 import zlib
 
 import pytest
 from flask.sessions import SecureCookieSessionInterface
+from kubernetes import client
 
 from app.config import Settings
 from tests.conftest import browser
@@ -87,3 +89,43 @@ def test_replicas_without_a_shared_secret_key_are_refused():
     with pytest.raises(ValueError, match="EXTRES_SECRET_KEY must be set when EXTRES_REPLICAS is 2"):
         Settings.from_env({"EXTRES_REPLICAS": "2"})
     assert Settings.from_env({"EXTRES_REPLICAS": "2", "EXTRES_SECRET_KEY": "k" * 32}).secret_key == "k" * 32
+
+
+def test_token_mode_replicas_without_a_shared_session_store_are_refused():
+    two = {"EXTRES_REPLICAS": "2", "EXTRES_SECRET_KEY": "k" * 32, "EXTRES_AUTH_MODE": "token"}
+    with pytest.raises(ValueError, match="EXTRES_SESSION_STORE must be set"):
+        Settings.from_env(two)
+    with pytest.raises(ValueError, match="namespace/name"):
+        Settings.from_env({**two, "EXTRES_SESSION_STORE": "just-a-name"})
+    assert Settings.from_env({**two, "EXTRES_SESSION_STORE": "ns/cm"}).session_store == "ns/cm"
+
+
+def test_sign_outs_written_at_once_by_two_replicas_are_all_kept(admin_api, uid):
+    """Two replicas' revocation lists on one ConfigMap, each signing out 15 sessions at the same
+    time: every write that lost the race (409) is merged again, none is lost or doubled."""
+    from app.kube.revocations import Revocations
+
+    store = f"default/{uid}-sessions"
+    replicas = [Revocations(admin_api, store), Revocations(admin_api, store)]
+    until = time.time() + 3600
+
+    def sign_out(r: Revocations, side: str) -> None:
+        for i in range(15):
+            r.revoke(f"{side}-{i}", until)
+
+    threads = [threading.Thread(target=sign_out, args=(r, s)) for r, s in zip(replicas, "ab", strict=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    core = client.CoreV1Api(admin_api)
+    text = core.read_namespaced_config_map(f"{uid}-sessions", "default").data["revoked"]
+    fresh = Revocations(admin_api, store)
+    replicas.append(fresh)
+    try:
+        assert len(text.splitlines()) == 30, text
+        assert all(fresh.revoked(f"{s}-{i}") for s in "ab" for i in range(15))
+        assert not fresh.revoked("c-0")
+    finally:
+        for r in replicas:
+            r.stop()

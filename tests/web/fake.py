@@ -13,6 +13,7 @@ from app.domain.history import Change
 from app.kube.access import Identity
 from app.kube.cache import Freshness, WatchCounters
 from app.kube.reading import Unreadable
+from app.kube.revocations import Revocations
 from app.kube.store import Store
 
 LIVE = Freshness(synced=True, stale=False, age_seconds=0.0, error=None)
@@ -61,6 +62,7 @@ class FakeCluster:
     store: Store = field(default_factory=Store)
     access: StubAccess = field(default_factory=StubAccess)
     history: StubHistory = field(default_factory=StubHistory)
+    revocations: Revocations = field(default_factory=lambda: Revocations(None, None))  # in memory
     fresh: Freshness = LIVE
     unreadable: list[Unreadable] = field(default_factory=list)
     server: str = "https://fake.invalid"
