@@ -241,7 +241,7 @@ class Access:
         try:
             return self.check(identity, verb, resource, subresource)
         except KubeError as exc:
-            log.warning("access check for %s failed: %s", identity.label, exc.message)
+            log.warning("access check for %s failed: %s [%s]", identity.label, exc.message, exc.detail)
             return False
 
     def can_edit(self, identity: Identity) -> bool:

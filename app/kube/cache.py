@@ -309,7 +309,9 @@ class ClusterCache:
                     rv = None
                     continue
                 rv = self._seen.get(kind, rv)  # resume from the last event that arrived
-                log.warning("watch of %s failed: %s (retrying in %.1fs)", kind, err.message, backoff)
+                log.warning(
+                    "watch of %s failed: %s [%s] (retrying in %.1fs)", kind, err.message, err.detail, backoff
+                )
                 if self.on_error is not None:
                     self.on_error(f"watch {kind}", type(err).__name__)
                 self._mark(kind, connected=False, error=err.message)
@@ -325,8 +327,10 @@ class ClusterCache:
                 status = msgspec.json.decode(event.object)
                 code = status.get("code")
                 if code == 410:
-                    raise Gone(str(status.get("message", "")))
-                raise KubeError(f"watch error {code}: {status.get('message', '')}", int(code or 0))
+                    raise Gone("The resource version is too old.", detail=str(status.get("message", "")))
+                raise KubeError(
+                    f"The watch ended with an error ({code}).", int(code or 0), str(status.get("message", ""))
+                )
             view, version, problem = self._readers()[kind].one(event.object)
             rv = version or rv
             if event.type != "BOOKMARK":

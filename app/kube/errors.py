@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from http import HTTPStatus
 
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import ConnectTimeoutError, MaxRetryError
@@ -11,14 +12,17 @@ from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
 
 class KubeError(Exception):
-    """An API call failed; ``message`` is readable, ``status`` the HTTP code (0 if none)."""
+    """An API call failed. ``message`` is ours, fit for any page; ``detail`` is what the API server
+    or the connection said (addresses, object and user names, its own wording): for the log only.
+    ``status`` is the HTTP code (0 if none)."""
 
     status = 0
     title = "The API server could not be reached"
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: int | None = None, detail: str = "") -> None:
         super().__init__(message)
         self.message = message
+        self.detail = detail[:2000]
         if status is not None:
             self.status = status
 
@@ -44,8 +48,10 @@ class Invalid(KubeError):
     status = 422
     title = "Refused by the API server"
 
-    def __init__(self, message: str, status: int | None = None, causes: list[str] | None = None) -> None:
-        super().__init__(message, status)
+    def __init__(
+        self, message: str, status: int | None = None, causes: list[str] | None = None, detail: str = ""
+    ) -> None:
+        super().__init__(message, status, detail)
         self.causes = causes or []
 
 
@@ -64,15 +70,16 @@ class NotConfigured(KubeError):
 
 
 def _status(exc: ApiException) -> tuple[str, list[str]]:
-    """The Status body's message and its details' causes."""
+    """The Status body's message, and its causes as the fields they name (with the kind of
+    problem): structured parts, not the server's free text."""
     try:
         body = json.loads(exc.body or b"{}")
         causes = [
-            str(c.get("message") or "")
+            f"{str(c.get('field'))[:120]} ({str(c.get('reason') or 'invalid')[:40]})"
             for c in (body.get("details") or {}).get("causes") or ()
-            if c.get("message")
+            if c.get("field")
         ]
-        return str(body.get("message") or exc.reason or ""), causes
+        return str(body.get("message") or exc.reason or ""), causes[:10]
     except (ValueError, TypeError, AttributeError):
         return str(exc.reason or ""), []
 
@@ -83,28 +90,42 @@ TEST_FAILED = (
 )
 
 
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "an unknown status"
+
+
 def from_api_exception(exc: ApiException) -> KubeError:
     status = int(exc.status or 0)
-    message, causes = _status(exc)
-    if status in (401, 403):
-        return Forbidden(message or "The API server refused this request.", status)
+    detail, causes = _status(exc)
+    detail = f"{status} {detail}"
+    if status == 401:
+        return Forbidden("The API server did not accept the credentials.", status, detail)
+    if status == 403:
+        return Forbidden("The API server refused this request: the account may not do it.", status, detail)
     if status == 404:
-        return NotFound(message or "It does not exist (any more).")
+        return NotFound("It does not exist (any more).", detail=detail)
     if status == 409:
-        return Conflict(message or "It changed since you loaded it; reload and try again.")
+        return Conflict("It changed since you loaded it; reload and try again.", detail=detail)
     if status == 410:
-        return Gone(message or "The resource version is too old.")
+        return Gone("The resource version is too old.", detail=detail)
     if status == 422:
-        if "testing value" in message.lower() or "test operation" in message.lower():
-            return Conflict(TEST_FAILED, 422)
+        if "testing value" in detail.lower() or "test operation" in detail.lower():
+            return Conflict(TEST_FAILED, 422, detail)
         if causes:
-            return Invalid("; ".join(causes), causes=causes)
-        return Invalid(message or "The API server refused the change as invalid.")
+            return Invalid(
+                "The API server refused the change as invalid: " + "; ".join(causes) + ".",
+                causes=causes,
+                detail=detail,
+            )
+        return Invalid("The API server refused the change as invalid.", detail=detail)
     if status == 0:
-        return Unavailable(f"Could not talk to the API server: {exc.reason or exc}")
+        return Unavailable("Could not talk to the API server.", detail=f"{exc.reason or exc}")
     if status == 429 or status >= 500:
-        return Unavailable(f"The API server answered {status}: {message or exc.reason}", status)
-    return KubeError(f"The API server answered {status}: {message or exc.reason}", status)
+        return Unavailable(f"The API server answered {status} ({_phrase(status)}).", status, detail)
+    return KubeError(f"The API server answered {status} ({_phrase(status)}).", status, detail)
 
 
 def translate(exc: BaseException) -> KubeError:
@@ -116,17 +137,18 @@ def translate(exc: BaseException) -> KubeError:
     cause = exc.reason if isinstance(exc, MaxRetryError) else exc
     # Refused, or no connection made in time (urllib3's NewConnectionError is a kind of
     # ConnectTimeoutError): no byte of the request left, so nothing can have changed.
+    detail = f"{type(cause).__name__}: {cause}"
     if isinstance(cause, ConnectTimeoutError):
         return Unavailable(
-            f"Could not connect to the API server ({type(cause).__name__}): nothing was sent, so nothing "
-            "was changed."
+            "Could not connect to the API server: nothing was sent, so nothing was changed.", detail=detail
         )
     if isinstance(cause, (Urllib3Timeout, TimeoutError)):
         return Unavailable(
             "The API server did not answer in time (EXTRES_REQUEST_TIMEOUT). A change sent may or may "
             "not have been made: look at the node before trying again.",
             504,
+            detail,
         )
     if isinstance(exc, (Urllib3Error, OSError, TimeoutError)):
-        return Unavailable(f"Could not talk to the API server: {type(exc).__name__}: {exc}")
-    return KubeError(f"Unexpected failure talking to the API server: {type(exc).__name__}: {exc}")
+        return Unavailable("Could not talk to the API server (the connection failed).", detail=detail)
+    return KubeError("Unexpected failure talking to the API server.", detail=detail)

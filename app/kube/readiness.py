@@ -38,7 +38,9 @@ class Readiness:
                 "GET", f"{conf.host}/readyz", headers=headers, _request_timeout=(3, 5)
             )
         except Exception as exc:  # noqa: BLE001 - unreachable, timed out: not ready
-            return NOT_READY.format(translate(exc).message)
+            err = translate(exc)
+            log.debug("/readyz of the API server: %s", err.detail)
+            return NOT_READY.format(err.message)
         if 200 <= resp.status < 300:
             return None
         body = resp.data.decode(errors="replace") if resp.data else ""

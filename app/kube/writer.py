@@ -213,7 +213,7 @@ class NodeWriter:
                 self.on_error(f"{action} nodes/status", type(err).__name__)
             message = err.message
             if isinstance(err, Conflict) and "changed since you loaded it" not in message:
-                message = f"{name} changed since you loaded it ({message}). Nothing was changed; try again."
+                message = f"{name} changed since you loaded it. Nothing was changed; try again."
             status = 409 if isinstance(err, Conflict) else err.status if 400 <= err.status < 600 else 503
             if not dry_run:
                 self._audit(
@@ -225,6 +225,7 @@ class NodeWriter:
                     new,
                     status=status,
                     message=message,
+                    detail=err.detail,
                 )
             return Outcome(name, resource, action, old, new, False, message, dry_run, status)
         summary = f"{resource} {_show(old)} -> {_show(new)}"

@@ -60,6 +60,7 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
 
     @app.errorhandler(KubeError)
     def kube_error(exc: KubeError):
+        log.warning("%s (request %s): %s [%s]", exc.title, security.request_id(), exc.message, exc.detail)
         return error_page(exc.title, exc.message, exc.status if 400 <= exc.status < 600 else 503)
 
     @app.errorhandler(HTTPException)

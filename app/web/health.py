@@ -16,14 +16,13 @@ def healthz() -> tuple[str, int]:
 
 @bp.get("/readyz")
 def readyz() -> tuple[str, int]:
-    """Ready when the cache has synced and its watches are open. Objects that could not be read
-    are named in the detail; they leave the rest live, so they do not make the app unready."""
-    state = Services.get()
-    fresh = state.freshness()
-    detail = ""
-    if fresh.unreadable:
-        named = "".join(f"  {problem}\n" for problem in state.unreadable_named())
-        detail = f"{fresh.unreadable_text} (left out):\n{named}"
+    """Ready when the cache has synced and its watches are open. Anyone may ask, so the answer
+    names no object and repeats nothing the API server said: the log has those. Objects that
+    could not be read are counted; they leave the rest live, so they do not make the app unready."""
+    fresh = Services.get().freshness()
+    detail = f"{fresh.unreadable_text} (left out; the log names them)\n" if fresh.unreadable else ""
     if fresh.synced and not fresh.stale:
         return "ok\n" + detail, 200
-    return f"not ready: {fresh.error or 'cache not synced'}\n" + detail, 503
+    if not fresh.synced:
+        return "not ready: the cache has not synced\n" + detail, 503
+    return "not ready: the API server cannot be reached or is not ready\n" + detail, 503
