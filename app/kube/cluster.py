@@ -10,7 +10,7 @@ from typing import Protocol
 
 from kubernetes import client
 
-from app.domain.history import Change
+from app.domain.history import Recent
 from app.kube.access import Access, Identity
 from app.kube.cache import ClusterCache, Freshness, WatchCounters
 from app.kube.client import ClusterConfig, api_client, load_configuration
@@ -36,7 +36,7 @@ class RevocationPort(Protocol):
 
 
 class HistoryPort(Protocol):
-    def recent(self) -> list[Change]: ...
+    def recent(self) -> Recent: ...
 
 
 class ClusterPort(Protocol):
@@ -73,6 +73,7 @@ class Cluster:
         start_watches: bool = True,
         event_namespace: str = "default",
         session_store: str | None = None,
+        keys: tuple[str, ...] = (),
         on_error: Callable[[str, str], None] | None = None,
     ) -> None:
         self.cfg = cfg
@@ -89,7 +90,8 @@ class Cluster:
             request_timeout,
             unreachable=lambda: self.cache.readiness.problem is not None,
         )
-        self.history = History(self.api, event_namespace, request_timeout)
+        self.keys = keys  # the secret key, then the previous ones: they seal and check the Events
+        self.history = History(self.api, event_namespace, request_timeout, keys)
         self.revocations = Revocations(self.api, session_store, timeout=request_timeout)
         self._start_watches = start_watches
         self._started = threading.Event()
@@ -130,6 +132,7 @@ class Cluster:
             on_error=self.cache.on_error,
             event_namespace=self.event_namespace,
             audit_context={"actor": identity.label, "client": client_addr, "request_id": request_id},
+            seal_key=self.keys[0] if self.keys else "",
         )
 
     def close(self) -> None:

@@ -17,11 +17,13 @@ import orjson
 from kubernetes import client
 
 from app.domain import changes
+from app.domain.history import SEAL_ANNOTATION, seal
 from app.domain.quantity import QuantityError, parse_count
 from app.kube.errors import TEST_FAILED, Conflict, Invalid, KubeError, NotFound, translate
 
 FIELD_MANAGER = "extres"
 EVENT_REASON = "ExtendedResourceChanged"
+EVENT_LABELS = {"app.kubernetes.io/managed-by": FIELD_MANAGER}  # the history lists by it
 log = logging.getLogger(__name__)
 audit = logging.getLogger("extres.audit")
 
@@ -51,8 +53,10 @@ class NodeWriter:
         on_error: Callable[[str, str], None] | None = None,
         event_namespace: str = "default",
         audit_context: Mapping[str, str] | None = None,
+        seal_key: str = "",
     ) -> None:
         self.core = client.CoreV1Api(api)
+        self.seal_key = seal_key  # seals each Event (app.domain.history.seal)
         self.event_namespace = event_namespace
         self.audit_context = dict(audit_context or {})  # who and from where, for every audit line
         self.timeout = timeout
@@ -93,13 +97,19 @@ class NodeWriter:
     def event(self, node: Mapping[str, Any], actor: str, message: str) -> None:
         """Record the change as an Event on the node; a failure here is logged, not raised."""
         meta = node.get("metadata") or {}
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        moment = datetime.now(UTC)
+        now = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+        text = f"{actor}: {message}"
         body: Any = {
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {
                 "generateName": f"{meta.get('name', 'node')}.extres.",
                 "namespace": self.event_namespace,
+                "labels": EVENT_LABELS,
+                "annotations": {
+                    SEAL_ANNOTATION: seal(self.seal_key, str(meta.get("name")), text, int(moment.timestamp()))
+                },
             },
             "involvedObject": {
                 "apiVersion": "v1",
@@ -108,7 +118,7 @@ class NodeWriter:
                 "uid": meta.get("uid"),
             },
             "reason": EVENT_REASON,
-            "message": f"{actor}: {message}",
+            "message": text,
             "type": "Normal",
             "source": {"component": FIELD_MANAGER},
             "reportingComponent": FIELD_MANAGER,

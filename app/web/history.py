@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import render_template, request
 
+from app.domain.history import Recent
 from app.kube.errors import KubeError
 from app.web.hx import Page, resource_arg
 from app.web.paging import paginate
@@ -21,10 +22,12 @@ def index() -> str:
     resource = resource_arg(request.args, errors, then="Showing every resource.")
     problem = None
     try:
-        changes = state.cluster.history.recent()
+        recent = state.cluster.history.recent()
     except KubeError as err:
-        changes, problem = [], f"The change history could not be read: {err.message}"
-    shown = [c for c in changes if (not node or node in c.node) and (not resource or c.resource == resource)]
+        recent, problem = Recent([]), f"The change history could not be read: {err.message}"
+    shown = [
+        c for c in recent.changes if (not node or node in c.node) and (not resource or c.resource == resource)
+    ]
     rows, page, pages = paginate(shown, PAGE_SIZE)
     args = {k: v for k, v in (("node", node), ("resource", resource)) if v}
     return render_template(
@@ -36,5 +39,6 @@ def index() -> str:
         args=args,
         errors=errors,
         problem=problem,
+        recent=recent,
         namespace=state.settings.event_namespace,
     )

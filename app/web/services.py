@@ -52,6 +52,7 @@ class Services:
                         start_watches=s.start_watches,
                         event_namespace=s.event_namespace,
                         session_store=s.session_store,
+                        keys=(s.secret_key, *s.previous_secret_keys),
                         on_error=self.metrics.api_error,
                     )
         self._cluster.ensure_started()

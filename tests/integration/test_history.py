@@ -59,32 +59,69 @@ def test_a_bad_resource_filter_is_named_and_ignored(web):
     assert "qualified name" in error.get_text() and "Showing every resource" in error.get_text()
 
 
-def test_only_this_apps_events_are_read_and_each_is_dated_by_the_api_server(web, core, uid, monkeypatch):
-    """Anyone who may create Events could write one that looks like a change: one not written
-    by this app (field manager) is left out, and a future date claimed in it is not believed."""
+def forged_event(core, uid: str, name: str, node: str, message: str, annotations=None, **kw) -> None:
+    body = {
+        "metadata": {
+            "name": f"{uid}-{name}",
+            "namespace": "default",
+            "labels": {"app.kubernetes.io/managed-by": "extres"},
+            "annotations": annotations or {},
+        },
+        "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": node},
+        "reason": "ExtendedResourceChanged",
+        "message": message,
+        "type": "Normal",
+        "source": {"component": "extres"},
+        "reportingComponent": "extres",
+        "reportingInstance": "forged",
+        "firstTimestamp": "2099-01-01T00:00:00Z",
+        "lastTimestamp": "2099-01-01T00:00:00Z",
+        "count": 1,
+    }
+    core.create_namespaced_event("default", body, **kw)
+
+
+def test_only_events_sealed_by_this_app_are_read_and_each_is_dated_by_the_api_server(
+    web, core, uid, monkeypatch
+):
+    """Anyone who may create Events could write one that looks like a change, with this app's
+    reporting component, field manager and label: without the app's seal it is left out (and
+    counted); a real seal copied onto another message, or a real Event copied, does not add a
+    change; a future date claimed in one is not believed."""
     from app.kube import history as kept
 
     monkeypatch.setattr(kept, "KEPT_SECONDS", 0.0)
     node = f"{uid}-n"
+    create_node(core, node, {D: "1"})
+    eventually(lambda: web.get(f"/nodes/{node}").status_code == 200)
+    assert web.post(
+        f"/changes/nodes/{node}/resources", data={"resource": D, "quantity": "2", "expected": "1"}
+    ).status_code in (200, 303)
+    rows = eventually(lambda: history(web, f"node={node}") or None)
+    assert [r["change"] for r in rows] == ["set: 1 → 2"]
+    [real] = [
+        e
+        for e in core.list_namespaced_event("default", field_selector=f"involvedObject.name={node}").items
+        if e.reason == "ExtendedResourceChanged"
+    ]
+    seal = real.metadata.annotations["extres.dev/seal"]
+    forged_event(core, uid, "by-hand", node, f"mallory: set {D} 1 -> 99")
+    forged_event(core, uid, "as-extres", node, f"mallory: set {D} 1 -> 98", field_manager="extres")
+    forged_event(core, uid, "stolen-seal", node, f"mallory: set {D} 1 -> 97", {"extres.dev/seal": seal})
+    forged_event(core, uid, "copy", node, real.message, {"extres.dev/seal": seal})
+    page = web.get(f"/history/?node={node}").get_data(as_text=True)
+    assert [r["change"] for r in history(web, f"node={node}")] == ["set: 1 → 2"]
+    assert "2099" not in page
+    assert "were not written by it" in page
 
-    def event(name: str, message: str, **kw) -> None:
-        body = {
-            "metadata": {"name": f"{uid}-{name}", "namespace": "default"},
-            "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": node},
-            "reason": "ExtendedResourceChanged",
-            "message": message,
-            "type": "Normal",
-            "source": {"component": "extres"},
-            "reportingComponent": "extres",
-            "reportingInstance": "forged",
-            "firstTimestamp": "2099-01-01T00:00:00Z",
-            "lastTimestamp": "2099-01-01T00:00:00Z",
-            "count": 1,
-        }
-        core.create_namespaced_event("default", body, **kw)
 
-    event("by-hand", f"mallory: set {D} 1 -> 99")  # kubectl create, its own field manager
-    event("as-extres", f"mallory: set {D} 1 -> 98", field_manager="extres")
-    rows = eventually(lambda: [r for r in history(web, f"node={node}")] or None)
-    assert [r["change"] for r in rows] == ["set: 1 → 98"]  # the by-hand one is not read
-    assert "2099" not in web.get(f"/history/?node={node}").get_data(as_text=True)
+def test_a_flood_of_events_is_reported_as_an_incomplete_history(web, core, uid, monkeypatch):
+    from app.kube import history as kept
+
+    monkeypatch.setattr(kept, "KEPT_SECONDS", 0.0)
+    monkeypatch.setattr(kept, "SCANNED", 20)
+    monkeypatch.setattr(kept, "PAGE", 10)
+    for i in range(25):
+        forged_event(core, uid, f"flood-{i}", f"{uid}-n", f"mallory: set {D} 1 -> {i}")
+    page = web.get("/history/").get_data(as_text=True)
+    assert "Incomplete: the namespace holds more change Events than are read at a time" in page

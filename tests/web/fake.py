@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.domain.history import Change
+from app.domain.history import Change, Recent
 from app.kube.access import Identity
 from app.kube.cache import Freshness, WatchCounters
 from app.kube.reading import Unreadable
@@ -53,8 +53,8 @@ class StubAccess:
 class StubHistory:
     changes: list[Change] = field(default_factory=list)
 
-    def recent(self) -> list[Change]:
-        return self.changes
+    def recent(self) -> Recent:
+        return Recent(self.changes)
 
 
 @dataclass
