@@ -56,8 +56,10 @@ def sealed(keys: Sequence[str], node: str, message: str, value: str, created: in
 @dataclass(frozen=True)
 class Recent:
     """The changes read, newest first; ``left_out``: Events that looked like this app's but were
-    not sealed by it, or copies of one that was; ``incomplete``: the read stopped at its bound."""
+    not sealed by it, or copies of one that was; ``incomplete``: the read stopped at its bound;
+    ``stale``: the last read, kept while the API server does not answer."""
 
     changes: list[Change]
     left_out: int = 0
     incomplete: bool = False
+    stale: bool = False

@@ -133,6 +133,7 @@ class ClusterCache:
 
     def stop(self) -> None:
         self._stop.set()
+        self.readiness.nudge()  # its thread wakes, sees the stop, and ends
         for resp in list(self._responses.values()):
             _abort(resp)
         for t in self._threads:
@@ -309,6 +310,7 @@ class ClusterCache:
                     rv = None
                     continue
                 rv = self._seen.get(kind, rv)  # resume from the last event that arrived
+                self.readiness.nudge()  # is the API server itself answering? ask now
                 log.warning(
                     "watch of %s failed: %s [%s] (retrying in %.1fs)", kind, err.message, err.detail, backoff
                 )

@@ -91,8 +91,19 @@ class Cluster:
             unreachable=lambda: self.cache.readiness.problem is not None,
         )
         self.keys = keys  # the secret key, then the previous ones: they seal and check the Events
-        self.history = History(self.api, event_namespace, request_timeout, keys)
-        self.revocations = Revocations(self.api, session_store, timeout=request_timeout)
+        self.history = History(
+            self.api,
+            event_namespace,
+            request_timeout,
+            keys,
+            unreachable=lambda: self.cache.readiness.problem is not None,
+        )
+        self.revocations = Revocations(
+            self.api,
+            session_store,
+            timeout=request_timeout,
+            unreachable=lambda: self.cache.readiness.problem is not None,
+        )
         self._start_watches = start_watches
         self._started = threading.Event()
 

@@ -23,6 +23,11 @@ class Readiness:
         self.interval = interval
         self.problem: str | None = None  # what /readyz said was failing; None while ready
         self.last_ready: float | None = None  # monotonic time it last said ready
+        self._nudged = threading.Event()
+
+    def nudge(self) -> None:
+        """Ask again now, not at the next interval: a watch just failed."""
+        self._nudged.set()
 
     def start(self, stop: threading.Event) -> threading.Thread:
         t = threading.Thread(target=self._run, args=(stop,), name="extres-readyz", daemon=True)
@@ -48,7 +53,11 @@ class Readiness:
         return NOT_READY.format(", ".join(failed) if failed else f"HTTP {resp.status}")
 
     def _run(self, stop: threading.Event) -> None:
-        while not stop.wait(self.interval):
+        while not stop.is_set():
+            self._nudged.wait(self.interval)
+            self._nudged.clear()
+            if stop.is_set():
+                return
             problem = self.check()
             if problem is None:
                 self.last_ready = time.monotonic()

@@ -19,6 +19,7 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kubernetes import client
@@ -68,12 +69,14 @@ class Revocations:
         *,
         timeout: float = 10.0,
         refresh: float = 2.0,
+        unreachable: Callable[[], bool] = lambda: False,
     ) -> None:
         """``store`` is ``namespace/name`` of the ConfigMap, or None to keep revocations in memory."""
         self._core = client.CoreV1Api(api) if api is not None and store else None
         self.namespace, _, self.name = (store or "/").partition("/")
         self.timeout = timeout
         self.refresh = refresh
+        self.unreachable = unreachable  # True while the API server is known not to answer
         self._shared: dict[str, int] = {}  # as last read from the ConfigMap
         self._local: dict[str, int] = {}  # signed out here (kept even when the write failed)
         self._loaded = self._core is None
@@ -94,7 +97,8 @@ class Revocations:
         """Whether the session was signed out; raises Unavailable before the list was first read."""
         if not self._loaded:
             self.start()
-            self._reload()
+            if not self.unreachable():
+                self._reload()
             if not self._loaded:
                 raise Unavailable(UNVERIFIABLE, 503)
         key = digest(session_id)
