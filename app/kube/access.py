@@ -26,6 +26,7 @@ from app.kube.errors import Forbidden, KubeError, Unavailable, translate
 
 log = logging.getLogger(__name__)
 CHECK_TTL = 30.0
+RECHECK_TIMEOUT = 1.0  # seconds a page waits to renew an answer it already has
 CLIENTS_KEPT = 64
 ACCEPTED_TTL = 30.0  # a token the API server accepted is trusted this long before asking again
 REFUSED_TTL = 5.0  # and a refused one is refused this long without asking
@@ -132,7 +133,14 @@ class Access:
                 self._clients.popitem(last=False)[1].close()
         return api
 
-    def _review(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
+    def _review(
+        self,
+        identity: Identity,
+        verb: str,
+        resource: str,
+        subresource: str = "",
+        timeout: float | None = None,
+    ) -> bool:
         """One SelfSubjectAccessReview as the acting user; raises KubeError when it cannot be made
         (a refused identity is a Forbidden with status 401)."""
         body: Any = {
@@ -142,7 +150,9 @@ class Access:
         }
         try:
             api = client.AuthorizationV1Api(self.client_for(identity))
-            review: Any = api.create_self_subject_access_review(body, _request_timeout=self.timeout)
+            review: Any = api.create_self_subject_access_review(
+                body, _request_timeout=timeout or self.timeout
+            )
         except Exception as exc:
             raise translate(exc) from exc
         return bool(review.status and review.status.allowed)
@@ -172,17 +182,27 @@ class Access:
                 raise Unavailable(UNVERIFIABLE, 503)
             user = cached[1]
         else:
-            user = self._review_token(identity)
+            try:
+                wait = min(self.timeout, RECHECK_TIMEOUT) if cached is not None else None
+                user = self._review_token(identity, wait)
+            except KubeError as exc:
+                if cached is None or exc.status in (401, 403):
+                    raise
+                return self._as_known(cached[1], identity)  # no answer in time: the last one stands
             with self._lock:
                 self._tokens[digest] = (now, user)
                 self._tokens.move_to_end(digest)
                 while len(self._tokens) > TOKENS_KEPT:
                     self._tokens.popitem(last=False)
+        return self._as_known(user, identity)
+
+    @staticmethod
+    def _as_known(user: str | None, identity: Identity) -> Identity | None:
         if user is None:
             return None
         return Identity(user=user or None, token=identity.token, mode=identity.mode)
 
-    def _review_token(self, identity: Identity) -> str | None:
+    def _review_token(self, identity: Identity, timeout: float | None = None) -> str | None:
         """The token's user name ('' when only its acceptance is known), or None when refused."""
         body: Any = {
             "apiVersion": "authentication.k8s.io/v1",
@@ -191,7 +211,7 @@ class Access:
         }
         try:
             review: Any = client.AuthenticationV1Api(self.base).create_token_review(
-                body, _request_timeout=self.timeout
+                body, _request_timeout=timeout or self.timeout
             )
             if not (review.status and review.status.authenticated):
                 return None
@@ -201,7 +221,7 @@ class Access:
             if err.status != 403:
                 raise err from exc
         try:  # the app may not review tokens: ask with the token itself
-            self._review(identity, "get", "nodes")
+            self._review(identity, "get", "nodes", timeout=timeout)
         except Forbidden as exc:
             if exc.status == 401:
                 return None
@@ -224,7 +244,10 @@ class Access:
                 raise Unavailable(UNVERIFIABLE, 503)
             return cached[1]
         try:
-            ok = self._review(identity, verb, resource, subresource)
+            # with an answer to fall back on, a page waits at most RECHECK_TIMEOUT for the new one
+            # (the API server may hang before /readyz tells)
+            wait = min(self.timeout, RECHECK_TIMEOUT) if cached is not None else None
+            ok = self._review(identity, verb, resource, subresource, wait)
         except KubeError as exc:
             if cached is not None and exc.status not in (401, 403):
                 return cached[1]

@@ -11,10 +11,12 @@ from app.kube.errors import Unavailable
 
 def access(down: list[bool]) -> tuple[Access, list[tuple[str, str]]]:
     asked: list[tuple[str, str]] = []
+    waits.clear()
     a = Access(client.Configuration(), client.ApiClient(client.Configuration()), unreachable=lambda: down[0])
 
-    def review(identity, verb, resource, subresource=""):
+    def review(identity, verb, resource, subresource="", timeout=None):
         asked.append((verb, resource))
+        waits.append(timeout)
         return verb == "list"
 
     a._review = review  # type: ignore[method-assign]
@@ -22,6 +24,20 @@ def access(down: list[bool]) -> tuple[Access, list[tuple[str, str]]]:
 
 
 ANN = Identity(user="ann", mode="impersonate")
+waits: list[float | None] = []  # the timeout of each review sent
+
+
+def test_renewing_an_answer_already_given_waits_briefly_before_the_api_server_is_known_down():
+    """Before /readyz tells that the API server hangs, a page renewing an expired answer waits
+    RECHECK_TIMEOUT at most (then the old answer stands); a first answer gets the full timeout."""
+    from app.kube.access import RECHECK_TIMEOUT
+
+    a, _ = access([False])
+    assert a.check(ANN, "list", "pods")
+    for key in list(a._checks):
+        a._checks[key] = (a._checks[key][0] - 3600, a._checks[key][1])
+    assert a.check(ANN, "list", "pods")
+    assert waits == [None, RECHECK_TIMEOUT]
 
 
 def test_answers_given_stand_past_their_ttl_while_the_api_server_is_down():
