@@ -1,26 +1,36 @@
 """Does the fit model agree with the real kube-scheduler? Random clusters and pods, seeded.
 
-    python bench/agreement.py [--cases 1000] [--seed N]   # starts its own control plane + scheduler
+    python bench/agreement.py [--cases 2000] [--seed N]
+    EXTRES_KUBE_VERSION=1.35.4 python bench/agreement.py   # the older tested version
+        # each starts its own control plane, with kwok and the real kube-scheduler
 
 Each batch creates a few nodes with random allocatable (cpu, memory, pods and two extended
-resources), labels, taints and cordons, then random pods one at a time (requests with init
-containers, node selectors, required node affinity, tolerations, host ports). For every pod the
+resources), labels, taints and cordons, then random pods one at a time: requests (explicit
+zeros too) with init containers and sidecars, pod-level resources, node selectors, required
+node affinity (several terms, matchFields, Gt/Lt on non-integers, values the API server takes
+but the scheduler cannot parse), tolerations (empty keys, PreferNoSchedule taints), host ports
+with protocols and IPs, hostNetwork pods, RuntimeClasses with overhead and scheduling, and a
+namespace whose LimitRange gives default requests. The model reads each pod as the planner
+reads a pasted manifest, admission applied (``app.domain.admission``). For every pod the
 model predicts the feasible nodes from the dashboard's own cache (the same decoding and fit code
 the pages use); then the pod is created and the real scheduler binds it or marks it
 Unschedulable. Agreement: the scheduler's node is in the predicted set, and the set is empty
 exactly when the scheduler says Unschedulable. Every pod carries a required affinity term on its
 batch's label, so other nodes in the cluster never take part. A case the model cannot decide
-(a feature it does not model) is counted, never dropped. There is no kubelet: bound pods stay
-bound and keep their resources, which is all the scheduler looks at.
+(a feature it does not model) is counted, never dropped. kwok plays the kubelets: its nodes
+report Ready (or NotReady, and are tainted so), and bound pods stay bound and keep their
+resources, which is all the scheduler looks at.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +40,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kubernetes import client
 
-from app.domain.fit import admitted_tolerations, fits
-from app.kube.projections import PodView
+from app.domain.diagnosis import repelled
+from app.domain.fit import PodShape, fits
+from app.domain.manifest import parse_manifest
+from app.kube.admission_reads import AdmissionReads
 from app.kube.store import Store
 
 D, F = "example.com/dongle", "acme.io/fpga"
 NODES_PER_BATCH = 6
+# Pods go to "default" (no LimitRange) or LIMITED, whose LimitRange gives containers default cpu
+# and memory requests (limits far above any request, so none is refused); some name a RuntimeClass
+# with an overhead, one of them with scheduling (a node selector and a toleration).
+LIMITED = "extres-agree-limited"
+RUNTIME_CLASSES = {
+    "extres-agree-overhead": {"overhead": {"podFixed": {"cpu": "250m", "memory": "64Mi"}}},
+    "extres-agree-gpu": {
+        "overhead": {"podFixed": {"cpu": "100m"}},
+        "scheduling": {
+            "nodeSelector": {"pool": "gpu"},
+            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}],
+        },
+    },
+}
+LIMIT_RANGE = {
+    "limits": [
+        {
+            "type": "Container",
+            "default": {"cpu": "8", "memory": "16Gi"},
+            "defaultRequest": {"cpu": "150m", "memory": "256Mi"},
+        }
+    ]
+}
 NOT_READY_LABEL = "extres.test/not-ready"  # kwok reports such a node NotReady (kwok-stages.yaml)
 NOT_READY = "node.kubernetes.io/not-ready"
 
@@ -46,8 +81,10 @@ class Report:
     cases: int = 0
     agreed: int = 0
     undecided: int = 0
+    undecided_by: dict[str, int] = field(default_factory=dict)  # what the model could not decide
     bound: int = 0
     replayed: int = 0  # cases that disagreed once and were run again on a settled cluster
+    refused: list[str] = field(default_factory=list)  # pods the API server refused (not cases)
     unschedulable: int = 0
     failures: list[str] = field(default_factory=list)
 
@@ -55,7 +92,9 @@ class Report:
         return (
             f"seed {self.seed}: {self.cases} cases, {self.agreed} agreed "
             f"({self.bound} bound, {self.unschedulable} unschedulable), {self.undecided} undecided, "
-            f"{len(self.failures)} disagreed ({self.replayed} replayed once on a settled cluster)"
+            f"{len(self.failures)} disagreed ({self.replayed} replayed once on a settled cluster); "
+            f"undecided by {self.undecided_by or 'nothing'}; "
+            f"{len(self.refused)} generated pods refused by the API server"
         )
 
 
@@ -68,7 +107,12 @@ def _node(rng: random.Random, name: str, batch: str) -> dict[str, Any]:
     for resource, top in ((D, 4), (F, 2)):
         if rng.random() < 0.8:
             alloc[resource] = str(rng.randint(top // 2, top))
-    labels = {"batch": batch, "zone": rng.choice("abc"), "pool": rng.choice(["gpu", "general"])}
+    labels = {
+        "batch": batch,
+        "zone": rng.choice("abc"),
+        "pool": rng.choice(["gpu", "general"]),
+        "kubernetes.io/hostname": name,
+    }
     if rng.random() < 0.7:
         labels["cores"] = rng.choice(["4", "8", "16", "many"])
     taints = []
@@ -88,10 +132,28 @@ def _node(rng: random.Random, name: str, batch: str) -> dict[str, Any]:
 
 def _requirement(rng: random.Random, names: list[str]) -> tuple[str, dict[str, Any]]:
     kind = rng.choice(
-        ["zone-in", "pool-notin", "cores-gt", "cores-lt", "cores-exists", "cores-absent", "name"]
+        [
+            "zone-in",
+            "pool-notin",
+            "cores-gt",
+            "cores-lt",
+            "cores-exists",
+            "cores-absent",
+            "name",
+            "unparsable",
+        ]
     )
     if kind == "zone-in":
         return "matchExpressions", {"key": "zone", "operator": "In", "values": rng.sample("abc", 2)}
+    if kind == "unparsable":  # the API server accepts these; the scheduler's term matches nothing
+        return "matchExpressions", rng.choice(
+            [
+                {"key": "zone", "operator": "In", "values": ["a b"]},
+                {"key": "pool", "operator": "NotIn", "values": ["-gpu"]},
+                {"key": "cores", "operator": "Gt", "values": ["-1"]},
+                {"key": "cores", "operator": "Lt", "values": ["1_000"]},
+            ]
+        )
     if kind == "pool-notin":
         return "matchExpressions", {"key": "pool", "operator": "NotIn", "values": ["gpu"]}
     if kind in ("cores-gt", "cores-lt"):
@@ -109,15 +171,19 @@ def _requirement(rng: random.Random, names: list[str]) -> tuple[str, dict[str, A
 
 
 def _pod(rng: random.Random, name: str, batch: str, names: list[str]) -> dict[str, Any]:
+    pod_level = rng.random() < 0.12  # cpu and memory asked at pod level (none per container)
+
     def resources() -> dict[str, Any]:
         req: dict[str, str] = {}
-        if rng.random() < 0.7:
+        if rng.random() < 0.7 and not pod_level:
             req["cpu"] = rng.choice(["100m", "250m", "500m", "1500m"])
-        if rng.random() < 0.4:
+        if rng.random() < 0.4 and not pod_level:
             req["memory"] = rng.choice(["256Mi", "1Gi", "3Gi"])
         ext = {}
         if rng.random() < 0.6:
             ext[D] = str(rng.randint(1, 2))
+        elif rng.random() < 0.15:
+            ext[D] = "0"  # an explicit zero
         if rng.random() < 0.2:
             ext[F] = "1"
         return {"requests": {**req, **ext}, "limits": ext}
@@ -127,8 +193,25 @@ def _pod(rng: random.Random, name: str, batch: str, names: list[str]) -> dict[st
         for i in range(rng.randint(1, 2))
     ]
     spec: dict[str, Any] = {"containers": containers, "terminationGracePeriodSeconds": 0}
+    if pod_level:
+        spec["resources"] = {
+            "requests": {"cpu": rng.choice(["500m", "1", "2500m"]), "memory": rng.choice(["512Mi", "3Gi"])}
+        }
+    init = []
     if rng.random() < 0.3:
-        spec["initContainers"] = [{"name": "init", "image": "registry.example/x:1", "resources": resources()}]
+        init.append({"name": "init", "image": "registry.example/x:1", "resources": resources()})
+    if rng.random() < 0.25:  # a sidecar: counted beside the app containers, before or after an init one
+        sidecar = {
+            "name": "side",
+            "image": "registry.example/x:1",
+            "restartPolicy": "Always",
+            "resources": resources(),
+        }
+        init.insert(rng.randint(0, len(init)), sidecar)
+    if init:
+        spec["initContainers"] = init
+    if rng.random() < 0.15:
+        spec["runtimeClassName"] = rng.choice(sorted(RUNTIME_CLASSES))
     if rng.random() < 0.2:
         spec["nodeSelector"] = {"zone": rng.choice("abc")}
     batch_req = {"key": "batch", "operator": "In", "values": [batch]}
@@ -157,23 +240,40 @@ def _pod(rng: random.Random, name: str, batch: str, names: list[str]) -> dict[st
             tolerations.append(toleration)
     if tolerations:
         spec["tolerations"] = tolerations
-    if rng.random() < 0.15:
-        containers[0]["ports"] = [
-            {"containerPort": 80, "hostPort": rng.choice([8080, 8081]), "protocol": "TCP"}
-        ]
+    roll = rng.random()
+    if roll < 0.15:
+        port = {
+            "containerPort": 80,
+            "hostPort": rng.choice([8080, 8081]),
+            "protocol": rng.choice(["TCP", "UDP"]),
+        }
+        if rng.random() < 0.4:
+            port["hostIP"] = rng.choice(["127.0.0.1", "10.0.0.1", "0.0.0.0"])
+        containers[0]["ports"] = [port]
+    elif roll < 0.22:  # a hostNetwork pod's container ports are host ports
+        spec["hostNetwork"] = True
+        containers[0]["ports"] = [{"containerPort": rng.choice([8080, 9090]), "protocol": "TCP"}]
+    labels = {}
+    if rng.random() < 0.3:
+        labels["app"] = "db"
+    if rng.random() < 0.03:  # required anti-affinity on its node: named as not modelled, counted
+        term = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}
+        spec["affinity"]["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    # pod-level resources stay out of LIMITED: how a LimitRange meets them is not modelled
+    namespace = LIMITED if rng.random() < 0.3 and not pod_level else "default"
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
         "spec": spec,
     }
 
 
-def _outcome(core: client.CoreV1Api, name: str, timeout: float = 30.0) -> str | None:
+def _outcome(core: client.CoreV1Api, name: str, ns: str, timeout: float = 30.0) -> str | None:
     """The node the scheduler bound the pod to, or None once it marked it Unschedulable."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        pod = core.read_namespaced_pod(name, "default")
+        pod = core.read_namespaced_pod(name, ns)
         if pod.spec.node_name:
             return str(pod.spec.node_name)
         for cond in pod.status.conditions or ():
@@ -191,10 +291,40 @@ def _wait(check: Any, timeout: float = 15.0, what: Any = lambda: "") -> None:
         time.sleep(0.02)
 
 
+def admission_objects(api: client.ApiClient) -> None:
+    """The RuntimeClasses and the LIMITED namespace with its LimitRange (made once, kept)."""
+    core, node = client.CoreV1Api(api), client.NodeV1Api(api)
+    for make in (
+        lambda: core.create_namespace({"metadata": {"name": LIMITED}}),
+        lambda: core.create_namespaced_limit_range(
+            LIMITED, {"metadata": {"name": "defaults"}, "spec": LIMIT_RANGE}
+        ),
+        *(
+            lambda name=name, body=body: node.create_runtime_class(
+                {"metadata": {"name": name}, "handler": "runc", **body}
+            )
+            for name, body in RUNTIME_CLASSES.items()
+        ),
+    ):
+        try:
+            make()
+        except client.ApiException as exc:
+            if exc.status != 409:
+                raise
+
+
+def predict(admission: AdmissionReads, body: dict[str, Any]) -> PodShape:
+    """The pod's shape as admission will make it (LimitRange, RuntimeClass, default tolerations,
+    a hostNetwork pod's ports): the planner's reading of a pasted manifest."""
+    return parse_manifest(json.dumps(body), admission.namespace).shape
+
+
 def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str = "agree") -> Report:
     """``cases`` pods in batches of 25 over fresh nodes; the store must be watch-fed and synced."""
     rng = random.Random(seed)
     core = client.CoreV1Api(api)
+    admission_objects(api)
+    admission = AdmissionReads(api, 10.0)
     report = Report(seed)
     batch_no = 0
     while report.cases < cases:
@@ -248,30 +378,42 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
         for i in range(min(25, cases - report.cases)):
             name = f"{batch}-p{i}"
             body = _pod(rng, name, batch, names)
-            view = PodView.from_json(body)
-            # the pod as admission will make it (DefaultTolerationSeconds adds its tolerations)
-            shape = replace(view.shape, tolerations=admitted_tolerations(view.placement.tolerations))
-            predicted = sorted(n.name for n in store.node_facts() if fits(shape, n))
-            core.create_namespaced_pod("default", body)
-            actual = _outcome(core, name)
+            ns = body["metadata"]["namespace"]
+            shape = predict(admission, body)
+            facts = store.node_facts()
+            predicted = sorted(n.name for n in facts if fits(shape, n))
+            unsure = shape.unmodelled + repelled(
+                sum(1 for n in facts if n.name in predicted and n.repelling), 1
+            )
+            try:
+                core.create_namespaced_pod(ns, body)
+            except client.ApiException as exc:
+                if exc.status != 422:
+                    raise
+                report.refused.append(f"{name}: {exc.body!r}"[:300])  # not a case: never scheduled
+                continue
+            actual = _outcome(core, name, ns)
             report.cases += 1
             agree = (actual is None and not predicted) or (actual is not None and actual in predicted)
-            if not agree and not shape.unmodelled:
+            if not agree and not unsure:
                 # Confirm on a settled cluster: the scheduler may still hold a pod the test just
                 # deleted, or bind a pod it had marked Unschedulable a moment before. The same
                 # pod again, after a pause, decides; a real disagreement of the model repeats.
-                core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
-                _wait(lambda name=name: ("default", name) not in store.pods)
+                core.delete_namespaced_pod(name, ns, grace_period_seconds=0)
+                _wait(lambda name=name, ns=ns: (ns, name) not in store.pods)
                 time.sleep(2.0)
                 again = {**body, "metadata": {**body["metadata"], "name": f"{name}-again"}}
                 predicted = sorted(n.name for n in store.node_facts() if fits(shape, n))
-                core.create_namespaced_pod("default", again)
-                actual = _outcome(core, f"{name}-again")
+                core.create_namespaced_pod(ns, again)
+                actual = _outcome(core, f"{name}-again", ns)
                 name = f"{name}-again"
                 agree = (actual is None and not predicted) or (actual is not None and actual in predicted)
                 report.replayed += 1
-            if shape.unmodelled:
+            if unsure:
                 report.undecided += 1
+                for why in unsure:
+                    kind = why.split(" of ")[0]
+                    report.undecided_by[kind] = report.undecided_by.get(kind, 0) + 1
             elif agree:
                 report.agreed += 1
             else:
@@ -281,7 +423,7 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
                             "seed": seed,
                             "predicted": predicted,
                             "scheduler": actual or "Unschedulable",
-                            "message": _message(core, name),
+                            "message": _message(core, name, ns),
                             "pod": body,
                             "nodes": [_slim(d) for d in node_docs],
                             "node_requests": {n: store.requested_on(n) for n in names},
@@ -291,21 +433,21 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
                 )
             if actual is None:
                 report.unschedulable += 1
-                core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
-                _wait(lambda name=name: ("default", name) not in store.pods)
+                core.delete_namespaced_pod(name, ns, grace_period_seconds=0)
+                _wait(lambda name=name, ns=ns: (ns, name) not in store.pods)
             else:
                 report.bound += 1
                 _wait(
-                    lambda name=name, actual=actual: (
-                        (p := store.pods.get(("default", name))) is not None and p.node_name == actual
+                    lambda name=name, actual=actual, ns=ns: (
+                        (p := store.pods.get((ns, name))) is not None and p.node_name == actual
                     )
                 )
     return report
 
 
-def _message(core: client.CoreV1Api, name: str) -> str:
+def _message(core: client.CoreV1Api, name: str, ns: str) -> str:
     try:
-        pod = core.read_namespaced_pod(name, "default")
+        pod = core.read_namespaced_pod(name, ns)
     except client.ApiException:
         return ""
     return " ".join(c.message or "" for c in pod.status.conditions or ())
@@ -328,11 +470,11 @@ def main() -> None:
     from extres_demo import testenv
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cases", type=int, default=1000)
+    ap.add_argument("--cases", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=random.SystemRandom().randrange(10**6))
     args = ap.parse_args()
-    print(f"seed {args.seed}", flush=True)
-    plane = testenv.start(Path(mkdtemp(prefix="extres-agree-")))
+    print(f"seed {args.seed}, kube {os.environ.get('EXTRES_KUBE_VERSION') or 'newest'}", flush=True)
+    plane = testenv.start(Path(mkdtemp(prefix="extres-agree-")), scheduler=True)
     try:
         api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
         cache = ClusterCache(api)

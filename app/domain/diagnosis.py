@@ -88,6 +88,7 @@ class ShapeIndex:
         self._order = SortedList()  # (short, name) of the candidates
         self._advertising = [SortedList() for _ in self.extended]  # (-free, name) of the candidates
         self._feasible = 0  # candidates where the pod fits now
+        self._repelled = 0  # of those, nodes holding pods with required anti-affinity (not modelled)
         self._others = 0  # nodes something else keeps out
         self._terms: dict[tuple[str, str], int] = {}  # what keeps them out, in the scheduler's terms
 
@@ -161,6 +162,8 @@ class ShapeIndex:
                 (advertising.add if sign > 0 else advertising.remove)((-free, name))
         if not result.fails:
             self._feasible += sign
+            if result.node.repelling:
+                self._repelled += sign
         if sign > 0:
             self._candidates[name] = result
         else:
@@ -233,7 +236,7 @@ class ShapeIndex:
             candidates=candidates,
             feasible=self._feasible,
             reasons=dict(self._reasons),
-            unmodelled=pod.unmodelled,
+            unmodelled=pod.unmodelled + repelled(self._repelled, self._feasible),
             total=len(self._per),
         )
         d.fits = [self._resource_fit(i) for i in range(len(self.extended))]
@@ -281,9 +284,18 @@ class _Result:
                     and a.requested == b.requested
                     and a.capacity == b.capacity
                     and list(a.host_ports) == list(b.host_ports)
+                    and a.repelling == b.repelling
                 )
             )
         )
+
+
+def repelled(nodes: int, of: int) -> tuple[str, ...]:
+    """What to name when pods on nodes the shape fits have required anti-affinity: whether they
+    keep it off depends on their selectors and its labels, which the model does not weigh."""
+    if not nodes:
+        return ()
+    return (f"inter-pod anti-affinity of pods already on {nodes} of the {of} nodes it fits",)
 
 
 def _tally(counts: dict[Any, int], key: object, sign: int) -> None:

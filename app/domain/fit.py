@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from app.domain.names import is_native_resource
+from app.domain.names import go_int, is_label_value, is_native_resource, qualified_name_errors
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 NATIVE_ORDER = {"cpu": 0, "memory": 1, "ephemeral-storage": 2}  # the scheduler's order of reasons
@@ -47,6 +47,25 @@ class Requirement:
     key: str
     operator: str
     values: tuple[str, ...] = ()
+
+    def parses(self, field: bool = False) -> bool:
+        """Whether kube-scheduler can use it: ``labels.NewRequirement`` for matchExpressions (a
+        qualified key; every value a valid label value, so no negative bound; In/NotIn with
+        values, Exists/DoesNotExist without, Gt/Lt with one integer), and for matchFields
+        In/NotIn with exactly one value. A term holding one it cannot parse matches no node,
+        though the API server accepted the pod."""
+        op, values = self.operator, self.values
+        if field:
+            return op in ("In", "NotIn") and len(values) == 1
+        if qualified_name_errors(self.key) or not all(is_label_value(v) for v in values):
+            return False
+        if op in ("In", "NotIn"):
+            return bool(values)
+        if op in ("Exists", "DoesNotExist"):
+            return not values
+        if op in ("Gt", "Lt"):
+            return len(values) == 1 and go_int(values[0]) is not None
+        return False
 
     def matches(self, value: str | None) -> bool:
         op = self.operator
@@ -61,9 +80,8 @@ class Requirement:
         if op in ("Gt", "Lt"):
             if value is None or len(self.values) != 1:
                 return False
-            try:
-                have, bound = int(value), int(self.values[0])
-            except ValueError:
+            have, bound = go_int(value), go_int(self.values[0])  # Go's ParseInt on both sides
+            if have is None or bound is None:
                 return False
             return have > bound if op == "Gt" else have < bound
         return False  # an unknown operator matches nothing
@@ -75,10 +93,17 @@ class Term:
 
     expressions: tuple[Requirement, ...] = ()
     fields: tuple[Requirement, ...] = ()
+    usable: bool = field(init=False, compare=False)  # the scheduler can parse every requirement
+
+    def __post_init__(self) -> None:
+        usable = all(r.parses() for r in self.expressions) and all(r.parses(field=True) for r in self.fields)
+        object.__setattr__(self, "usable", usable)
 
     def matches(self, name: str, labels: Mapping[str, str]) -> bool:
         if not self.expressions and not self.fields:
             return False  # an empty term selects nothing
+        if not self.usable:
+            return False  # the scheduler could not parse it
         return all(r.matches(labels.get(r.key)) for r in self.expressions) and all(
             r.matches(name if r.key == "metadata.name" else None) for r in self.fields
         )
@@ -188,6 +213,7 @@ class NodeFacts:
     taints: tuple[Taint, ...] = ()
     host_ports: Iterable[HostPort] = ()
     capacity: Mapping[str, int] = field(default_factory=dict)  # for advice: what to set capacity to
+    repelling: int = 0  # pods on it with required inter-pod anti-affinity (not modelled: named)
 
     def free(self, resource: str) -> int:
         return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)

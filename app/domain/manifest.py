@@ -1,4 +1,4 @@
-"""A pod shape for the what-if planner: from form fields, or from a pasted manifest.
+"""A pod shape for the what-if planner from a pasted manifest (the form's fields: ``plan_fields``).
 
 A manifest is one YAML or JSON document (JSON is YAML) of kind Pod, Deployment,
 StatefulSet, Job or DaemonSet; its pod spec is read for what placement depends
@@ -12,13 +12,14 @@ project does not know in the parts it reads are refused by name (a typo such as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from app.domain.accounting import pod_requests
+from app.domain.admission import Namespace, Rejected, admit
 from app.domain.fit import HostPort, PodShape, Requirement, Term, Toleration, admitted_tolerations
 from app.domain.names import extended_resource_name_errors, is_native_resource, is_standard_resource
 from app.domain.quantity import QuantityError, parse_count, to_amount
@@ -106,8 +107,10 @@ def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     return value
 
 
-def parse_manifest(text: str) -> Planned:
-    """One manifest (YAML or JSON) to a pod shape; raises ManifestError naming the problem."""
+def parse_manifest(text: str, admission: Callable[[str], Namespace] | None = None) -> Planned:
+    """One manifest (YAML or JSON) to a pod shape, as admission would leave it in its namespace
+    (``admission``: what that namespace's admission reads; None: not applied); raises
+    ManifestError naming the problem."""
     if len(text.encode()) > MAX_MANIFEST:
         raise ManifestError({"manifest": f"The manifest is larger than {MAX_MANIFEST // 1024} KiB."})
     try:
@@ -157,13 +160,29 @@ def parse_manifest(text: str) -> Planned:
             )
     if found := next((p for p in problems if p), None):
         raise ManifestError({"manifest": f"The manifest has an {found}."})
-    shape = _shape(pod_spec)
-    name = _text(_mapping(doc.get("metadata"), "metadata").get("name"), "metadata.name")
+    metadata = _mapping(doc.get("metadata"), "metadata")
+    name = _text(metadata.get("name"), "metadata.name")
     notes = ["A DaemonSet runs one pod on every node it selects."] if kind == "DaemonSet" else []
+    if admission is not None:
+        namespace = _text(metadata.get("namespace"), "metadata.namespace") or "default"
+        ns = admission(namespace)
+        if not ns.known:
+            notes.append(
+                "RuntimeClasses and LimitRanges could not be read: their overhead, node selection and "
+                "default requests are not applied."
+            )
+        else:
+            _check_quantities(pod_spec)  # before admission copies the values it reads
+            try:
+                pod_spec, admitted = admit(pod_spec, ns)
+            except Rejected as exc:
+                raise ManifestError({"manifest": str(exc)}) from None
+            notes.extend(admitted)
+    shape = shape_of_spec(pod_spec)
     return Planned(shape, replicas, kind, name, notes)
 
 
-def _name_problem(name: str) -> str | None:
+def name_problem(name: str) -> str | None:
     """Why a resource name cannot be requested: not a standard resource, nor an extended one."""
     if "/" not in name:
         if is_standard_resource(name):
@@ -184,7 +203,7 @@ def _check_quantities(spec: Mapping[str, Any]) -> None:
                     where = f"{shown(c.get('name') or group)}: {part}.{shown(name)}"
                     if not isinstance(name, str):
                         raise ManifestError({"manifest": f"{where}: a resource name must be a string."})
-                    if problem := _name_problem(name):
+                    if problem := name_problem(name):
                         raise ManifestError({"manifest": f"{where}: {shown(name)} {problem}."})
                     if isinstance(value, bool) or not isinstance(value, str | int | float):
                         raise ManifestError({"manifest": f"{where}: a quantity, not {shown(value)}."})
@@ -197,7 +216,8 @@ def _check_quantities(spec: Mapping[str, Any]) -> None:
                         raise ManifestError({"manifest": f"{where}={shown(value)}: {exc}"}) from None
 
 
-def _shape(spec: Mapping[str, Any]) -> PodShape:
+def shape_of_spec(spec: Mapping[str, Any]) -> PodShape:
+    """The shape of a pod spec as the API sends it (admitted, or as admission would leave it)."""
     _check_quantities(spec)
     try:
         requests = pod_requests(spec)
@@ -252,6 +272,7 @@ def _shape(spec: Mapping[str, Any]) -> PodShape:
         pod_anti_affinity=bool(_mapping(aff.get("podAntiAffinity"), "podAntiAffinity").get(required)),
         hard_spread=any(c.get("whenUnsatisfiable") == "DoNotSchedule" for c in spread),
         claims_volumes=any("persistentVolumeClaim" in v or "ephemeral" in v for v in volumes),
+        claims_devices=bool(_list(spec.get("resourceClaims"), "resourceClaims")),
     )
     selector = {
         _text(k, "nodeSelector key"): _text(v, f"nodeSelector.{shown(k)}")
@@ -284,60 +305,3 @@ def _req(r: Mapping[str, Any]) -> Requirement:
     r = _mapping(r, "a node selector requirement")
     values = tuple(_text(v, "requirement values") for v in _list(r.get("values"), "requirement values"))
     return Requirement(_text(r.get("key"), "requirement key"), _text(r.get("operator"), "operator"), values)
-
-
-def parse_fields(requests: str, selector: str, tolerations: str) -> PodShape:
-    """The form: ``requests`` as ``name=quantity`` pairs (commas or new lines), ``selector`` as
-    ``key=value`` pairs, ``tolerations`` as ``key=value:Effect``, ``key:Effect`` or ``key``."""
-    errors: dict[str, str] = {}
-    containers = []
-    amounts: dict[str, str] = {}
-    for item in _items(requests):
-        name, sep, value = item.partition("=")
-        name, value = name.strip(), value.strip()
-        if not sep or not name or not value:
-            errors["requests"] = f"Requests: {item!r} is not name=quantity."
-            break
-        if problem := _name_problem(name):
-            errors["requests"] = f"Requests: {name!r} {problem}."
-            break
-        try:
-            to_amount(name, value) if is_native_resource(name) else parse_count(value)
-        except QuantityError as exc:
-            errors["requests"] = f"Requests: {name}={value}: {exc}"
-            break
-        amounts[name] = value
-    if not amounts and "requests" not in errors:
-        errors["requests"] = "Requests: give at least one, e.g. example.com/dongle=2."
-    containers.append({"resources": {"requests": amounts}})
-    node_selector = {}
-    for item in _items(selector):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            errors["selector"] = f"Node selector: {item!r} is not key=value."
-            break
-        node_selector[key.strip()] = value.strip()
-    tols = []
-    for item in _items(tolerations):
-        kv, _, effect = item.partition(":")
-        key, sep, value = kv.partition("=")
-        if effect and effect not in ("NoSchedule", "NoExecute", "PreferNoSchedule"):
-            errors["tolerations"] = (
-                f"Tolerations: effect {effect!r} is not NoSchedule, NoExecute or PreferNoSchedule."
-            )
-            break
-        tols.append(
-            {
-                "key": key.strip(),
-                "operator": "Equal" if sep else "Exists",
-                "value": value.strip(),
-                "effect": effect,
-            }
-        )
-    if errors:
-        raise ManifestError(errors)
-    return _shape({"containers": containers, "nodeSelector": node_selector, "tolerations": tols})
-
-
-def _items(text: str) -> list[str]:
-    return [p.strip() for line in (text or "").splitlines() for p in line.split(",") if p.strip()]

@@ -38,6 +38,25 @@ def is_native_resource(name: str) -> bool:
     return "/" not in name or NATIVE_PREFIX in name
 
 
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def is_label_value(value: str) -> bool:
+    """``IsValidLabelValue``: empty, or at most 63 characters of letters, digits, '-', '_' and
+    '.', starting and ending with a letter or digit (ASCII only)."""
+    return len(value) <= 63 and value.isascii() and _LABEL_VALUE.fullmatch(value) is not None
+
+
+def go_int(text: str) -> int | None:
+    """Go's ``strconv.ParseInt(text, 10, 64)``: an optional sign and ASCII digits, nothing else
+    (no spaces, no underscores, unlike Python's ``int``), within int64; None otherwise."""
+    if not text.isascii() or not _GO_INT.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
+
 def qualified_name_errors(value: str) -> list[str]:
     """Errors of ``IsQualifiedName`` (apimachinery/pkg/util/validation)."""
     errors: list[str] = []

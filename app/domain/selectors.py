@@ -10,12 +10,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from app.domain.names import qualified_name_errors
+from app.domain.names import is_label_value, qualified_name_errors
 
 _SET = re.compile(r"^\s*(?P<key>[^\s!=,()]+)\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)\s*")
 _EQ = re.compile(r"^\s*(?P<key>[^\s!=,()]+)\s*(?P<op>==|=|!=)\s*(?P<value>[^\s,()=!]*)\s*")
 _EXISTS = re.compile(r"^\s*(?P<neg>!?)\s*(?P<key>[^\s!=,()]+)\s*")
-_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
 class SelectorError(ValueError):
@@ -58,7 +57,7 @@ def _check_key(key: str) -> str:
 
 
 def _check_value(value: str) -> str:
-    if len(value) > 63 or not _VALUE.fullmatch(value):
+    if not is_label_value(value):
         raise SelectorError(f"label value {value!r} is not valid")
     return value
 

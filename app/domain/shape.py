@@ -20,6 +20,7 @@ INTER_POD_AFFINITY = "inter-pod affinity"
 INTER_POD_ANTI_AFFINITY = "inter-pod anti-affinity"
 TOPOLOGY_SPREAD = "topology spread constraints"
 CLAIM_VOLUMES = "persistent volumes (binding, zones and per-node volume limits)"
+DEVICE_CLAIMS = "dynamic resource allocation (the pod's resource claims)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,9 @@ class Placement:
     affinity: tuple[Term, ...] | None = None  # required node affinity terms; None: none
     host_ports: tuple[HostPort, ...] = ()
     unmodelled: tuple[str, ...] = ()
+    # required anti-affinity over a topology wider than one node (a zone, ...): it may keep pods off
+    # nodes other than its own
+    wide_anti_affinity: bool = False
 
 
 NONE = Placement()
@@ -53,20 +57,24 @@ def placement(
     *,
     pod_affinity: bool = False,
     pod_anti_affinity: bool = False,
+    wide_anti_affinity: bool = False,
     hard_spread: bool = False,
     claims_volumes: bool = False,
+    claims_devices: bool = False,
 ) -> Placement:
     """``hard_spread``: a topology spread constraint with whenUnsatisfiable DoNotSchedule;
-    ``claims_volumes``: a PersistentVolumeClaim or a generic ephemeral volume."""
+    ``claims_volumes``: a PersistentVolumeClaim or a generic ephemeral volume; ``claims_devices``:
+    DRA resource claims (the devices a claim could get are not evaluated here)."""
     flags = (
         (pod_affinity, INTER_POD_AFFINITY),
         (pod_anti_affinity, INTER_POD_ANTI_AFFINITY),
         (hard_spread, TOPOLOGY_SPREAD),
         (claims_volumes, CLAIM_VOLUMES),
+        (claims_devices, DEVICE_CLAIMS),
     )
     ports = tuple(sorted(set(host_ports), key=lambda h: (h.port, h.protocol, h.ip)))
     unmodelled = tuple(text for on, text in flags if on)
-    return _shared(Placement(tuple(tolerations), affinity, ports, unmodelled))
+    return _shared(Placement(tuple(tolerations), affinity, ports, unmodelled, wide_anti_affinity))
 
 
 def pod_shape(

@@ -10,8 +10,10 @@ from typing import Protocol
 
 from kubernetes import client
 
+from app.domain.admission import Namespace
 from app.domain.history import Recent
 from app.kube.access import Access, Identity
+from app.kube.admission_reads import AdmissionReads
 from app.kube.cache import ClusterCache, Freshness, WatchCounters
 from app.kube.client import ClusterConfig, api_client, load_configuration
 from app.kube.history import History
@@ -35,6 +37,10 @@ class RevocationPort(Protocol):
     def revoke(self, session_id: str, until: float) -> None: ...
 
 
+class AdmissionPort(Protocol):
+    def namespace(self, name: str) -> Namespace: ...
+
+
 class HistoryPort(Protocol):
     def recent(self) -> Recent: ...
 
@@ -50,6 +56,8 @@ class ClusterPort(Protocol):
     def history(self) -> HistoryPort: ...
     @property
     def revocations(self) -> RevocationPort: ...
+    @property
+    def admission(self) -> AdmissionPort: ...
     @property
     def server(self) -> str: ...
     def ensure_started(self) -> None: ...
@@ -97,6 +105,9 @@ class Cluster:
             request_timeout,
             keys,
             unreachable=lambda: self.cache.readiness.problem is not None,
+        )
+        self.admission = AdmissionReads(
+            self.api, request_timeout, unreachable=lambda: self.cache.readiness.problem is not None
         )
         self.revocations = Revocations(
             self.api,

@@ -85,6 +85,7 @@ class PodSpec(msgspec.Struct, rename="camel"):
     topology_spread_constraints: list[SpreadJSON] | None = None
     volumes: list[Volume] | None = None
     resources: Resources | None = None  # pod-level resources (1.32+)
+    resource_claims: list[Present] | None = None  # DRA claims (resource.k8s.io)
     priority: int | None = None  # set by admission from the PriorityClass
 
 

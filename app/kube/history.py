@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import heapq
 import logging
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -23,7 +21,7 @@ import msgspec
 from kubernetes import client
 
 from app.domain.history import SEAL_ANNOTATION, Change, Recent, parse_change, sealed
-from app.kube.errors import KubeError, Unavailable, translate
+from app.kube.kept import KeptRead
 from app.kube.writer import EVENT_LABELS, EVENT_REASON
 
 log = logging.getLogger(__name__)
@@ -72,59 +70,18 @@ class History:
         unreachable: Callable[[], bool] = lambda: False,
     ) -> None:
         self.core = client.CoreV1Api(api)
-        # True while the API server is known not to answer: the last read stands, none is sent
-        self.unreachable = unreachable
         self.namespace = namespace
         self.timeout = timeout
         self.keys = keys  # the secret key and the previous ones: seals made with any of them count
-        self._kept: tuple[float, Recent] | None = None
-        self._refreshing = False
-        self._lock = threading.Lock()  # held only to look at or replace what is kept
-        self._first = threading.Lock()
+        self._kept = KeptRead(self._read, KEPT_SECONDS, unreachable, "history")
 
     def recent(self) -> Recent:
-        """The changes recorded, newest first. Past ``KEPT_SECONDS`` the last read is still given at
-        once while a fresh one is made in the background (one at a time, none while the API server
-        is known not to answer), so no page waits on the API server once the history was read;
-        marked stale while it does not answer. Raises KubeError only when it was never read and
-        cannot be now."""
-        unreachable = self.unreachable()
-        with self._lock:
-            kept = self._kept
-            fresh = kept is not None and time.monotonic() - kept[0] < KEPT_SECONDS
-            again = kept is not None and not fresh and not self._refreshing and not unreachable
-            if again:
-                self._refreshing = True
-        if kept is None:
-            if unreachable:
-                raise Unavailable("The API server does not answer now.", 503)
-            with self._first:  # the first read: one at a time, the others wait for it
-                first = self._kept
-                if first is None:
-                    first = self._keep(self._read_or_raise())
-                return first[1]
-        if again:
-            threading.Thread(target=self._background, name="extres-history", daemon=True).start()
-        return replace(kept[1], stale=True) if unreachable and not fresh else kept[1]
-
-    def _background(self) -> None:
-        try:
-            self._keep(self._read_or_raise())
-        except KubeError as exc:
-            log.info("history not read: %s [%s]", exc.message, exc.detail)
-        finally:
-            self._refreshing = False
-
-    def _keep(self, found: Recent) -> tuple[float, Recent]:
-        with self._lock:
-            self._kept = (time.monotonic(), found)
-            return self._kept
-
-    def _read_or_raise(self) -> Recent:
-        try:
-            return self._read()
-        except Exception as exc:
-            raise translate(exc) from exc
+        """The changes recorded, newest first, read at most once per ``KEPT_SECONDS`` and never
+        waited on once read (``KeptRead``); marked stale while the API server does not answer.
+        Raises KubeError only when it was never read and cannot be now."""
+        self._kept.keep_seconds = KEPT_SECONDS
+        found, stale = self._kept.get()
+        return replace(found, stale=True) if stale else found
 
     def _read(self) -> Recent:
         newest: list[tuple[str, str, int, Change]] = []  # a heap of the newest LIMIT changes

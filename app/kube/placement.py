@@ -34,8 +34,15 @@ class Present(msgspec.Struct):
     source): decodes any object, keeps none of it."""
 
 
+class _PodAffinityTerm(msgspec.Struct, rename="camel"):
+    topology_key: str = ""
+
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
 class _PodAffinity(msgspec.Struct):
-    requiredDuringSchedulingIgnoredDuringExecution: list[Present] | None = None
+    requiredDuringSchedulingIgnoredDuringExecution: list[_PodAffinityTerm] | None = None
 
 
 class Affinity(msgspec.Struct, rename="camel"):
@@ -77,6 +84,7 @@ def placement(
     ports: list[PortJSON],
     spread: list[SpreadJSON] | None,
     claims_volumes: bool,
+    claims_devices: bool = False,
 ) -> Placement:
     """A watched pod's placement from its decoded parts, by ``app.domain.shape.placement``."""
     tols = (
@@ -96,14 +104,17 @@ def placement(
         )
     pod_affinity = affinity.pod_affinity if affinity else None
     anti = affinity.pod_anti_affinity if affinity else None
+    anti_terms = (anti.requiredDuringSchedulingIgnoredDuringExecution if anti else None) or ()
     return shape.placement(
         tols,
         terms,
         (HostPort(p.host_port, p.protocol or "TCP", p.host_ip or "") for p in ports if p.host_port),
         pod_affinity=bool(pod_affinity and pod_affinity.requiredDuringSchedulingIgnoredDuringExecution),
-        pod_anti_affinity=bool(anti and anti.requiredDuringSchedulingIgnoredDuringExecution),
+        pod_anti_affinity=bool(anti_terms),
+        wide_anti_affinity=any(t.topology_key != HOSTNAME for t in anti_terms),
         hard_spread=any(s.when_unsatisfiable == "DoNotSchedule" for s in spread or ()),
         claims_volumes=claims_volumes,
+        claims_devices=claims_devices,
     )
 
 

@@ -8,9 +8,15 @@ from dataclasses import dataclass, field
 
 from app.domain.accounting import Amounts
 from app.domain.fit import HostPort
+from app.domain.shape import INTER_POD_ANTI_AFFINITY
 from app.kube.projections import PodView
 
 _ONE_POD = {"pods": 1}
+
+
+def repels(pod: PodView) -> bool:
+    """Whether the pod has required inter-pod anti-affinity, which may keep others off its node."""
+    return INTER_POD_ANTI_AFFINITY in pod.placement.unmodelled
 
 
 def _add_into(into: Amounts, amounts: Mapping[str, int], sign: int) -> None:
@@ -32,6 +38,8 @@ class PodIndex:
     node_pods: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # with extended requests
     unschedulable: set[tuple[str, str]] = field(default_factory=set)
     node_ports: dict[str, list[HostPort]] = field(default_factory=dict)  # host ports taken per node
+    node_repelling: dict[str, int] = field(default_factory=dict)  # pods with required anti-affinity
+    wide_repelling: int = 0  # counted pods whose anti-affinity spans more than their node
 
     def put(self, view: PodView) -> PodView | None:
         """Add or replace a pod; returns the view it replaced."""
@@ -61,6 +69,10 @@ class PodIndex:
                     members.add(key)
                 else:
                     members.discard(key)
+            if repels(pod):
+                _add_into(self.node_repelling, {pod.node_name: 1}, sign)
+                if pod.placement.wide_anti_affinity:
+                    self.wide_repelling += sign
             if pod.placement.host_ports:
                 ports = self.node_ports.setdefault(pod.node_name, [])
                 for port in pod.placement.host_ports:

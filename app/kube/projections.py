@@ -227,6 +227,7 @@ class PodView:
                 [p for c in _running(spec) for p in c.ports or ()],
                 spec.topology_spread_constraints,
                 any(v.persistent_volume_claim or v.ephemeral for v in spec.volumes or ()),
+                bool(spec.resource_claims),
             ),
         )
 

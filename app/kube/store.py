@@ -18,7 +18,7 @@ from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.fit import HostPort, NodeFacts
 from app.domain.overview import NodeRow, node_row
 from app.domain.workloads import Holder
-from app.kube.pod_index import PodIndex
+from app.kube.pod_index import PodIndex, repels
 from app.kube.projections import EMPTY, NO_OWNER, NodeView, PodView, QuotaView
 from app.kube.sizes import CacheSize, deep_size
 
@@ -119,6 +119,7 @@ class Store:
                 node.taints,
                 index.node_ports.get(name, ()),
                 node.capacity,
+                index.node_repelling.get(name, 0),
             )
         self._facts_dirty.clear()
 
@@ -147,6 +148,11 @@ class Store:
     def node(self, name: str) -> NodeView | None:
         with self._lock:
             return self.nodes.get(name)
+
+    def wide_repelling(self) -> int:
+        """Counted pods whose required anti-affinity spans a zone or wider: any node in their
+        domain may refuse a pod they select (named with the advice, not weighed)."""
+        return self._index.wide_repelling
 
     def requested_on(self, name: str) -> Amounts:
         with self._lock:
@@ -327,11 +333,12 @@ class Store:
             self.quotas = quotas
 
 
-def _placed(pod: PodView | None) -> tuple[str, Mapping[str, int], tuple[HostPort, ...]] | None:
-    """What a pod takes from its node (node, requests, host ports), if it counts there."""
+def _placed(pod: PodView | None) -> tuple[str, Mapping[str, int], tuple[HostPort, ...], bool] | None:
+    """What a pod takes from its node (node, requests, host ports, whether it may repel others),
+    if it counts there."""
     if pod is None or not pod.counts:
         return None
-    return (pod.node_name, pod.requests, pod.placement.host_ports)
+    return (pod.node_name, pod.requests, pod.placement.host_ports, repels(pod))
 
 
 def _rv_newer(new: str, old: str) -> bool:

@@ -132,7 +132,8 @@ def index() -> str:
     resource = resource_arg(request.args, errors)
     pods = pending_pods(namespace, resource)
     shown, page, pages = paginate(pods, PAGE_SIZE)
-    quotas = Services.get().cluster.store.quota_list()
+    store = Services.get().cluster.store
+    quotas = store.quota_list()
     return page_or_fragment(
         "pending-list",
         "pending/_list.html",
@@ -146,4 +147,5 @@ def index() -> str:
         resource=resource,
         args={k: v for k, v in (("namespace", namespace), ("resource", resource)) if v},
         errors=errors,
+        wide=store.wide_repelling(),
     )

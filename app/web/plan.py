@@ -7,7 +7,8 @@ from typing import Any
 from flask import render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_fields, parse_manifest
+from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_manifest
+from app.domain.plan_fields import parse_fields
 from app.web.hx import NODES_AND_PODS, Page
 from app.web.services import Services
 
@@ -40,6 +41,7 @@ def _render(values: Any, planned: Planned | None, errors: dict[str, str], status
                 "wanted": wanted,
                 "d": index.diagnose(nodes, wanted),
                 "total": len(nodes),
+                "wide": services.cluster.store.wide_repelling(),
             }
     share = None
     if planned is not None and not errors:
@@ -66,7 +68,7 @@ def _plan(values: Any):
     planned = None
     try:
         if (values.get("manifest") or "").strip():
-            planned = parse_manifest(values["manifest"])
+            planned = parse_manifest(values["manifest"], Services.get().cluster.admission.namespace)
         elif any((values.get(k) or "").strip() for k in ("requests", "selector", "tolerations")):
             planned = Planned(
                 parse_fields(

@@ -168,6 +168,9 @@ EXPECTED = [
     (SERVICE_ACCOUNT, "impersonate", "serviceaccounts", "", "", False),
     (SERVICE_ACCOUNT, "get", "secrets", "", "", False),
     (SERVICE_ACCOUNT, "list", "events", "", "", False),  # the history reads one namespace only
+    (SERVICE_ACCOUNT, "list", "limitranges", "", "", True),  # admission of a pasted pod
+    (SERVICE_ACCOUNT, "get", "limitranges", "", "", False),
+    (SERVICE_ACCOUNT, "update", "limitranges", "", "", False),
 ]
 
 
@@ -193,6 +196,13 @@ def test_the_history_is_read_in_one_namespace_only(admin_api, subject, namespace
 def test_rendered_rbac_grants_exactly_what_it_should(admin_api, subject, verb, resource, sub, name, allowed):
     apply_rbac(admin_api, render(IMPERSONATE))
     assert settles(lambda: review(admin_api, subject, verb, resource, sub, name) is allowed)
+
+
+def test_the_app_may_list_runtime_classes_and_nothing_more_of_them(admin_api):
+    apply_rbac(admin_api, render(IMPERSONATE))
+    group = "node.k8s.io"
+    assert settles(lambda: review(admin_api, SERVICE_ACCOUNT, "list", "runtimeclasses", group=group))
+    assert not review(admin_api, SERVICE_ACCOUNT, "create", "runtimeclasses", group=group)
 
 
 def settles(check) -> bool:

@@ -1,6 +1,7 @@
 """The fit model against the real kube-scheduler: seeded random clusters and pods.
 
-CI runs 150 cases (``EXTRES_AGREEMENT_CASES`` changes it; ``bench/agreement.py`` runs 1,000);
+CI runs 150 cases on each tested version, 300 in all (``EXTRES_AGREEMENT_CASES`` changes it;
+``bench/agreement.py`` runs 2,000);
 ``EXTRES_AGREEMENT_SEED`` replays a run. A disagreement prints the case as YAML.
 """
 
@@ -25,7 +26,8 @@ def test_the_fit_model_agrees_with_the_scheduler(app, admin_api, scheduler):
     print(report)
     assert report.cases == cases
     assert not report.failures, "\n---\n".join([str(report), *report.failures])
-    assert report.undecided == 0  # the generator uses only modelled features
+    # the generator uses only modelled features, except required pod anti-affinity (named, counted)
+    assert set(report.undecided_by) <= {"inter-pod anti-affinity"}, report.undecided_by
     assert report.bound and report.unschedulable  # both outcomes were exercised
 
 

@@ -196,3 +196,41 @@ def test_admission_adds_the_not_ready_and_unreachable_tolerations_unless_covered
     # a NoSchedule toleration of not-ready does not cover the NoExecute taint
     no_schedule = Toleration(NOT_READY, "Exists", "", "NoSchedule")
     assert len(admitted_tolerations((no_schedule,))) == 3
+
+
+@pytest.mark.parametrize(
+    ("requirement", "labels", "matched"),
+    [
+        # values the API server accepts but labels.NewRequirement refuses: the term matches nothing
+        (Requirement("zone", "In", ("a b",)), {"zone": "a b"}, False),
+        (Requirement("zone", "NotIn", ("-a",)), {"zone": "b"}, False),
+        (Requirement("cores", "Gt", ("-1",)), {"cores": "4"}, False),  # "-1" is no label value
+        (Requirement("cores", "Gt", ("1_0",)), {"cores": "40"}, False),  # ParseInt refuses "1_0"
+        (Requirement("cores", "Lt", ("٣",)), {"cores": "1"}, False),  # ASCII digits only
+        (Requirement("cores", "Exists", ("x",)), {"cores": "1"}, False),  # Exists takes no values
+        (Requirement("bad key!", "Exists"), {"bad key!": "1"}, False),
+        # the node's label is read by ParseInt too
+        (Requirement("cores", "Gt", ("4",)), {"cores": "1_000"}, False),
+        (Requirement("cores", "Gt", ("4",)), {"cores": " 8"}, False),
+        (Requirement("cores", "Gt", ("4",)), {"cores": "+8"}, True),
+        (Requirement("cores", "Lt", ("4",)), {"cores": "-8"}, True),
+        (Requirement("cores", "Gt", ("4",)), {"cores": "many"}, False),
+        (Requirement("zone", "In", ("a", "")), {"zone": ""}, True),  # the empty value is valid
+    ],
+)
+def test_requirements_match_as_the_scheduler_parses_them(requirement, labels, matched):
+    term = Term((requirement,))
+    assert term.matches("n1", labels) is matched
+    assert (
+        Term((requirement,), (Requirement("metadata.name", "In", ("n1",)),)).matches("n1", labels) is matched
+    )
+
+
+def test_a_term_the_scheduler_cannot_parse_leaves_the_other_terms():
+    bad = Term((Requirement("zone", "In", ("a b",)),))
+    good = Term((Requirement("zone", "In", ("b",)),))
+    pod = PodShape({}, affinity=(bad, good))
+    assert fits(pod, NodeFacts("n1", {"zone": "b"}, {"pods": 5}, {}))
+    assert not fits(pod, NodeFacts("n1", {"zone": "a b"}, {"pods": 5}, {}))
+    two = Term(fields=(Requirement("metadata.name", "In", ("n1", "n2")),))  # matchFields: one value
+    assert not two.matches("n1", {})

@@ -74,12 +74,14 @@ def test_past_its_keeping_time_the_last_read_is_given_at_once(monkeypatch):
     assert [c.new for c in h.recent().changes] == ["3"]
 
 
-def test_while_the_api_server_does_not_answer_the_last_read_is_stale():
+def test_while_the_api_server_does_not_answer_the_last_read_is_stale(monkeypatch):
+    monkeypatch.setattr(kept, "KEPT_SECONDS", 5.0)
     down = {"now": False}
     h, _core = reader(lambda: down["now"])
     assert not h.recent().stale
     down["now"] = True
-    h._kept = (time.monotonic() - 60, h._kept[1])  # past its keeping time
+    h._kept.keep_seconds = 0.0  # past its keeping time
+    kept.KEPT_SECONDS = 0.0
     assert h.recent().stale
     never = reader(lambda: True)[0]
     with pytest.raises(Unavailable):

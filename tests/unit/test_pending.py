@@ -313,3 +313,41 @@ def test_no_smaller_request_when_another_resource_is_short_there_too():
     nodes = [node("a", {D: 4, F: 1}, {D: 2, F: 1})]
     d = diagnose(shape({D: 3, F: 1}), nodes)
     assert d.lowerings == []  # a has 2 dongles free, but no fpga
+
+
+def test_pods_with_anti_affinity_on_nodes_it_fits_are_named_not_weighed():
+    pod = PodShape({D: 1})
+    calm = NodeFacts("a", {}, {D: 2, "pods": 9}, {})
+    repelling = NodeFacts("b", {}, {D: 2, "pods": 9}, {}, repelling=1)
+    full = NodeFacts("c", {}, {D: 0, "pods": 9}, {}, repelling=3)  # not one it fits: not named
+    index = ShapeIndex(pod)
+    index.update([calm, repelling, full], 1)
+    d = index.diagnosis()
+    assert d.kind == "fits" and d.feasible == 2
+    assert d.unmodelled == ("inter-pod anti-affinity of pods already on 1 of the 2 nodes it fits",)
+    index.apply({"b": NodeFacts("b", {}, {D: 2, "pods": 9}, {})}, 2)  # that pod went away
+    assert index.diagnosis().unmodelled == ()
+
+
+def test_the_store_counts_pods_with_required_anti_affinity_per_node():
+    from app.kube.store import Store
+
+    store = Store()
+    store.apply_node(
+        {"metadata": {"name": "n1", "resourceVersion": "1"}, "status": {"allocatable": {D: "2"}}}
+    )
+    pod = {
+        "metadata": {"name": "p", "namespace": "ns", "resourceVersion": "2"},
+        "spec": {
+            "nodeName": "n1",
+            "containers": [{"name": "c"}],
+            "affinity": {
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "x"}]}
+            },
+        },
+        "status": {"phase": "Running"},
+    }
+    store.apply_pod(pod)
+    assert [f.repelling for f in store.node_facts()] == [1]
+    store.apply_pod(pod, deleted=True)
+    assert [f.repelling for f in store.node_facts()] == [0]

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.domain.admission import Namespace
 from app.domain.history import Change, Recent
 from app.kube.access import Identity
 from app.kube.cache import Freshness, WatchCounters
@@ -58,11 +59,22 @@ class StubHistory:
 
 
 @dataclass
+class StubAdmission:
+    """What admission reads, per namespace (none: nothing to apply)."""
+
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+
+    def namespace(self, name: str) -> Namespace:
+        return self.namespaces.get(name, Namespace())
+
+
+@dataclass
 class FakeCluster:
     store: Store = field(default_factory=Store)
     access: StubAccess = field(default_factory=StubAccess)
     history: StubHistory = field(default_factory=StubHistory)
     revocations: Revocations = field(default_factory=lambda: Revocations(None, None))  # in memory
+    admission: StubAdmission = field(default_factory=lambda: StubAdmission())
     fresh: Freshness = LIVE
     unreadable: list[Unreadable] = field(default_factory=list)
     server: str = "https://fake.invalid"

@@ -1,0 +1,65 @@
+"""A pod shape for the what-if planner from its form's fields (a pasted manifest: ``manifest``)."""
+
+from __future__ import annotations
+
+from app.domain.fit import PodShape
+from app.domain.manifest import ManifestError, name_problem, shape_of_spec
+from app.domain.names import is_native_resource
+from app.domain.quantity import QuantityError, parse_count, to_amount
+
+
+def parse_fields(requests: str, selector: str, tolerations: str) -> PodShape:
+    """The form: ``requests`` as ``name=quantity`` pairs (commas or new lines), ``selector`` as
+    ``key=value`` pairs, ``tolerations`` as ``key=value:Effect``, ``key:Effect`` or ``key``."""
+    errors: dict[str, str] = {}
+    containers = []
+    amounts: dict[str, str] = {}
+    for item in _items(requests):
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            errors["requests"] = f"Requests: {item!r} is not name=quantity."
+            break
+        if problem := name_problem(name):
+            errors["requests"] = f"Requests: {name!r} {problem}."
+            break
+        try:
+            to_amount(name, value) if is_native_resource(name) else parse_count(value)
+        except QuantityError as exc:
+            errors["requests"] = f"Requests: {name}={value}: {exc}"
+            break
+        amounts[name] = value
+    if not amounts and "requests" not in errors:
+        errors["requests"] = "Requests: give at least one, e.g. example.com/dongle=2."
+    containers.append({"resources": {"requests": amounts}})
+    node_selector = {}
+    for item in _items(selector):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            errors["selector"] = f"Node selector: {item!r} is not key=value."
+            break
+        node_selector[key.strip()] = value.strip()
+    tols = []
+    for item in _items(tolerations):
+        kv, _, effect = item.partition(":")
+        key, sep, value = kv.partition("=")
+        if effect and effect not in ("NoSchedule", "NoExecute", "PreferNoSchedule"):
+            errors["tolerations"] = (
+                f"Tolerations: effect {effect!r} is not NoSchedule, NoExecute or PreferNoSchedule."
+            )
+            break
+        tols.append(
+            {
+                "key": key.strip(),
+                "operator": "Equal" if sep else "Exists",
+                "value": value.strip(),
+                "effect": effect,
+            }
+        )
+    if errors:
+        raise ManifestError(errors)
+    return shape_of_spec({"containers": containers, "nodeSelector": node_selector, "tolerations": tols})
+
+
+def _items(text: str) -> list[str]:
+    return [p.strip() for line in (text or "").splitlines() for p in line.split(",") if p.strip()]
