@@ -145,7 +145,8 @@ def _requirement(rng: random.Random, names: list[str]) -> tuple[str, dict[str, A
     )
     if kind == "zone-in":
         return "matchExpressions", {"key": "zone", "operator": "In", "values": rng.sample("abc", 2)}
-    if kind == "unparsable":  # the API server accepts these; the scheduler's term matches nothing
+    if kind == "unparsable":  # the scheduler's term matches nothing; newer API servers refuse the
+        # invalid label values at creation (counted as refused, not as cases), never "1_000"
         return "matchExpressions", rng.choice(
             [
                 {"key": "zone", "operator": "In", "values": ["a b"]},
