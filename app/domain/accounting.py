@@ -222,38 +222,47 @@ def extended_only(amounts: Mapping[str, int]) -> Amounts:
 
 @dataclass(frozen=True, slots=True)
 class ResourceUsage:
-    """One resource on one node (or summed over nodes)."""
+    """One resource on one node (or summed over nodes). For a resource DRA devices serve there,
+    ``allocated`` is how many of them claims hold, and what is free is counted against it (the
+    pods' requests are served by those claims); None for a node-advertised resource."""
 
     capacity: int = 0
     allocatable: int = 0
     requested: int = 0
     advertised: bool = True
+    allocated: int | None = None
+
+    @property
+    def used(self) -> int:
+        return self.requested if self.allocated is None else self.allocated
 
     @property
     def free(self) -> int:
-        return self.allocatable - self.requested
+        return self.allocatable - self.used
 
     @property
     def percent(self) -> int:
         if self.allocatable <= 0:
-            return 100 if self.requested else 0
-        return min(100, round(100 * self.requested / self.allocatable))
+            return 100 if self.used else 0
+        return min(100, round(100 * self.used / self.allocatable))
 
     @property
     def meter_max(self) -> int:
         """The scale of a usage bar: allocatable, or more when overcommitted (never 0)."""
-        return max(self.allocatable, self.requested, 1)
+        return max(self.allocatable, self.used, 1)
 
     @property
     def overcommitted(self) -> bool:
-        return self.requested > self.allocatable
+        return self.used > self.allocatable
 
     def __add__(self, other: ResourceUsage) -> ResourceUsage:
+        dra = self.allocated is not None or other.allocated is not None
         return ResourceUsage(
             self.capacity + other.capacity,
             self.allocatable + other.allocatable,
             self.requested + other.requested,
             self.advertised or other.advertised,
+            self.used + other.used if dra else None,
         )
 
 
@@ -293,24 +302,30 @@ class RunningTotals:
     (``sign=-1``) when it is replaced. Sums plain integers: no object per node and resource."""
 
     def __init__(self) -> None:
-        # resource -> [capacity, allocatable, requested, nodes advertising, nodes with it at all]
+        # resource -> [capacity, allocatable, requested, nodes advertising, nodes with it at all,
+        # used (requested, or allocated where DRA serves it), nodes where DRA serves it]
         self._sums: dict[str, list[int]] = {}
 
     def add(self, usage: Mapping[str, ResourceUsage], sign: int = 1) -> None:
         for name, u in usage.items():
             s = self._sums.get(name)
             if s is None:
-                s = self._sums[name] = [0, 0, 0, 0, 0]
+                s = self._sums[name] = [0, 0, 0, 0, 0, 0, 0]
             s[0] += sign * u.capacity
             s[1] += sign * u.allocatable
             s[2] += sign * u.requested
             s[3] += sign * u.advertised
             s[4] += sign
+            s[5] += sign * u.used
+            s[6] += sign * (u.allocated is not None)
             if not s[4]:
                 del self._sums[name]
 
     def totals(self) -> Totals:
         return Totals(
-            {name: ResourceUsage(c, a, r, n > 0) for name, (c, a, r, n, _) in self._sums.items()},
+            {
+                name: ResourceUsage(c, a, r, n > 0, used if dra else None)
+                for name, (c, a, r, n, _, used, dra) in self._sums.items()
+            },
             {name: s[3] for name, s in self._sums.items() if s[3]},
         )

@@ -8,11 +8,12 @@ one an event touched; building the grid then only filters rows and sums.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from app.domain.accounting import Amounts, ResourceUsage, Totals, extended_only, node_usage
 from app.domain.changes import drift
+from app.domain.devices import DraUsage
 from app.domain.selectors import Selector
 
 
@@ -66,6 +67,8 @@ class NodeRow:
     usage: dict[str, ResourceUsage]  # extended resources only
     drifted: frozenset[str] = frozenset()  # resources whose capacity left the desired state
     unschedulable: bool = False  # cordoned
+    both: frozenset[str] = frozenset()  # advertised in status and served by DRA: status wins
+    unknown: Mapping[str, str] = field(default_factory=dict)  # DRA-served, not decidable: why
 
     def free(self, resource: str) -> int | None:
         """Allocatable minus requested, or None when the node does not advertise ``resource``."""
@@ -73,15 +76,28 @@ class NodeRow:
         return u.allocatable - u.requested if u is not None and u.advertised else None
 
 
-def node_row(node: NodeLike, requested: Mapping[str, int]) -> NodeRow:
-    """One node's overview row, from the node and the sum of its counted pods' requests."""
+def node_row(
+    node: NodeLike, requested: Mapping[str, int], dra: Mapping[str, DraUsage] | None = None
+) -> NodeRow:
+    """One node's overview row, from the node, the sum of its counted pods' requests, and the
+    extended resources DRA devices serve there. Where the node also advertises a name in its
+    status, the scheduler uses that (a device plugin), and the row says both."""
     usage = node_usage(
         extended_only(node.capacity), extended_only(node.allocatable), extended_only(requested)
     )
     drifted = (
         frozenset(d.resource for d in drift(node.desired, node.capacity)) if node.desired else frozenset()
     )
-    return NodeRow(node.name, node.labels, usage, drifted, node.unschedulable)
+    both, unknown = set(), {}
+    for name, d in (dra or {}).items():
+        if name in node.allocatable or name in node.capacity:
+            both.add(name)
+        elif d.unknown:
+            unknown[name] = d.unknown
+            usage.pop(name, None)
+        else:
+            usage[name] = ResourceUsage(d.capacity, d.capacity, requested.get(name, 0), True, d.allocated)
+    return NodeRow(node.name, node.labels, usage, drifted, node.unschedulable, frozenset(both), unknown)
 
 
 @dataclass
@@ -120,7 +136,7 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
         if wanted:
             usage = {k: v for k, v in row.usage.items() if k in wanted}
             if usage:
-                kept.append(NodeRow(row.name, row.labels, usage, row.drifted, row.unschedulable))
+                kept.append(replace(row, usage=usage))
         else:
             kept.append(row)
     if every_row is not None and len(kept) == count and not wanted:

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from app.domain.accounting import Amounts
 from app.domain.fit import HostPort
 from app.domain.shape import INTER_POD_ANTI_AFFINITY
-from app.kube.projections import PodView
+from app.domain.workloads import Holder
+from app.kube.projections import NO_OWNER, PodView
 
 _ONE_POD = {"pods": 1}
 
@@ -85,3 +86,24 @@ class PodIndex:
                 self.unschedulable.add(key)
             else:
                 self.unschedulable.discard(key)
+
+    def holders(self) -> list[Holder]:
+        """Every counted pod with extended requests, as app.domain.workloads groups them."""
+        out = []
+        for keys in self.node_pods.values():
+            for key in keys:
+                pod = self.pods.get(key)
+                if pod is None or not pod.counts:
+                    continue
+                owner = pod.owner or NO_OWNER
+                out.append(
+                    Holder(
+                        pod.namespace,
+                        owner.kind,
+                        owner.name,
+                        pod.node_name,
+                        pod.created,
+                        pod.extended_requests,
+                    )
+                )
+        return out

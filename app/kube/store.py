@@ -9,7 +9,6 @@ new index page by page, off to the side, and swaps it in under the lock.
 
 from __future__ import annotations
 
-import bisect
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -18,11 +17,11 @@ from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.fit import HostPort, NodeFacts
 from app.domain.overview import NodeRow, node_row
 from app.domain.workloads import Holder
+from app.kube.dra_index import EVERY, DraIndex
+from app.kube.fit_facts import FitFacts
 from app.kube.pod_index import PodIndex, repels
-from app.kube.projections import EMPTY, NO_OWNER, NodeView, PodView, QuotaView
-from app.kube.sizes import CacheSize, deep_size
-
-FIT_LOG_KEPT = 8192  # node changes a reader of fit_changes can catch up on
+from app.kube.projections import EMPTY, NodeView, PodView, QuotaView
+from app.kube.sizes import CacheSize, estimate
 
 
 class Store:
@@ -40,15 +39,10 @@ class Store:
         self._totals = RunningTotals()  # of the rows in self._rows
         self.rows_version = 0  # bumped whenever a row changes: a key for memoised grids
         self.pending_version = 0  # bumped whenever an unschedulable pod comes, changes or goes
-        # What the fit model reads per node, kept like the rows; fit_version moves with anything
-        # placement depends on (any counted pod's requests or host ports, a node's facts).
-        self._facts: dict[str, NodeFacts] = {}
-        self._facts_dirty: set[str] = set()
-        self.fit_version = 0
-        # Which node each fit version changed, so a reader at an older version can catch up on
-        # just those nodes; it reaches back to _fit_log_start (a relist, or trimming, moves it).
-        self._fit_log: list[tuple[int, str]] = []
-        self._fit_log_start = 0
+        # What the fit model reads per node; its version moves with anything placement depends on
+        # (any counted pod's requests or host ports, a node's facts).
+        self._fit = FitFacts()
+        self.dra = DraIndex()  # DeviceClasses, ResourceSlices, ResourceClaims (when served)
 
     # the pod index's parts, read by pages and tests
     @property
@@ -87,7 +81,8 @@ class Store:
                 self._totals.add(old.usage, -1)
             node = self.nodes.get(name)
             if node is not None:
-                row = self._rows[name] = node_row(node, self._index.requested.get(name, EMPTY))
+                dra = self.dra.usage(name) if self.dra else None
+                row = self._rows[name] = node_row(node, self._index.requested.get(name, EMPTY), dra)
                 self._totals.add(row.usage)
         self._dirty.clear()
 
@@ -103,43 +98,23 @@ class Store:
             self._refresh_rows()
             return self._totals.totals()
 
-    def _refresh_facts(self) -> None:
-        index = self._index
-        for name in self._facts_dirty:
-            node = self.nodes.get(name)
-            if node is None:
-                self._facts.pop(name, None)
-                continue
-            self._facts[name] = NodeFacts(
-                name,
-                node.labels,
-                node.allocatable,
-                index.requested.get(name, EMPTY),
-                node.unschedulable,
-                node.taints,
-                index.node_ports.get(name, ()),
-                node.capacity,
-                index.node_repelling.get(name, 0),
-            )
-        self._facts_dirty.clear()
+    @property
+    def fit_version(self) -> int:
+        return self._fit.version
 
     def node_facts(self) -> list[NodeFacts]:
         """Every node as the fit model sees it, by name; rebuilt only where something changed."""
         with self._lock:
-            self._refresh_facts()
-            return [self._facts[name] for name in self._names()]
+            self._fit.refresh(self.nodes, self._index)
+            return self._fit.of(self._names())
 
     def fit_changes(self, since: int | None) -> tuple[int, dict[str, NodeFacts | None] | None]:
         """The fit version now, and the facts of the nodes changed after version ``since`` (None:
         the node went away); None instead when the log does not reach back that far (a relist
         came in between, or too much changed): read ``node_facts`` then."""
         with self._lock:
-            version = self.fit_version
-            if since is None or since < self._fit_log_start:
-                return version, None
-            start = bisect.bisect_right(self._fit_log, since, key=lambda entry: entry[0])
-            self._refresh_facts()
-            return version, {name: self._facts.get(name) for _, name in self._fit_log[start:]}
+            self._fit.refresh(self.nodes, self._index)
+            return self._fit.version, self._fit.changes(since)
 
     def drifted_nodes(self) -> list[NodeView]:
         with self._lock:
@@ -171,25 +146,7 @@ class Store:
     def holders(self) -> list[Holder]:
         """Every counted pod with extended requests, as app.domain.workloads groups them."""
         with self._lock:
-            index = self._index
-            out = []
-            for keys in index.node_pods.values():
-                for key in keys:
-                    pod = index.pods.get(key)
-                    if pod is None or not pod.counts:
-                        continue
-                    owner = pod.owner or NO_OWNER
-                    out.append(
-                        Holder(
-                            pod.namespace,
-                            owner.kind,
-                            owner.name,
-                            pod.node_name,
-                            pod.created,
-                            pod.extended_requests,
-                        )
-                    )
-            return out
+            return self._index.holders()
 
     def quota_list(self) -> list[QuotaView]:
         with self._lock:
@@ -204,18 +161,10 @@ class Store:
         return {"nodes": len(self.nodes), "pods": len(self._index.pods), "quotas": len(self.quotas)}
 
     def size(self, sample: int = 200) -> CacheSize:
-        """How much the cache holds: counts, and bytes estimated from a sample of each kind
-        (shared request dicts and interned strings are counted once per sample)."""
+        """How much the cache holds: counts, and bytes estimated from a sample of each kind."""
         with self._lock:
             kinds = (list(self.nodes.values()), list(self._index.pods.values()), list(self.quotas.values()))
-        total = 0
-        for views in kinds:
-            if views:
-                step = max(1, len(views) // sample)
-                picked = views[::step]
-                seen: set[int] = set()
-                total += sum(deep_size(v, seen) for v in picked) * len(views) // len(picked)
-        return CacheSize(len(kinds[0]), len(kinds[1]), len(kinds[2]), total)
+        return estimate(*kinds, sample=sample)
 
     # ---- applying changes (also used for read-your-writes) ---------------
     def apply_node(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
@@ -269,8 +218,26 @@ class Store:
                 self._pod_changed(self._index.drop(key), None)
             elif kind == "nodes":
                 self._drop_node(key[1])
-            else:
+            elif kind == "quotas":
                 self.quotas.pop(key, None)
+            else:
+                held = self.dra._table(kind).get(key)
+                if held is not None:
+                    self._dra_moved(self.dra.put(kind, held, deleted=True))
+
+    def put_dra(self, kind: str, view: Any, deleted: bool = False) -> None:
+        """A DeviceClass, ResourceSlice or ResourceClaim came, changed or went."""
+        with self._lock:
+            self._dra_moved(self.dra.put(kind, view, deleted))
+
+    def replace_dra(self, kind: str, views: Iterable[Any]) -> None:
+        with self._lock:
+            self._dra_moved(self.dra.replace(kind, views))
+
+    def _dra_moved(self, nodes: frozenset[str]) -> None:
+        """Rebuild the rows of the nodes whose DRA numbers may have moved (caller holds the lock)."""
+        for node in self.nodes if nodes == EVERY else nodes & self.nodes.keys():
+            self._touch(node)
 
     def _drop_node(self, name: str) -> None:
         """Remove a node, if held (caller holds the lock)."""
@@ -293,20 +260,7 @@ class Store:
 
     def _touch_fit(self, node: str) -> None:
         """What the fit model knows of ``node`` has changed (caller holds the lock)."""
-        self._facts_dirty.add(node)
-        self.fit_version += 1
-        log = self._fit_log
-        log.append((self.fit_version, node))
-        if len(log) > FIT_LOG_KEPT:
-            self._fit_log_start = log[FIT_LOG_KEPT // 2 - 1][0]
-            del log[: FIT_LOG_KEPT // 2]
-
-    def _refit_all(self) -> None:
-        """Everything placement reads may have changed: a relist (caller holds the lock)."""
-        self._facts_dirty.update(self.nodes)
-        self.fit_version += 1
-        self._fit_log.clear()
-        self._fit_log_start = self.fit_version
+        self._fit.touch(node)
 
     # ---- relists: built off to the side, swapped in whole -----------------
     def replace_nodes(self, views: Iterable[NodeView]) -> None:
@@ -316,8 +270,7 @@ class Store:
             self.nodes, self._order = nodes, None
             self._dirty.update(nodes)
             self.rows_version += 1
-            self._facts.clear()
-            self._refit_all()
+            self._fit.all(self.nodes, forget=True)
 
     def replace_pods(self, index: PodIndex) -> None:
         with self._lock:
@@ -325,7 +278,7 @@ class Store:
             self._dirty.update(self.nodes)
             self.rows_version += 1
             self.pending_version += 1
-            self._refit_all()
+            self._fit.all(self.nodes)
 
     def replace_quotas(self, views: Iterable[QuotaView]) -> None:
         quotas = {v.key: v for v in views if v.items}

@@ -1,6 +1,6 @@
 """The cache's kept state: what a reader at an older fit version is told to catch up on."""
 
-from app.kube import store
+from app.kube import fit_facts
 from app.kube.store import Store
 
 D = "example.com/dongle"
@@ -45,7 +45,7 @@ def test_a_relist_or_a_trimmed_log_sends_readers_to_every_node(monkeypatch):
     before, _ = state.fit_changes(None)
     state.replace_nodes([])
     assert state.fit_changes(before)[1] is None
-    monkeypatch.setattr(store, "FIT_LOG_KEPT", 4)
+    monkeypatch.setattr(fit_facts, "FIT_LOG_KEPT", 4)
     state.apply_node(node("a"))
     version, _ = state.fit_changes(None)
     for i in range(2, 8):

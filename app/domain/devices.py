@@ -1,0 +1,142 @@
+"""Extended resources served by DRA devices (KEP-5004): which DeviceClass serves a name, which
+devices a node has of it, and how many of them claims hold.
+
+* A DeviceClass with ``spec.extendedResourceName`` serves that name; every class also serves
+  its implicit name ``deviceclass.resource.kubernetes.io/<class>``. When several classes give
+  one name, the one created last serves it (two created in the same second: the first by name),
+  as the scheduler picks; the others are listed as shadowed.
+* A node's devices are those of its ResourceSlices (``spec.nodeName``) in complete pools: the
+  newest generation of a pool, with as many slices of it seen as ``resourceSliceCount`` says.
+  Slices for several nodes (``allNodes``, ``nodeSelector``) are not counted per node.
+* capacity: the node's devices every selector of the class matches (``device_cel``);
+  allocated: those devices named in claims' allocation results (admin access left out);
+  the node's pods' requests of the name count as requested, as for any extended resource.
+* A device shared by several claims or partitioned by counters is not counted as the scheduler
+  counts it here: the class's numbers on that node are unknown, and so are they when a selector
+  cannot be evaluated (the expression is shown), never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from app.domain.device_cel import Device, Unknown, matches
+
+IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceFacts:
+    name: str
+    device: Device  # what selectors read
+    taints: tuple[str, ...] = ()  # "key=value:Effect"
+    shared: bool = False  # consumes counters, or may be allocated to several claims
+
+
+@dataclass(frozen=True, slots=True)
+class SliceFacts:
+    name: str
+    driver: str
+    pool: str
+    generation: int
+    slice_count: int
+    node: str  # "" for slices not bound to one node
+    devices: tuple[DeviceFacts, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ClassFacts:
+    name: str
+    created: str  # RFC 3339
+    extended_name: str = ""
+    expressions: tuple[str, ...] = ()
+
+    @property
+    def implicit_name(self) -> str:
+        return IMPLICIT_PREFIX + self.name
+
+
+@dataclass(frozen=True)
+class Serving:
+    """Which class serves each extended resource name, and the classes a later one shadows."""
+
+    by_name: Mapping[str, ClassFacts] = field(default_factory=dict)
+    shadowed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def serving(classes: Iterable[ClassFacts]) -> Serving:
+    by_name: dict[str, list[ClassFacts]] = {}
+    for c in classes:
+        by_name.setdefault(c.implicit_name, []).append(c)
+        if c.extended_name:
+            by_name.setdefault(c.extended_name, []).append(c)
+    chosen, shadowed = {}, {}
+    for name, found in by_name.items():
+        # created last wins; among those created in the same second, the first by name
+        found.sort(key=lambda c: c.name)
+        found.sort(key=lambda c: c.created, reverse=True)
+        chosen[name] = found[0]
+        if len(found) > 1:
+            shadowed[name] = tuple(c.name for c in found[1:])
+    return Serving(chosen, shadowed)
+
+
+def complete(slices: Iterable[SliceFacts]) -> tuple[list[SliceFacts], list[tuple[str, str]]]:
+    """The slices of complete pools (newest generation, every slice seen), and the (driver,
+    pool) pairs left out as incomplete."""
+    pools: dict[tuple[str, str], list[SliceFacts]] = {}
+    for s in slices:
+        pools.setdefault((s.driver, s.pool), []).append(s)
+    kept, incomplete = [], []
+    for key, found in sorted(pools.items()):
+        newest = max(s.generation for s in found)
+        current = [s for s in found if s.generation == newest]
+        if len(current) == current[0].slice_count:
+            kept.extend(current)
+        else:
+            incomplete.append(key)
+    return kept, incomplete
+
+
+@dataclass(frozen=True, slots=True)
+class DraUsage:
+    """One DRA-served extended resource on one node."""
+
+    capacity: int = 0  # devices the class matches
+    allocated: int = 0  # of those, held by claims
+    unknown: str = ""  # why the numbers cannot be given (a selector, a shared device)
+
+    @property
+    def free(self) -> int:
+        return self.capacity - self.allocated
+
+
+Held = frozenset[tuple[str, str, str]]  # (driver, pool, device) allocated by some claim
+
+
+def node_usage(node_slices: Iterable[SliceFacts], served: Serving, held: Held) -> dict[str, DraUsage]:
+    """Per extended resource name served by a class: the usage on one node, from the slices of
+    its complete pools."""
+    devices = [(s.driver, s.pool, d) for s in node_slices for d in s.devices]
+    out: dict[str, DraUsage] = {}
+    for name, cls in served.by_name.items():
+        capacity = allocated = 0
+        unknown = ""
+        for driver, pool, d in devices:
+            try:
+                if not matches(cls.expressions, d.device):
+                    continue
+            except Unknown as exc:
+                unknown = f"DeviceClass {cls.name}: selector {exc.expression[:120]!r} {exc.why}"
+                break
+            if d.shared:
+                unknown = f"device {d.name} of {driver} is shared or partitioned (not modelled)"
+                break
+            capacity += 1
+            allocated += (driver, pool, d.name) in held
+        if unknown:
+            out[name] = DraUsage(unknown=unknown)
+        elif capacity:
+            out[name] = DraUsage(capacity, allocated)
+    return out

@@ -1,0 +1,204 @@
+"""DRA objects (resource.k8s.io/v1) as the cache reads them: DeviceClasses, ResourceSlices and
+ResourceClaims, decoded with msgspec (only the fields used) and projected to slim views."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+
+from app.domain.device_cel import Device
+from app.domain.devices import ClassFacts, DeviceFacts, SliceFacts
+from app.kube.decoders import Meta
+from app.kube.placement import Present
+
+GROUP_VERSION = "resource.k8s.io/v1"
+MAX_DEVICES = 128  # per slice, as the API allows; more are not read
+EXTENDED_CLAIM = "resource.kubernetes.io/extended-resource-claim"
+
+
+class _CEL(msgspec.Struct):
+    expression: str = ""
+
+
+class _Selector(msgspec.Struct):
+    cel: _CEL | None = None
+
+
+class _ClassSpec(msgspec.Struct, rename="camel"):
+    selectors: list[_Selector] | None = None
+    extended_resource_name: str | None = None
+
+
+class DeviceClass(msgspec.Struct):
+    metadata: Meta | None = None
+    spec: _ClassSpec | None = None
+
+
+class _Attribute(msgspec.Struct):
+    int: int | None = None
+    bool: bool | None = None
+    string: str | None = None
+    version: str | None = None
+
+
+class _Capacity(msgspec.Struct):
+    value: str | int | float = 0
+
+
+class _Taint(msgspec.Struct):
+    key: str = ""
+    value: str | None = None
+    effect: str = ""
+
+
+class _Device(msgspec.Struct, rename="camel"):
+    name: str = ""
+    attributes: dict[str, _Attribute] | None = None
+    capacity: dict[str, _Capacity] | None = None
+    taints: list[_Taint] | None = None
+    consumes_counters: list[Present] | None = None
+    allow_multiple_allocations: bool | None = None
+
+
+class _Pool(msgspec.Struct, rename="camel"):
+    name: str = ""
+    generation: int = 0
+    resource_slice_count: int = 1
+
+
+class _SliceSpec(msgspec.Struct, rename="camel"):
+    driver: str = ""
+    pool: _Pool | None = None
+    node_name: str | None = None
+    devices: list[_Device] | None = None
+
+
+class ResourceSlice(msgspec.Struct):
+    metadata: Meta | None = None
+    spec: _SliceSpec | None = None
+
+
+class _Result(msgspec.Struct, rename="camel"):
+    driver: str = ""
+    pool: str = ""
+    device: str = ""
+    admin_access: bool | None = None
+
+
+class _DeviceAllocation(msgspec.Struct):
+    results: list[_Result] | None = None
+
+
+class _Allocation(msgspec.Struct):
+    devices: _DeviceAllocation | None = None
+
+
+class _Consumer(msgspec.Struct):
+    resource: str = ""
+    name: str = ""
+
+
+class _ClaimStatus(msgspec.Struct, rename="camel"):
+    allocation: _Allocation | None = None
+    reserved_for: list[_Consumer] | None = None
+
+
+class ResourceClaim(msgspec.Struct):
+    metadata: Meta | None = None
+    status: _ClaimStatus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClassView:
+    facts: ClassFacts
+    resource_version: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return ("", self.facts.name)
+
+    @classmethod
+    def from_struct(cls, obj: DeviceClass) -> ClassView:
+        meta, spec = obj.metadata or Meta(), obj.spec or _ClassSpec()
+        expressions = tuple(s.cel.expression for s in spec.selectors or () if s.cel is not None)
+        facts = ClassFacts(
+            meta.name or "", meta.creation_timestamp or "", spec.extended_resource_name or "", expressions
+        )
+        return cls(facts, meta.resource_version or "")
+
+
+def _value(a: _Attribute) -> int | bool | str:
+    if a.bool is not None:
+        return a.bool
+    if a.int is not None:
+        return a.int
+    return a.string if a.string is not None else (a.version or "")
+
+
+@dataclass(frozen=True, slots=True)
+class SliceView:
+    facts: SliceFacts
+    resource_version: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return ("", self.facts.name)
+
+    @classmethod
+    def from_struct(cls, obj: ResourceSlice) -> SliceView:
+        meta, spec = obj.metadata or Meta(), obj.spec or _SliceSpec()
+        pool = spec.pool or _Pool()
+        devices = tuple(
+            DeviceFacts(
+                d.name,
+                Device(
+                    spec.driver,
+                    tuple(sorted((k, _value(v)) for k, v in (d.attributes or {}).items())),
+                    tuple(sorted((k, str(v.value)) for k, v in (d.capacity or {}).items())),
+                ),
+                tuple(
+                    f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
+                    for t in d.taints or ()
+                ),
+                bool(d.consumes_counters) or bool(d.allow_multiple_allocations),
+            )
+            for d in (spec.devices or ())[:MAX_DEVICES]
+        )
+        facts = SliceFacts(
+            meta.name or "",
+            spec.driver,
+            pool.name,
+            pool.generation,
+            pool.resource_slice_count,
+            spec.node_name or "",
+            devices,
+        )
+        return cls(facts, meta.resource_version or "")
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimView:
+    namespace: str
+    name: str
+    held: tuple[tuple[str, str, str], ...]  # (driver, pool, device) allocated, admin access left out
+    pods: tuple[str, ...]  # the pods it is reserved for
+    extended: bool  # made by the scheduler for a pod's extended resource requests
+    resource_version: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.namespace, self.name)
+
+    @classmethod
+    def from_struct(cls, obj: ResourceClaim) -> ClaimView:
+        meta, status = obj.metadata or Meta(), obj.status or _ClaimStatus()
+        devices = status.allocation.devices if status.allocation else None
+        held = tuple(
+            (r.driver, r.pool, r.device)
+            for r in (devices.results if devices else None) or ()
+            if not r.admin_access
+        )
+        pods = tuple(c.name for c in status.reserved_for or () if c.resource == "pods")
+        extended = (meta.annotations or {}).get(EXTENDED_CLAIM) == "true"
+        return cls(meta.namespace or "", meta.name or "", held, pods, extended, meta.resource_version or "")

@@ -1,0 +1,106 @@
+"""The DRA objects the cache holds, and what they add up to per node (``app.domain.devices``):
+each event says which nodes' numbers it may move, and a node's usage is computed again only
+when asked after such a move."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from app.domain.devices import DraUsage, Held, Serving, SliceFacts, complete, node_usage, serving
+from app.kube.dra import ClaimView, ClassView, SliceView
+
+KINDS = ("deviceclasses", "resourceslices", "resourceclaims")
+EVERY = frozenset({"*"})  # every node may move
+
+
+class DraIndex:
+    def __init__(self) -> None:
+        self.classes: dict[tuple[str, str], ClassView] = {}
+        self.slices: dict[tuple[str, str], SliceView] = {}
+        self.claims: dict[tuple[str, str], ClaimView] = {}
+        self._served: Serving | None = None
+        self._by_node: dict[str, list[SliceFacts]] | None = None  # complete pools' slices
+        self._incomplete: list[tuple[str, str]] = []
+        self._held: Held | None = None
+        self._usage: dict[str, dict[str, DraUsage]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.classes or self.slices or self.claims)
+
+    def _table(self, kind: str) -> dict[tuple[str, str], Any]:
+        tables: dict[str, dict[tuple[str, str], Any]] = {
+            "deviceclasses": self.classes,
+            "resourceslices": self.slices,
+            "resourceclaims": self.claims,
+        }
+        return tables[kind]
+
+    def put(self, kind: str, view: Any, deleted: bool = False) -> frozenset[str]:
+        """Take an object (or its deletion); the nodes whose numbers it may move."""
+        table = self._table(kind)
+        old = table.pop(view.key, None)
+        if not deleted:
+            table[view.key] = view
+        return self._moved(kind, [v for v in (old, None if deleted else view) if v is not None])
+
+    def replace(self, kind: str, views: Iterable[Any]) -> frozenset[str]:
+        table = self._table(kind)
+        table.clear()
+        table.update((v.key, v) for v in views)
+        return self._moved(kind, None)
+
+    def _moved(self, kind: str, views: list[Any] | None) -> frozenset[str]:
+        if kind == "deviceclasses" or views is None:
+            self._served = self._by_node = self._held = None
+            self._usage.clear()
+            return EVERY
+        if kind == "resourceslices":
+            self._by_node = None  # a pool's completeness may change with any of its slices
+            nodes = frozenset(v.facts.node for v in views if v.facts.node)
+        else:
+            self._held = None
+            where = self._device_nodes()
+            nodes = frozenset(where[d] for v in views for d in v.held if d in where)
+        for node in nodes:
+            self._usage.pop(node, None)
+        return nodes
+
+    def _device_nodes(self) -> dict[tuple[str, str, str], str]:
+        return {
+            (s.driver, s.pool, d.name): node
+            for node, slices in self._slices_by_node().items()
+            for s in slices
+            for d in s.devices
+        }
+
+    def _slices_by_node(self) -> dict[str, list[SliceFacts]]:
+        if self._by_node is None:
+            kept, self._incomplete = complete(v.facts for v in self.slices.values())
+            by_node: dict[str, list[SliceFacts]] = {}
+            for s in kept:
+                if s.node:
+                    by_node.setdefault(s.node, []).append(s)
+            self._by_node = by_node
+            self._usage.clear()
+        return self._by_node
+
+    def serving(self) -> Serving:
+        if self._served is None:
+            self._served = serving(v.facts for v in self.classes.values())
+        return self._served
+
+    def usage(self, node: str) -> dict[str, DraUsage]:
+        """The extended resources DRA devices serve on ``node``."""
+        found = self._usage.get(node)
+        if found is None:
+            slices = self._slices_by_node().get(node, ())
+            if self._held is None:
+                self._held = frozenset(d for c in self.claims.values() for d in c.held)
+            found = self._usage[node] = node_usage(slices, self.serving(), self._held) if slices else {}
+        return found
+
+    @property
+    def incomplete(self) -> list[tuple[str, str]]:
+        self._slices_by_node()
+        return self._incomplete

@@ -1,0 +1,84 @@
+"""DRA-served extended resources: which class serves a name, complete pools, CEL selectors,
+allocated devices, and what stays unknown."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.domain.device_cel import Device, Unknown, compile_error, matches
+from app.domain.devices import ClassFacts, DeviceFacts, DraUsage, SliceFacts, complete, node_usage, serving
+
+GPU = "gpu.example.com"
+
+
+def gpu(name: str, model: str = "a100", memory: str = "80Gi", shared: bool = False) -> DeviceFacts:
+    return DeviceFacts(
+        name, Device(GPU, (("model", model), (f"{GPU}/index", 0)), (("memory", memory),)), shared=shared
+    )
+
+
+def test_selectors_read_driver_attributes_and_capacity():
+    d = gpu("g0").device
+    assert matches((f'device.driver == "{GPU}"',), d)
+    assert matches(
+        (f'device.attributes["{GPU}"].model == "a100"', f'device.attributes["{GPU}"].index == 0'), d
+    )
+    assert matches((f'device.capacity["{GPU}"].memory.compareTo(quantity("40Gi")) >= 0',), d)
+    assert not matches((f'device.capacity["{GPU}"].memory.isGreaterThan(quantity("100Gi"))',), d)
+    assert not matches(('device.driver == "other"', "1/0 == 1"), d)  # the first false decides
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ['device.attributes["x.io"].y == 1', "device.driver ==", '"a"', 'semver("1.0.0") == semver("1.0.0")'],
+)
+def test_a_selector_that_cannot_be_decided_is_unknown(expression):
+    with pytest.raises(Unknown):
+        matches((expression,), gpu("g0").device)
+
+
+def test_a_selector_that_does_not_compile_is_named():
+    assert compile_error("device.driver ==") and compile_error('device.driver == "x"') is None
+
+
+def test_the_class_created_last_serves_a_name_and_the_others_are_shadowed():
+    old = ClassFacts("a-old", "2026-01-01T00:00:00Z", "example.com/gpu")
+    new = ClassFacts("z-new", "2026-02-01T00:00:00Z", "example.com/gpu")
+    twin = ClassFacts("b-twin", "2026-02-01T00:00:00Z", "example.com/gpu")
+    s = serving([old, new, twin])
+    assert s.by_name["example.com/gpu"].name == "b-twin"  # same second: the first by name
+    assert s.shadowed["example.com/gpu"] == ("z-new", "a-old")
+    assert s.by_name["deviceclass.resource.kubernetes.io/a-old"] is old  # every class: its implicit name
+
+
+def test_only_the_newest_complete_generation_of_a_pool_counts():
+    def piece(name: str, generation: int, count: int) -> SliceFacts:
+        return SliceFacts(name, GPU, "node-1", generation, count, "node-1", (gpu(name),))
+
+    kept, incomplete = complete([piece("s1", 1, 1), piece("s2", 2, 2)])
+    assert kept == [] and incomplete == [(GPU, "node-1")]  # generation 2 needs two slices
+    kept, incomplete = complete([piece("s1", 1, 1), piece("s2", 2, 2), piece("s3", 2, 2)])
+    assert [s.name for s in kept] == ["s2", "s3"] and incomplete == []
+
+
+def test_a_nodes_usage_counts_matching_devices_and_those_claims_hold():
+    cls = ClassFacts(
+        "gpus", "2026-01-01T00:00:00Z", "example.com/gpu", (f'device.attributes["{GPU}"].model == "a100"',)
+    )
+    devices = (gpu("g0"), gpu("g1"), gpu("g2", model="t4"))
+    node = [SliceFacts("s", GPU, "node-1", 1, 1, "node-1", devices)]
+    usage = node_usage(node, serving([cls]), frozenset({(GPU, "node-1", "g1"), (GPU, "node-1", "g2")}))
+    assert usage["example.com/gpu"] == DraUsage(2, 1)
+    assert usage["deviceclass.resource.kubernetes.io/gpus"] == DraUsage(2, 1)
+
+
+def test_shared_devices_and_undecidable_selectors_make_the_numbers_unknown():
+    bad = ClassFacts("bad", "t", "example.com/bad", ('device.attributes["nope.io"].x == 1',))
+    node = [SliceFacts("s", GPU, "p", 1, 1, "n", (gpu("g0"),))]
+    assert "nope.io" in node_usage(node, serving([bad]), frozenset())["example.com/bad"].unknown
+    shared = [SliceFacts("s", GPU, "p", 1, 1, "n", (gpu("g0", shared=True),))]
+    plain = ClassFacts("all", "t", "example.com/all")
+    assert (
+        "shared or partitioned"
+        in node_usage(shared, serving([plain]), frozenset())["example.com/all"].unknown
+    )
