@@ -120,11 +120,15 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
     wanted = set(filters.resources)
     seen: set[str] = set() if every_row is None else set(every_row.by_resource)
     kept: list[NodeRow] = []
+    undecided: set[str] = set()
     count = 0
     for row in rows:
         count += 1
         if every_row is None:
             seen.update(row.usage)
+        if row.unknown:  # DRA-served names whose numbers cannot be given: still columns
+            seen.update(row.unknown)
+            undecided.update(row.unknown)
         if q and q not in row.name.lower():
             continue
         if filters.selector and not filters.selector.matches(row.labels):
@@ -145,10 +149,10 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
         filtered = bool(q or filters.selector or filters.free_at_least or every_row is None)
     if filtered:  # sum over the rows kept
         totals = Totals.of(row.usage for row in kept)
-        resources = sorted(wanted) if wanted else sorted(totals.by_resource)
+        resources = sorted(wanted) if wanted else sorted(set(totals.by_resource) | undecided)
     else:
         assert every_row is not None
-        keep = wanted or set(every_row.by_resource)
+        keep = wanted or set(every_row.by_resource) | undecided
         totals = Totals(
             {r: u for r, u in every_row.by_resource.items() if r in keep},
             {r: n for r, n in every_row.nodes_with.items() if r in keep},

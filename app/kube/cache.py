@@ -35,6 +35,7 @@ from app.kube.store import Store
 log = logging.getLogger(__name__)
 
 KINDS = ("nodes", "pods", "quotas")
+DRA_KINDS = ("deviceclasses", "resourceslices", "resourceclaims")  # where resource.k8s.io/v1 is served
 
 
 class Event(msgspec.Struct):
@@ -66,7 +67,14 @@ class WatchCounters:
     unreadable: int  # objects that could not be decoded, each time one was read
 
 
-SINGULAR = {"pods": "pod", "nodes": "node", "quotas": "quota"}
+SINGULAR = {
+    "pods": "pod",
+    "nodes": "node",
+    "quotas": "quota",
+    "deviceclasses": "DeviceClass",
+    "resourceslices": "ResourceSlice",
+    "resourceclaims": "ResourceClaim",
+}
 
 
 @dataclass(frozen=True)
@@ -119,6 +127,9 @@ class ClusterCache:
         self.server_minor: int | None = None  # the API server's minor version, read before a list
         self._by_version: dict[str, Reader[Any, Any]] | None = None
         self.unreadable = UnreadableLog()
+        # resource.k8s.io/v1: "unknown" until asked, then "served", "absent" (an older server:
+        # nothing shown, no error) or "forbidden" (the app may not read it: a note on the pages)
+        self.dra = "unknown"
 
     # ---- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -126,10 +137,43 @@ class ClusterCache:
             if self._threads:
                 return
             for kind in KINDS:
-                t = threading.Thread(target=self._run, args=(kind,), name=f"extres-watch-{kind}", daemon=True)
-                self._threads.append(t)
-                t.start()
+                self._start_kind(kind)
             self._threads.append(self.readiness.start(self._stop))
+            dra = threading.Thread(target=self._discover_dra, name="extres-dra", daemon=True)
+            self._threads.append(dra)
+            dra.start()
+
+    def _start_kind(self, kind: str) -> None:
+        """(caller holds the lock)"""
+        t = threading.Thread(target=self._run, args=(kind,), name=f"extres-watch-{kind}", daemon=True)
+        self._threads.append(t)
+        t.start()
+
+    def _discover_dra(self) -> None:
+        """Watch the DRA kinds only where the API server serves resource.k8s.io/v1."""
+        backoff = 1.0
+        while not self._stop.is_set():
+            try:
+                client.ResourceV1Api(self.api).get_api_resources(_request_timeout=(5, 10))
+            except Exception as exc:  # noqa: BLE001 - absent, refused, or not answering (ask again)
+                err = translate(exc)
+                if err.status == 404:
+                    self.dra = "absent"
+                    return
+                if err.status in (401, 403):
+                    self.dra = "forbidden"
+                    return
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+                continue
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                self.dra = "served"
+                for kind in DRA_KINDS:
+                    self.status[kind] = KindStatus()
+                    self._start_kind(kind)
+            return
 
     def stop(self) -> None:
         self._stop.set()
@@ -182,10 +226,14 @@ class ClusterCache:
 
     # ---- the watch loops -------------------------------------------------
     def _list_fn(self, kind: str) -> Callable[..., Any]:
+        dra = client.ResourceV1Api(self.api)
         fns: dict[str, Callable[..., Any]] = {
             "nodes": self.core.list_node,
             "pods": self.core.list_pod_for_all_namespaces,
             "quotas": self.core.list_resource_quota_for_all_namespaces,
+            "deviceclasses": dra.list_device_class,
+            "resourceslices": dra.list_resource_slice,
+            "resourceclaims": dra.list_resource_claim_for_all_namespaces,
         }
         return fns[kind]
 
@@ -232,8 +280,10 @@ class ClusterCache:
             self.store.replace_pods(index)
         elif kind == "nodes":
             self.store.replace_nodes(views)
-        else:
+        elif kind == "quotas":
             self.store.replace_quotas(views)
+        else:
+            self.store.replace_dra(kind, views)
         self.unreadable.replace(kind, unreadable)
         if self.freeze_gc:
             # What a list brought in lives until the next relist: move it out of the collector's
@@ -309,6 +359,12 @@ class ClusterCache:
                 if isinstance(err, Gone):
                     rv = None
                     continue
+                if kind in DRA_KINDS and err.status in (401, 403):
+                    log.warning("the app may not read %s: DRA-served resources are not shown", kind)
+                    with self._lock:
+                        self.dra = "forbidden"
+                        self.status.pop(kind, None)
+                    return
                 rv = self._seen.get(kind, rv)  # resume from the last event that arrived
                 self.readiness.nudge()  # is the API server itself answering? ask now
                 log.warning(
@@ -355,8 +411,10 @@ class ClusterCache:
             self.store.put_pod(view, deleted)
         elif kind == "nodes":
             self.store.put_node(view, deleted)
-        else:
+        elif kind == "quotas":
             self.store.put_quota(view, deleted)
+        else:
+            self.store.put_dra(kind, view, deleted)
         self.unreadable.read(kind, view.key)
 
 

@@ -35,9 +35,9 @@ class DeviceClass(msgspec.Struct):
     spec: _ClassSpec | None = None
 
 
-class _Attribute(msgspec.Struct):
-    int: int | None = None
-    bool: bool | None = None
+class _Attribute(msgspec.Struct, rename={"int_": "int", "bool_": "bool"}):
+    int_: int | None = None
+    bool_: bool | None = None
     string: str | None = None
     version: str | None = None
 
@@ -129,10 +129,10 @@ class ClassView:
 
 
 def _value(a: _Attribute) -> int | bool | str:
-    if a.bool is not None:
-        return a.bool
-    if a.int is not None:
-        return a.int
+    if a.bool_ is not None:
+        return a.bool_
+    if a.int_ is not None:
+        return a.int_
     return a.string if a.string is not None else (a.version or "")
 
 

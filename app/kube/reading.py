@@ -19,6 +19,7 @@ import msgspec
 from app.domain.accounting import PER_SOURCE
 from app.domain.quantity import QuantityError
 from app.kube.decoders import Ident, ListMeta, Meta, Node, ObjectList, Pod, Quota
+from app.kube.dra import ClaimView, ClassView, DeviceClass, ResourceClaim, ResourceSlice, SliceView
 from app.kube.projections import NodeView, PodView, QuotaView
 
 log = logging.getLogger(__name__)
@@ -131,12 +132,18 @@ class Reader(Generic[S, V]):
 
 NODES: Reader[Node, NodeView] = Reader("nodes", Node, NodeView.from_struct)
 QUOTAS: Reader[Quota, QuotaView] = Reader("quotas", Quota, QuotaView.from_struct)
+DRA: tuple[Reader[Any, Any], ...] = (
+    Reader("deviceclasses", DeviceClass, ClassView.from_struct),
+    Reader("resourceslices", ResourceSlice, SliceView.from_struct),
+    Reader("resourceclaims", ResourceClaim, ClaimView.from_struct),
+)
 
 
 def readers(rule: str = PER_SOURCE) -> dict[str, Reader[Any, Any]]:
     """A reader per kind; pods are counted by ``rule`` (the API server's version's resize rule)."""
     pods: Reader[Pod, PodView] = Reader("pods", Pod, partial(PodView.from_struct, rule=rule))
-    return {r.kind: r for r in (NODES, pods, QUOTAS)}
+    every: list[Reader[Any, Any]] = [NODES, pods, QUOTAS, *DRA]
+    return {r.kind: r for r in every}
 
 
 READERS = readers()

@@ -71,6 +71,12 @@ class Services:
         except KubeError:
             return []
 
+    def dra_state(self) -> str:
+        try:
+            return self.cluster.dra_state()
+        except KubeError:
+            return "unknown"
+
     def pending_count(self) -> int:
         """Unschedulable pods, for the navigation badge (0 when there is no cluster)."""
         try:

@@ -91,6 +91,11 @@ class FakeCluster:
     def watch_counters(self) -> dict[str, WatchCounters]:
         return {}
 
+    dra: str = "absent"
+
+    def dra_state(self) -> str:
+        return self.dra
+
     writer: Any = None  # a test of the bulk jobs' bookkeeping may give a writer of its own
 
     def writer_for(self, identity: Identity, client_addr: str = "", request_id: str = "") -> Any:
