@@ -64,17 +64,16 @@ class ChangeError(ValueError):
         self.errors = dict(errors)
 
 
-def validate_resource(resource: str, owns: Callable[[str], bool]) -> str | None:
-    """A message for the ``resource`` field, or None when it may be changed here."""
+def validate_resource(resource: str, owner: Callable[[str], str | None]) -> str | None:
+    """A message for the ``resource`` field, or None when it may be changed here. ``owner``
+    says what else sets the resource's amount (a device plugin, DRA devices), if anything."""
     if is_standard_resource(resource):
         return f"{resource!r} is a standard resource, not an extended resource; it cannot be changed here."
     problems = extended_resource_name_errors(resource)
     if problems:
         return f"Resource name {resource!r} {problems[0]}."
-    if owns(resource):
-        return (
-            f"{resource} is advertised by a device plugin; the kubelet rewrites it, so it is read-only here."
-        )
+    if (owned := owner(resource)) is not None:
+        return f"{resource} is {owned}, so it is read-only here."
     return None
 
 
@@ -103,12 +102,12 @@ def validate_expected(text: str | None) -> tuple[int | None, str | None]:
 
 
 def validate_set(
-    resource: str, quantity: str, expected: str | None, *, maximum: int, owns: Callable[[str], bool]
+    resource: str, quantity: str, expected: str | None, *, maximum: int, owner: Callable[[str], str | None]
 ) -> tuple[str, int, int | None]:
     """Validate an add/change; returns (resource, count, expected) or raises ChangeError."""
     resource = (resource or "").strip()
     errors: dict[str, str] = {}
-    if msg := validate_resource(resource, owns):
+    if msg := validate_resource(resource, owner):
         errors["resource"] = msg
     count, msg = validate_quantity(quantity, maximum)
     if msg:

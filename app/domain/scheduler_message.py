@@ -10,6 +10,8 @@ _HEAD = re.compile(r"^\s*(?P<avail>\d+)/(?P<total>\d+) nodes are available(?::\s
 _REASON_SPLIT = re.compile(r",\s+(?=\d+\s)")
 _REASON = re.compile(r"^(?P<count>\d+)\s+(?P<text>.+?)\.?$", re.S)
 _INSUFFICIENT = re.compile(r"^Insufficient (?P<resource>\S+)$")
+# the DynamicResources plugin's filter reasons (1.34+), as kube-scheduler words them
+DRA_REASONS = frozenset({"cannot allocate all claims", "still not schedulable"})
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,12 @@ class SchedulerMessage:
             if m := _INSUFFICIENT.match(text):
                 out[m["resource"]] = out.get(m["resource"], 0) + count
         return out
+
+    @property
+    def devices_short(self) -> int:
+        """Nodes where the scheduler's DRA plugin could not allocate the pod's claims (its
+        extended resources served by DRA devices among them; the message names neither)."""
+        return sum(c for c, text in self.reasons if text in DRA_REASONS)
 
     @property
     def other_reasons(self) -> list[tuple[int, str]]:

@@ -5,8 +5,9 @@ changed, so a reader at an older version catches up on just those nodes."""
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
+from app.domain.devices import DraUsage
 from app.domain.fit import NodeFacts
 from app.kube.pod_index import PodIndex
 from app.kube.projections import EMPTY, NodeView
@@ -41,17 +42,27 @@ class FitFacts:
         self._log.clear()
         self._log_start = self.version
 
-    def refresh(self, nodes: Mapping[str, NodeView], index: PodIndex) -> None:
+    def refresh(
+        self, nodes: Mapping[str, NodeView], index: PodIndex, dra: Callable[[str], Mapping[str, DraUsage]]
+    ) -> None:
+        """Rebuild the facts of the nodes touched. An extended resource DRA devices serve on a
+        node that does not advertise it in its status counts as allocatable devices, of which
+        what claims hold is taken (the scheduler gives such a request to DRA there)."""
         for name in self._dirty:
             node = nodes.get(name)
             if node is None:
                 self._facts.pop(name, None)
                 continue
+            allocatable, requested = node.allocatable, index.requested.get(name, EMPTY)
+            served = {r: u for r, u in dra(name).items() if r not in allocatable and not u.unknown}
+            if served:
+                allocatable = {**allocatable, **{r: u.capacity for r, u in served.items()}}
+                requested = {**requested, **{r: u.allocated for r, u in served.items()}}
             self._facts[name] = NodeFacts(
                 name,
                 node.labels,
-                node.allocatable,
-                index.requested.get(name, EMPTY),
+                allocatable,
+                requested,
                 node.unschedulable,
                 node.taints,
                 index.node_ports.get(name, ()),

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from app.domain.accounting import Amounts, RunningTotals, Totals
+from app.domain.devices import DraUsage
 from app.domain.fit import HostPort, NodeFacts
 from app.domain.overview import NodeRow, node_row
 from app.domain.workloads import Holder
@@ -81,8 +82,9 @@ class Store:
                 self._totals.add(old.usage, -1)
             node = self.nodes.get(name)
             if node is not None:
-                dra = self.dra.usage(name) if self.dra else None
-                row = self._rows[name] = node_row(node, self._index.requested.get(name, EMPTY), dra)
+                row = self._rows[name] = node_row(
+                    node, self._index.requested.get(name, EMPTY), self._dra_usage(name)
+                )
                 self._totals.add(row.usage)
         self._dirty.clear()
 
@@ -105,7 +107,7 @@ class Store:
     def node_facts(self) -> list[NodeFacts]:
         """Every node as the fit model sees it, by name; rebuilt only where something changed."""
         with self._lock:
-            self._fit.refresh(self.nodes, self._index)
+            self._fit.refresh(self.nodes, self._index, self._dra_usage)
             return self._fit.of(self._names())
 
     def fit_changes(self, since: int | None) -> tuple[int, dict[str, NodeFacts | None] | None]:
@@ -113,7 +115,7 @@ class Store:
         the node went away); None instead when the log does not reach back that far (a relist
         came in between, or too much changed): read ``node_facts`` then."""
         with self._lock:
-            self._fit.refresh(self.nodes, self._index)
+            self._fit.refresh(self.nodes, self._index, self._dra_usage)
             return self._fit.version, self._fit.changes(since)
 
     def drifted_nodes(self) -> list[NodeView]:
@@ -225,6 +227,12 @@ class Store:
                 if held is not None:
                     self._dra_moved(self.dra.put(kind, held, deleted=True))
 
+    def dra_class_for(self, resource: str) -> str | None:
+        """The DeviceClass that serves ``resource`` through DRA, if one does."""
+        with self._lock:
+            found = self.dra.serving().by_name.get(resource) if self.dra.classes else None
+            return found.name if found is not None else None
+
     def put_dra(self, kind: str, view: Any, deleted: bool = False) -> None:
         """A DeviceClass, ResourceSlice or ResourceClaim came, changed or went."""
         with self._lock:
@@ -234,10 +242,15 @@ class Store:
         with self._lock:
             self._dra_moved(self.dra.replace(kind, views))
 
+    def _dra_usage(self, node: str) -> dict[str, DraUsage]:
+        return self.dra.usage(node) if self.dra else {}
+
     def _dra_moved(self, nodes: frozenset[str]) -> None:
-        """Rebuild the rows of the nodes whose DRA numbers may have moved (caller holds the lock)."""
+        """Rebuild the rows and fit facts of the nodes whose DRA numbers may have moved (caller
+        holds the lock)."""
         for node in self.nodes if nodes == EVERY else nodes & self.nodes.keys():
             self._touch(node)
+            self._touch_fit(node)
 
     def _drop_node(self, name: str) -> None:
         """Remove a node, if held (caller holds the lock)."""

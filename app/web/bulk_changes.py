@@ -28,9 +28,7 @@ def _refused(resource: str, count: int) -> str | None:
     """Why a desired-state entry may not be written: the same rules as the forms."""
     state = Services.get()
     try:
-        validate_set(
-            resource, str(count), None, maximum=state.settings.max_quantity, owns=state.device_plugins.owns
-        )
+        validate_set(resource, str(count), None, maximum=state.settings.max_quantity, owner=state.read_only)
     except ChangeError as exc:
         return " ".join(exc.errors.values())
     return None
@@ -110,11 +108,11 @@ def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
                 form.get("quantity", ""),
                 None,
                 maximum=state.settings.max_quantity,
-                owns=state.device_plugins.owns,
+                owner=state.read_only,
             )
         except ChangeError as exc:
             errors.update(exc.errors)
-    elif msg := validate_resource(resource, state.device_plugins.owns):
+    elif msg := validate_resource(resource, state.read_only):
         errors["resource"] = msg
     names = [n for n in form.getlist("nodes") if n]
     selector_text = form.get("selector", "").strip()

@@ -135,7 +135,7 @@ def set_resource(name: str) -> Response | tuple[str, int]:
             form.get("quantity", ""),
             form.get("expected"),
             maximum=state.settings.max_quantity,
-            owns=state.device_plugins.owns,
+            owner=state.read_only,
         )
     except ChangeError as exc:
         html = render_template(
@@ -155,7 +155,7 @@ def confirm_remove(name: str) -> str:
     state = Services.get()
     node = _node_or_404(name)
     resource = request.args.get("resource", "")
-    if msg := validate_resource(resource, state.device_plugins.owns):
+    if msg := validate_resource(resource, state.read_only):
         abort(422, description=msg)
     if resource not in node.capacity:
         abort(404, description=f"{resource} is not advertised on {name}.")
@@ -169,7 +169,7 @@ def remove_resource(name: str) -> Response | tuple[str, int]:
     _node_or_404(name)
     resource = request.form.get("resource", "").strip()
     errors = {}
-    if msg := validate_resource(resource, state.device_plugins.owns):
+    if msg := validate_resource(resource, state.read_only):
         errors["resource"] = msg
     expected, msg = validate_expected(request.form.get("expected"))
     if msg:

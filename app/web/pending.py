@@ -41,6 +41,7 @@ class PendingPod:
     advice: Markup  # the diagnosis rendered (shared by the pods of a shape)
     held: list[Held]
     others: list[PodView] = field(default_factory=list)  # more pods of its workload and shape here
+    dra: dict[str, str] = field(default_factory=dict)  # its requests DRA devices serve: the class
 
     @property
     def size(self) -> int:
@@ -91,7 +92,7 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     made: dict[PodShape, tuple[Diagnosis, Markup, ShapeIndex]] = {}  # each shape on this page diagnosed once
     every_node: list[NodeFacts] | None = None
     writable = can_write()
-    owns = services.device_plugins.owns
+    owns = services.owns
     advice_html = RenderCaches.get().advice_html
     out = []
     cards: dict[tuple[object, ...], PendingPod] = {}
@@ -118,7 +119,8 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
             if diagnosis.kind == "short":
                 holding = held(index, pod, diagnosis, lambda r: owns(r) or not writable)
             message = parse_scheduler_message(pod.unschedulable or "")
-            card = PendingPod(pod, message, diagnosis, advice, holding)
+            dra = {r: c for r in pod.extended_requests if (c := store.dra_class_for(r)) is not None}
+            card = PendingPod(pod, message, diagnosis, advice, holding, dra=dra)
             if group is not None:
                 cards[group] = card
             out.append(card)

@@ -9,6 +9,7 @@ from flask import current_app
 
 from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
+from app.domain.devices import IMPLICIT_PREFIX
 from app.domain.diagnosis import ShapeCache
 from app.kube.cache import Freshness
 from app.kube.client import ClusterConfig
@@ -70,6 +71,27 @@ class Services:
             return self.cluster.unreadable_named()
         except KubeError:
             return []
+
+    def read_only(self, resource: str) -> str | None:
+        """What sets ``resource``'s amount instead of this dashboard, if anything: a device
+        plugin (the kubelet rewrites it) or DRA devices (their driver publishes them)."""
+        if self.device_plugins.owns(resource):
+            return "advertised by a device plugin; the kubelet rewrites it"
+        if resource.startswith(IMPLICIT_PREFIX):
+            return "a DeviceClass's name for its DRA devices; their driver publishes them in ResourceSlices"
+        try:
+            served_by = self.cluster.store.dra_class_for(resource)
+        except KubeError:
+            return None
+        if served_by is None:
+            return None
+        return (
+            f"served by DRA devices (DeviceClass {served_by}); their driver publishes them in ResourceSlices"
+        )
+
+    def owns(self, resource: str) -> bool:
+        """Whether ``resource`` is read-only here (``read_only``)."""
+        return self.read_only(resource) is not None
 
     def dra_state(self) -> str:
         try:

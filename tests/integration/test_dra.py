@@ -86,3 +86,41 @@ def test_a_dra_served_resource_is_counted_per_node_as_the_scheduler_allocates_it
     assert after[(a, resource, "requested")] == "3"  # the pod's request
     assert after[(a, resource, "free")] == str(4 - allocated_on(admin_api, a))
     assert after[("*", resource, "capacity")] == "4DRA"
+
+
+def test_a_pod_short_of_dra_devices_is_diagnosed_as_the_scheduler_says(admin_api, core, web, scheduler, uid):
+    """The scheduler leaves a pod asking for more devices than are free Pending; the pending
+    page reads its message, finds it short on the node with devices, names who holds them, and
+    offers no form (the driver publishes the devices)."""
+    resource = f"h{uid[-6:].strip('-')}.example.com/gpu".replace("--", "-")
+    node = f"{uid}-n"
+    create_node(core, node, {}, labels={"kubernetes.io/hostname": node})
+    ready(core, node)
+    model = f"m{uid[-8:]}"  # only this test's devices: other tests' nodes publish other models
+    publish(admin_api, node, 2, model=model)
+    device_class(admin_api, f"{uid}-any", resource, f'device.attributes["{DRIVER}"].model == "{model}"')
+    eventually(
+        lambda: (node, resource, "capacity") in grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))
+    )
+    create_pod(core, f"{uid}-holder", None, {resource: "2"})
+    assert eventually(lambda: core.read_namespaced_pod(f"{uid}-holder", "default").spec.node_name, timeout=60)
+    create_pod(core, f"{uid}-waiting", None, {resource: "1"})
+
+    def message() -> str | None:
+        pod = core.read_namespaced_pod(f"{uid}-waiting", "default")
+        return next((c.message for c in pod.status.conditions or () if c.reason == "Unschedulable"), None)
+
+    said = eventually(message, timeout=60)
+    print(f"recorded: {said!r}")
+    page = eventually(
+        lambda: (
+            (h := web.get(f"/pending/?resource={resource}").get_data(as_text=True))
+            and f'data-pod="default/{uid}-waiting"' in h
+            and h
+        ),
+        timeout=30,
+    )
+    card = page.split(f'data-pod="default/{uid}-waiting"', 1)[1].split("</article>", 1)[0]
+    assert 'data-kind="short"' in page.split(f'data-pod="default/{uid}-waiting"', 1)[1][:200]
+    assert f'data-holder="default/{uid}-holder"' in card
+    assert "/changes/nodes/" not in card

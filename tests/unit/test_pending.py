@@ -88,6 +88,16 @@ MESSAGES = [
         [(2, "cannot allocate all claims")],
         "0/3 nodes are available: 3 Preemption is not helpful for scheduling",
     ),
+    # 1.37.2, recorded by tests/integration/test_dra.py: a pod asking for a DRA-served extended
+    # resource when every matching device is held (the message names no resource and no class)
+    (
+        "0/3 nodes are available: 3 cannot allocate all claims. preemption: 0/3 nodes are available: "
+        "3 Preemption is not helpful for scheduling.",
+        3,
+        {},
+        [(3, "cannot allocate all claims")],
+        "0/3 nodes are available: 3 Preemption is not helpful for scheduling",
+    ),
     (
         "0/2 nodes are available: 2 Insufficient nvidia.com/gpu, 2 Insufficient memory.",
         2,

@@ -52,3 +52,45 @@ def test_no_right_to_read_dra_objects_is_a_note(client, cluster):
     cluster.dra = "forbidden"
     html = client.get("/").get_data(as_text=True)
     assert 'data-dra="forbidden"' in html
+
+
+def served(cluster, node: str = "n1", n: int = 2, held: int = 0) -> None:
+    cluster.node(node, {})
+    store = cluster.store
+    store.put_dra("deviceclasses", ClassView(ClassFacts("gpus", "2026-01-01T00:00:00Z", R)))
+    store.put_dra("resourceslices", devices(node, n))
+    for i in range(held):
+        store.put_dra(
+            "resourceclaims", ClaimView("default", f"c{i}", ((GPU, node, f"g{i}"),), (f"user{i}",), True)
+        )
+
+
+def test_a_dra_served_resource_cannot_be_changed_here_and_says_why(client, cluster):
+    served(cluster)
+    resp = client.post("/changes/nodes/n1/resources", data={"resource": R, "quantity": "5"})
+    text = resp.get_data(as_text=True)
+    assert resp.status_code == 422
+    said = "served by DRA devices (DeviceClass gpus); their driver publishes them in ResourceSlices"
+    assert f"{said}, so it is read-only here" in text, text[-2000:]
+    implicit = client.post(
+        "/changes/nodes/n1/resources",
+        data={"resource": "deviceclass.resource.kubernetes.io/gpus", "quantity": "1"},
+    )
+    assert implicit.status_code == 422  # a kubernetes.io name: never one to set here
+    bulk = client.post(
+        "/changes/bulk/preview", data={"action": "set", "resource": R, "quantity": "1", "nodes": "n1"}
+    )
+    assert bulk.status_code == 422 and "read-only here" in bulk.get_data(as_text=True)
+
+
+def test_a_pod_short_of_a_dra_served_resource_is_never_told_to_add_capacity(client, cluster):
+    served(cluster, held=2)
+    for i in range(2):
+        cluster.pod(f"user{i}", "n1", {R: "1"}, priority=0)
+    cluster.pod(
+        "waiting", None, {R: "1"}, message=f"0/1 nodes are available: 1 Insufficient {R}.", priority=10
+    )
+    html = client.get("/pending/").get_data(as_text=True)
+    assert "/changes/nodes/" not in html  # no form that would refuse
+    assert 'data-kind="short"' in html
+    assert 'data-holder="default/user0"' in html and 'data-preemptible="2"' in html
