@@ -115,28 +115,34 @@ class DraUsage:
 Held = frozenset[tuple[str, str, str]]  # (driver, pool, device) allocated by some claim
 
 
-def node_usage(node_slices: Iterable[SliceFacts], served: Serving, held: Held) -> dict[str, DraUsage]:
-    """Per extended resource name served by a class: the usage on one node, from the slices of
-    its complete pools."""
-    devices = [(s.driver, s.pool, d) for s in node_slices for d in s.devices]
-    out: dict[str, DraUsage] = {}
-    for name, cls in served.by_name.items():
-        capacity = allocated = 0
-        unknown = ""
-        for driver, pool, d in devices:
+def class_usage(cls: ClassFacts, slices: Iterable[SliceFacts], held: Held) -> DraUsage:
+    """The devices a class matches in the given slices, and how many of them claims hold."""
+    capacity = allocated = 0
+    for s in slices:
+        for d in s.devices:
             try:
                 if not matches(cls.expressions, d.device):
                     continue
             except Unknown as exc:
-                unknown = f"DeviceClass {cls.name}: selector {exc.expression[:120]!r} {exc.why}"
-                break
+                return DraUsage(
+                    unknown=f"DeviceClass {cls.name}: selector {exc.expression[:120]!r} {exc.why}"
+                )
             if d.shared:
-                unknown = f"device {d.name} of {driver} is shared or partitioned (not modelled)"
-                break
+                return DraUsage(
+                    unknown=f"device {d.name} of {s.driver} is shared or partitioned (not modelled)"
+                )
             capacity += 1
-            allocated += (driver, pool, d.name) in held
-        if unknown:
-            out[name] = DraUsage(unknown=unknown)
-        elif capacity:
-            out[name] = DraUsage(capacity, allocated)
+            allocated += (s.driver, s.pool, d.name) in held
+    return DraUsage(capacity, allocated)
+
+
+def node_usage(node_slices: Iterable[SliceFacts], served: Serving, held: Held) -> dict[str, DraUsage]:
+    """Per extended resource name served by a class: the usage on one node, from the slices of
+    its complete pools."""
+    slices = list(node_slices)
+    out: dict[str, DraUsage] = {}
+    for name, cls in served.by_name.items():
+        usage = class_usage(cls, slices, held)
+        if usage.unknown or usage.capacity:
+            out[name] = usage
     return out

@@ -142,11 +142,20 @@ class Access:
         timeout: float | None = None,
     ) -> bool:
         """One SelfSubjectAccessReview as the acting user; raises KubeError when it cannot be made
-        (a refused identity is a Forbidden with status 401)."""
+        (a refused identity is a Forbidden with status 401). ``resource`` is ``group/resource``
+        outside the core group ("resource.k8s.io/resourceslices")."""
+        group, _, name = resource.rpartition("/")
         body: Any = {
             "apiVersion": "authorization.k8s.io/v1",
             "kind": "SelfSubjectAccessReview",
-            "spec": {"resourceAttributes": {"verb": verb, "resource": resource, "subresource": subresource}},
+            "spec": {
+                "resourceAttributes": {
+                    "verb": verb,
+                    "group": group,
+                    "resource": name,
+                    "subresource": subresource,
+                }
+            },
         }
         try:
             api = client.AuthorizationV1Api(self.client_for(identity))

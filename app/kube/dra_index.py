@@ -5,9 +5,21 @@ when asked after such a move."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from app.domain.devices import DraUsage, Held, Serving, SliceFacts, complete, node_usage, serving
+from app.domain.device_cel import compile_error
+from app.domain.devices import (
+    ClassFacts,
+    DraUsage,
+    Held,
+    Serving,
+    SliceFacts,
+    class_usage,
+    complete,
+    node_usage,
+    serving,
+)
 from app.kube.dra import ClaimView, ClassView, SliceView
 
 KINDS = ("deviceclasses", "resourceslices", "resourceclaims")
@@ -104,3 +116,50 @@ class DraIndex:
     def incomplete(self) -> list[tuple[str, str]]:
         self._slices_by_node()
         return self._incomplete
+
+    def holder_claims(self) -> dict[tuple[str, str, str], ClaimView]:
+        """Which claim holds each allocated device."""
+        return {d: c for c in self.claims.values() for d in c.held}
+
+    def class_rows(self) -> list[ClassRow]:
+        """Every DeviceClass: the names it serves, what it matches over all complete pools, and
+        what keeps it from serving a name (a class created later)."""
+        served = self.serving()
+        slices = [s for found in self._slices_by_node().values() for s in found]
+        held = frozenset(self.holder_claims())
+        rows = []
+        for view in sorted(self.classes.values(), key=lambda v: v.facts.name):
+            c = view.facts
+            names = [n for n in (c.extended_name, c.implicit_name) if n]
+            rows.append(
+                ClassRow(
+                    c,
+                    tuple(n for n in names if served.by_name.get(n) is c),
+                    tuple(
+                        (n, served.by_name[n].name)
+                        for n in names
+                        if n in served.by_name and served.by_name[n] is not c
+                    ),
+                    class_usage(c, slices, held),
+                    tuple(e for x in c.expressions if (e := compile_error(x))),
+                )
+            )
+        return rows
+
+    def class_for(self, resource: str) -> str | None:
+        """The DeviceClass that serves ``resource``, if one does."""
+        found = self.serving().by_name.get(resource) if self.classes else None
+        return found.name if found is not None else None
+
+    def node_slices(self, node: str) -> list[SliceFacts]:
+        """The node's slices, complete pools or not (the page says which)."""
+        return sorted((v.facts for v in self.slices.values() if v.facts.node == node), key=lambda s: s.name)
+
+
+@dataclass(frozen=True)
+class ClassRow:
+    facts: ClassFacts
+    serves: tuple[str, ...]  # the names this class serves
+    shadowed: tuple[tuple[str, str], ...]  # (name, the class that serves it instead)
+    usage: DraUsage  # over every complete pool
+    errors: tuple[str, ...]  # selectors that do not compile

@@ -10,8 +10,8 @@ new index page by page, off to the side, and swaps it in under the lock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.devices import DraUsage
@@ -23,6 +23,8 @@ from app.kube.fit_facts import FitFacts
 from app.kube.pod_index import PodIndex, repels
 from app.kube.projections import EMPTY, NodeView, PodView, QuotaView
 from app.kube.sizes import CacheSize, estimate
+
+T = TypeVar("T")
 
 
 class Store:
@@ -227,11 +229,14 @@ class Store:
                 if held is not None:
                     self._dra_moved(self.dra.put(kind, held, deleted=True))
 
+    def with_dra(self, read: Callable[[DraIndex], T]) -> T:
+        """``read`` applied to the DRA objects held, under the lock (what pages read of them)."""
+        with self._lock:
+            return read(self.dra)
+
     def dra_class_for(self, resource: str) -> str | None:
         """The DeviceClass that serves ``resource`` through DRA, if one does."""
-        with self._lock:
-            found = self.dra.serving().by_name.get(resource) if self.dra.classes else None
-            return found.name if found is not None else None
+        return self.with_dra(lambda dra: dra.class_for(resource))
 
     def put_dra(self, kind: str, view: Any, deleted: bool = False) -> None:
         """A DeviceClass, ResourceSlice or ResourceClaim came, changed or went."""

@@ -27,7 +27,7 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     filters.register(app)
     security.init_app(app, settings)
 
-    from app.web import auth, health, history, metrics, nodes, overview, pending, plan, workloads
+    from app.web import auth, devices, health, history, metrics, nodes, overview, pending, plan, workloads
     from app.web.bulk_changes import bp as changes_bp  # the changes blueprint, with its bulk forms
 
     metrics.init_app(app)
@@ -38,6 +38,7 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     app.register_blueprint(plan.bp)
     app.register_blueprint(workloads.bp)
     app.register_blueprint(history.bp)
+    app.register_blueprint(devices.bp)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     app.config["EXTRES_WRITES"] = writes
     if writes:  # read-only: no write route exists at all

@@ -94,3 +94,35 @@ def test_a_pod_short_of_a_dra_served_resource_is_never_told_to_add_capacity(clie
     assert "/changes/nodes/" not in html  # no form that would refuse
     assert 'data-kind="short"' in html
     assert 'data-holder="default/user0"' in html and 'data-preemptible="2"' in html
+
+
+def test_the_devices_page_lists_classes_what_they_serve_and_match(client, cluster):
+    served(cluster, n=3, held=1)
+    store = cluster.store
+    store.put_dra(
+        "deviceclasses", ClassView(ClassFacts("old", "2025-01-01T00:00:00Z", R))
+    )  # shadowed by gpus
+    store.put_dra("deviceclasses", ClassView(ClassFacts("broken", "t", "", ("device.driver ==",))))
+    cluster.dra = "served"
+    html = client.get("/devices/").get_data(as_text=True)
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    gpus = soup.select_one('tr[data-class="gpus"]')
+    assert [c["data-serves"] for c in gpus.select("[data-serves]")] == [
+        R,
+        "deviceclass.resource.kubernetes.io/gpus",
+    ]
+    fields = {td["data-field"]: td.get_text(strip=True) for td in gpus.select("td[data-field]")}
+    assert fields == {"devices": "3", "allocated": "1", "free": "2"}
+    old = soup.select_one('tr[data-class="old"]')
+    assert (
+        old.select_one(f'[data-shadowed="{R}"]').get_text(strip=True) == f"{R}: served by gpus, created later"
+    )
+    assert "does not compile" in soup.select_one('tr[data-class="broken"]').get_text()
+
+
+def test_the_devices_page_on_a_cluster_without_dra_says_so(client, cluster):
+    cluster.dra = "absent"
+    html = client.get("/devices/").get_data(as_text=True)
+    assert 'data-dra="absent"' in html

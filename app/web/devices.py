@@ -1,0 +1,28 @@
+"""DRA devices: every DeviceClass with the extended resource names it serves, the devices it
+matches over the complete pools and how many are free."""
+
+from __future__ import annotations
+
+from flask import render_template
+
+from app.domain.devices import IMPLICIT_PREFIX
+from app.web.hx import NODES_AND_PODS, Page
+from app.web.services import Services
+
+DRA_READS = (("list", "resource.k8s.io/deviceclasses"), ("list", "resource.k8s.io/resourceslices"))
+bp = Page("devices", __name__, url_prefix="/devices", reads=(*NODES_AND_PODS, *DRA_READS))
+
+
+@bp.get("/")
+def index() -> str:
+    state = Services.get()
+    store = state.cluster.store
+    rows = store.with_dra(lambda dra: dra.class_rows())
+    incomplete = store.with_dra(lambda dra: list(dra.incomplete))
+    return render_template(
+        "devices/index.html",
+        rows=rows,
+        incomplete=incomplete,
+        dra=state.dra_state(),
+        implicit_prefix=IMPLICIT_PREFIX,
+    )
