@@ -146,3 +146,15 @@ def node_usage(node_slices: Iterable[SliceFacts], served: Serving, held: Held) -
         if usage.unknown or usage.capacity:
             out[name] = usage
     return out
+
+
+def classes_matching(classes: Iterable[ClassFacts], device: Device) -> tuple[list[str], list[str]]:
+    """The classes whose selectors match the device, and those that cannot be decided for it."""
+    matched, unknown = [], []
+    for c in classes:
+        try:
+            if matches(c.expressions, device):
+                matched.append(c.name)
+        except Unknown:
+            unknown.append(c.name)
+    return matched, unknown

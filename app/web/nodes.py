@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from flask import abort, render_template
 
 from app.domain.accounting import node_usage
+from app.domain.devices import DeviceFacts, SliceFacts, classes_matching
 from app.domain.names import is_native_resource
+from app.domain.overview import node_row
+from app.kube.dra import ClaimView
+from app.kube.dra_index import DraIndex
 from app.web.hx import NODES_AND_PODS, Page
 from app.web.services import Services
 
@@ -22,16 +28,41 @@ def detail(name: str) -> str:
         if not fresh.synced:
             abort(503, description="The node list has not been loaded yet; try again shortly.")
         abort(404, description=f"There is no node named {name!r}.")
-    usage = node_usage(node.capacity, node.allocatable, store.requested_on(name))
+    requested = store.requested_on(name)
+    usage = node_usage(node.capacity, node.allocatable, requested)
     limits = store.limits_on(name)
     standard = {k: v for k, v in usage.items() if is_native_resource(k)}
-    extended = {k: v for k, v in usage.items() if not is_native_resource(k)}
+    row = node_row(node, requested, store.with_dra(lambda dra: dict(dra.usage(name)) if dra else {}))
     return render_template(
         "nodes/detail.html",
         node=node,
         standard=standard,
-        extended=extended,
+        extended=row.usage,
+        row=row,
         limits=limits,
         pods=store.pods_requesting_extended(name),
-        owns=state.device_plugins.owns,
+        owns=state.owns,
+        device_plugin=state.device_plugins.owns,
+        devices=store.with_dra(lambda dra: _devices(dra, name)),
     )
+
+
+@dataclass(frozen=True)
+class DeviceRow:
+    slice: SliceFacts
+    device: DeviceFacts
+    claim: ClaimView | None  # the claim holding it, if allocated
+    classes: list[str]  # the DeviceClasses that match it
+    undecided: list[str]  # and those whose selectors cannot be evaluated for it
+
+
+def _devices(dra: DraIndex, node: str) -> tuple[list[DeviceRow], set[str]]:
+    """The node's devices from its ResourceSlices, and the pools counted as incomplete."""
+    holders = dra.holder_claims()
+    classes = [v.facts for v in dra.classes.values()]
+    rows = []
+    for s in dra.node_slices(node):
+        for d in s.devices:
+            matched, undecided = classes_matching(classes, d.device)
+            rows.append(DeviceRow(s, d, holders.get((s.driver, s.pool, d.name)), matched, undecided))
+    return rows, {f"{d}/{p}" for d, p in dra.incomplete}

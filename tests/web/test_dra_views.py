@@ -126,3 +126,21 @@ def test_the_devices_page_on_a_cluster_without_dra_says_so(client, cluster):
     cluster.dra = "absent"
     html = client.get("/devices/").get_data(as_text=True)
     assert 'data-dra="absent"' in html
+
+
+def test_the_node_page_lists_its_devices_who_holds_them_and_the_classes_matching(client, cluster):
+    served(cluster, n=2, held=1)
+    cluster.pod("user0", "n1", {R: "1"})
+    html = client.get("/nodes/n1").get_data(as_text=True)
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    rows = {tr["data-device"]: tr for tr in soup.select("#node-devices tr[data-device]")}
+    assert set(rows) == {"g0", "g1"}
+    assert rows["g0"].select_one('[data-field="claim"]').get_text(" ", strip=True) == "default/c0 for user0"
+    assert rows["g1"].select_one('[data-field="claim"]').get_text(strip=True) == "free"
+    assert "gpus" in rows["g1"].get_text()
+    extended = soup.select_one(f'table.resources tr[data-resource="{R}"]')
+    assert "DRA: 1 held by claims" in extended.get_text()
+    assert extended.select_one('[data-field="free"]').get_text(strip=True) == "1"
+    assert "/changes/" not in str(extended)  # read-only: no Set or Remove
