@@ -4,6 +4,12 @@ into pods (some of which cannot fit).
 The first story is the classic walkthrough of extended resources: demo-node-4 advertises
 ``wgh/extended-cpu: 2`` and the Deployment ``nginx-deployment`` asks for 3, so its pod stays
 Pending until the request is lowered to 2 (or a node advertises 3).
+
+Two kinds of GPU sit side by side: demo-node-3 advertises ``nvidia.com/gpu`` in its status, as a
+device plugin would; demo-node-5 and demo-node-6 have no GPU in their status, but a DRA driver
+(``gpu.example.com``: the demo publishes its ResourceSlices, as the driver's kubelet plugin would)
+offers four devices on each, and the DeviceClass ``example-gpu`` serves them as
+``example.com/gpu`` (Kubernetes 1.34+ with DRAExtendedResource: on by default from 1.36).
 """
 
 from __future__ import annotations
@@ -27,7 +33,12 @@ NODES = [
     ("demo-node-2", {"zone": "a", "pool": "general"}, {"example.com/dongle": "2"}),
     ("demo-node-3", {"zone": "b", "pool": "gpu"}, {"nvidia.com/gpu": "4", "acme.io/fpga": "1"}),
     ("demo-node-4", {"zone": "b", "pool": "general"}, {WALKTHROUGH: "2"}),
+    ("demo-node-5", {"zone": "c", "pool": "dra"}, {}),
+    ("demo-node-6", {"zone": "c", "pool": "dra"}, {}),
 ]
+DRA_DRIVER, DRA_RESOURCE, DRA_MODEL = "gpu.example.com", "example.com/gpu", "h100"
+DRA_NODES = ("demo-node-5", "demo-node-6")
+DRA_DEVICES = 4  # per node
 # kind, name, replicas, node (None: the scheduler decides), extended requests (= limits)
 WORKLOADS: list[tuple[str, str, int, str | None, dict[str, str]]] = [
     ("Deployment", "nginx-deployment", 1, None, {WALKTHROUGH: "3"}),  # Pending: the walkthrough
@@ -39,6 +50,8 @@ WORKLOADS: list[tuple[str, str, int, str | None, dict[str, str]]] = [
     ("Job", "nightly-report", 1, None, {}),  # runs, then completes
     ("Job", "big-dongle-job", 1, None, {"example.com/dongle": "3"}),  # Pending: no node has 3 free
     ("Deployment", "qubit-sim", 1, None, {"example.com/qubit": "1"}),  # Pending: no node has any
+    ("Deployment", "inference", 2, None, {DRA_RESOURCE: "2"}),  # DRA devices, allocated by the scheduler
+    ("Job", "finetune", 1, None, {DRA_RESOURCE: "5"}),  # Pending: no node has 5 devices
 ]
 
 
@@ -92,8 +105,45 @@ def seed(api: client.ApiClient, namespace: str = "default") -> None:
     create = _creators(api)
     for name, labels, extended in NODES:
         _unless_exists(core.create_node, node_body(name, labels, extended))
+    seed_dra(api)
     for kind, name, replicas, node, extended in WORKLOADS:
         _unless_exists(create[kind], namespace, workload_body(kind, name, replicas, node, extended))
+
+
+def seed_dra(api: client.ApiClient) -> bool:
+    """The DeviceClass and the ResourceSlices; False where resource.k8s.io/v1 is not served."""
+    dra = client.ResourceV1Api(api)
+    model = f'device.attributes["{DRA_DRIVER}"].model == "{DRA_MODEL}"'
+    try:
+        _unless_exists(
+            dra.create_device_class,
+            {
+                "metadata": {"name": "example-gpu"},
+                "spec": {"extendedResourceName": DRA_RESOURCE, "selectors": [{"cel": {"expression": model}}]},
+            },
+        )
+    except client.ApiException as exc:
+        if exc.status == 404:
+            log.info("this API server does not serve resource.k8s.io/v1: no DRA devices in the demo")
+            return False
+        raise
+    for node in DRA_NODES:
+        devices = [
+            {"name": f"gpu-{i}", "attributes": {"model": {"string": DRA_MODEL}, "index": {"int": i}},
+             "capacity": {"memory": {"value": "80Gi"}}}
+            for i in range(DRA_DEVICES)
+        ]  # fmt: skip
+        body = {
+            "metadata": {"name": f"{node}-{DRA_DRIVER}"},
+            "spec": {
+                "driver": DRA_DRIVER,
+                "nodeName": node,
+                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                "devices": devices,
+            },
+        }
+        _unless_exists(dra.create_resource_slice, body)
+    return True
 
 
 def _unless_exists(fn: Callable[..., Any], *args: Any) -> None:

@@ -44,7 +44,16 @@ def test_demo_serves_the_seeded_cluster(tmp_path):
             return cells
 
         cells = eventually(page, timeout=180, interval=0.5)
-        assert cells[("demo-node-3", "nvidia.com/gpu", "capacity")] == "4"
+        assert cells[("demo-node-3", "nvidia.com/gpu", "capacity")] == "4"  # a device plugin's, in status
+
+        def dra_served():
+            # inference's two pods hold 2 DRA devices each: allocated by the scheduler
+            cells = page()
+            assert cells[("*", "example.com/gpu", "capacity")] == "8DRA"
+            assert cells[("*", "example.com/gpu", "free")] == "4"
+            return cells
+
+        eventually(dra_served, timeout=120, interval=0.5)
         assert cells[("*", "example.com/dongle", "capacity")] == "6"
         exports = [line for line in out.read_text().splitlines() if line.startswith("export KUBECONFIG=")]
         [state] = list(temp.glob("extres-demo-*"))
