@@ -164,6 +164,7 @@ def parse_manifest(text: str, admission: Callable[[str], Namespace] | None = Non
     name = _text(metadata.get("name"), "metadata.name")
     notes = ["A DaemonSet runs one pod on every node it selects."] if kind == "DaemonSet" else []
     if admission is not None:
+        _check_quantities(pod_spec)  # bad input is refused before anything is read for admission
         namespace = _text(metadata.get("namespace"), "metadata.namespace") or "default"
         ns = admission(namespace)
         if not ns.known:
@@ -172,7 +173,6 @@ def parse_manifest(text: str, admission: Callable[[str], Namespace] | None = Non
                 "default requests are not applied."
             )
         else:
-            _check_quantities(pod_spec)  # before admission copies the values it reads
             try:
                 pod_spec, admitted = admit(pod_spec, ns)
             except Rejected as exc:

@@ -81,7 +81,10 @@ def test_kept_rows_follow_every_change_and_ignore_heartbeats(app, web, core, uid
     def rows_match_fresh():
         rows, totals = store.overview_rows()
         kept = {r.name: r for r in rows}
-        fresh = {n.name: node_row(n, store.requested_on(n.name)) for n in store.node_list()}
+        fresh = {
+            n.name: node_row(n, store.requested_on(n.name), store.with_dra(lambda d, n=n: d.usage(n.name)))
+            for n in store.node_list()
+        }
         assert kept == fresh
         assert totals == Totals.of(r.usage for r in fresh.values())  # kept totals moved by differences
         return kept
