@@ -103,6 +103,7 @@ def _node_families(rows: Iterable[NodeRow]) -> list[Metric]:
             ("capacity", "Extended resource capacity advertised by a node."),
             ("allocatable", "Extended resource allocatable on a node."),
             ("requested", "Extended resource requested by the non-terminated pods bound to a node."),
+            ("allocated", "DRA devices serving an extended resource on a node that claims hold."),
         )
     }
     drift = GaugeMetricFamily(
@@ -118,6 +119,8 @@ def _node_families(rows: Iterable[NodeRow]) -> list[Metric]:
                 families["allocatable"].add_metric(key, u.allocatable)
             if u.requested:
                 families["requested"].add_metric(key, u.requested)
+            if u.allocated is not None:
+                families["allocated"].add_metric(key, u.allocated)
         for resource in row.drifted:
             drift.add_metric([row.name, resource], 1)
     return [*families.values(), drift]

@@ -177,6 +177,8 @@ def _records(grid) -> list[dict[str, object]]:
                     "node": row.name,
                     "resource": resource,
                     **{f: getattr(u, f) for f in FIELDS},
+                    "allocated": u.allocated,  # DRA devices held by claims; null where the status serves it
+                    "source": "dra" if u.allocated is not None else "status",
                     "device_plugin": Services.get().device_plugins.owns(resource),
                     "drift": resource in row.drifted,
                 }
@@ -198,17 +200,18 @@ def export_csv() -> Response:
     grid, _, errors, _ = _grid()
     if errors:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
-    fields = ["node", "resource", *FIELDS, "device_plugin", "drift"]
+    fields = ["node", "resource", *FIELDS, "allocated", "source", "device_plugin", "drift"]
     return csv_response(_records(grid), fields, "extres-overview.csv")
 
 
 HEAT_BUCKETS = ("0-19%", "20-39%", "40-59%", "60-79%", "80-99%", "full")
 
 
-def _bucket(requested: int, allocatable: int) -> int:
-    if allocatable <= 0 or requested >= allocatable:
+def _bucket(used: int, allocatable: int) -> int:
+    """``used``: requested, or for DRA-served resources what claims hold."""
+    if allocatable <= 0 or used >= allocatable:
         return 5
-    return min(4, requested * 5 // allocatable)
+    return min(4, used * 5 // allocatable)
 
 
 @bp.get("/heat")
@@ -231,7 +234,7 @@ def heat() -> str:
             u = row.usage.get(resource)
             if u is None or not u.advertised:
                 continue
-            b = _bucket(u.requested, u.allocatable)
+            b = _bucket(u.used, u.allocatable)
             counts[b] += 1
             parts.append(
                 f'<i class=h{b} role=img title="{escape(row.name)} {u.requested}/{u.allocatable}"></i>'

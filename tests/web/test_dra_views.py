@@ -144,3 +144,14 @@ def test_the_node_page_lists_its_devices_who_holds_them_and_the_classes_matching
     assert "DRA: 1 held by claims" in extended.get_text()
     assert extended.select_one('[data-field="free"]').get_text(strip=True) == "1"
     assert "/changes/" not in str(extended)  # read-only: no Set or Remove
+
+
+def test_exports_and_metrics_carry_dra_served_resources(client, cluster, app):
+    served(cluster, n=4, held=1)
+    data = client.get("/export.json").get_json()
+    [record] = [r for r in data["nodes"] if r["resource"] == R]
+    assert (record["source"], record["capacity"], record["allocated"], record["free"]) == ("dra", 4, 1, 3)
+    from prometheus_client import generate_latest
+
+    text = generate_latest(app.extensions["extres"].metrics.registry).decode()
+    assert f'extres_node_extended_resource_allocated{{node="n1",resource="{R}"}} 1.0' in text
