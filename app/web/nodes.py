@@ -12,6 +12,7 @@ from app.domain.names import is_native_resource
 from app.domain.overview import node_row
 from app.kube.dra import ClaimView
 from app.kube.dra_index import DraIndex
+from app.web.devices import may_read_devices
 from app.web.hx import NODES_AND_PODS, Page
 from app.web.services import Services
 
@@ -43,7 +44,7 @@ def detail(name: str) -> str:
         pods=store.pods_requesting_extended(name),
         owns=state.owns,
         device_plugin=state.device_plugins.owns,
-        devices=store.with_dra(lambda dra: _devices(dra, name)),
+        devices=store.with_dra(lambda dra: _devices(dra, name)) if may_read_devices() else ([], set()),
     )
 
 

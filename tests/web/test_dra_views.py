@@ -155,3 +155,17 @@ def test_exports_and_metrics_carry_dra_served_resources(client, cluster, app):
 
     text = generate_latest(app.extensions["extres"].metrics.registry).decode()
     assert f'extres_node_extended_resource_allocated{{node="n1",resource="{R}"}} 1.0' in text
+
+
+def test_a_user_who_may_not_read_dra_objects_gets_a_note_not_an_error(make_app, cluster):
+    from tests.conftest import browser
+
+    served(cluster, n=2)
+    cluster.dra = "served"
+    cluster.access.denied = {("list", "resource.k8s.io/resourceslices")}
+    web = browser(make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1",)))
+    headers, where = {"X-Forwarded-User": "alice"}, {"REMOTE_ADDR": "127.0.0.1"}
+    resp = web.get("/devices/", headers=headers, environ_base=where)
+    assert resp.status_code == 200 and 'data-dra="not-yours"' in resp.get_data(as_text=True)
+    node = web.get("/nodes/n1", headers=headers, environ_base=where).get_data(as_text=True)
+    assert "node-devices" not in node
