@@ -198,6 +198,11 @@ class ShapeIndex:
                 return [(node, -most) for most, node in self._advertising[i]]
         return []
 
+    def node(self, name: str) -> NodeFacts | None:
+        """A candidate node's facts, as last taken."""
+        found = self._candidates.get(name)
+        return found.node if found is not None else None
+
     def _lowerings(self) -> list[Lowering]:
         """For each extended resource the pod is short of: the most it could ask instead and fit
         now, where, when the node with the most free has every other extended resource it asks."""

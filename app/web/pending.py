@@ -31,6 +31,19 @@ class Held:
     free: int
     holders: list[PodView]  # the lowest priority first, then the oldest
     preemptible: int  # held by pods of lower priority than the pending pod's
+    wanted: int = 0  # what the pending pod asks for
+    allocatable: int = 0  # the node's
+
+    @property
+    def unresolvable(self) -> bool:
+        """The request is above the node's allocatable: the scheduler (1.34+) marks the node
+        unresolvable there and does not try preemption."""
+        return self.wanted > self.allocatable
+
+    @property
+    def preemption_helps(self) -> bool:
+        """Evicting every lower-priority holder would leave enough free here."""
+        return not self.unresolvable and self.preemptible > 0 and self.free + self.preemptible >= self.wanted
 
 
 @dataclass
@@ -64,7 +77,9 @@ def held(index: ShapeIndex, pod: PodView, d: Diagnosis, read_only: Callable[[str
             holders = [p for p in store.pods_requesting_extended(name) if p.requests.get(fit.resource)]
             holders.sort(key=lambda p: (p.priority, p.created))
             lower = sum(p.requests[fit.resource] for p in holders if p.priority < pod.priority)
-            out.append(Held(fit.resource, name, free, holders[:HELD_PODS], lower))
+            node = index.node(name)
+            allocatable = node.allocatable.get(fit.resource, 0) if node is not None else 0
+            out.append(Held(fit.resource, name, free, holders[:HELD_PODS], lower, fit.requested, allocatable))
     return out
 
 

@@ -71,3 +71,18 @@ def test_the_pods_of_one_workload_and_shape_share_one_card(client, cluster):
     assert [m["data-member"] for m in group.select("[data-member]")] == [f"default/db-{i}" for i in range(3)]
     assert not cards["default/loner"].select("[data-member]")
     assert "5 pending pods" in soup.select_one("p.summary").get_text()
+
+
+def test_preemption_is_offered_only_where_it_would_free_enough(client, cluster):
+    cluster.node("small", {GPU: "2"})  # allocatable 2: a request of 3 is unresolvable here (1.34+)
+    cluster.node("busy", {GPU: "4"})
+    cluster.pod("low-a", "small", {GPU: "2"}, priority=0)
+    cluster.pod("low-b", "busy", {GPU: "1"}, priority=0)
+    cluster.pod("high", "busy", {GPU: "3"}, priority=100)
+    message = f"0/2 nodes are available: 2 Insufficient {GPU}."
+    cluster.pod("wants-3", None, {GPU: "3"}, message=message, priority=50)
+    held = {tr["data-node"]: tr for tr in article(client, "wants-3").select("table.held tr[data-node]")}
+    assert held["small"].select("[data-unresolvable]") and not held["small"].select("[data-preemptible]")
+    # busy: evicting low-b frees 1; with 0 free that is less than 3
+    assert held["busy"].select_one("[data-preemptible-short]")["data-preemptible-short"] == "1"
+    assert article(client, "wants-3").select_one('[data-preemption="none"]')
