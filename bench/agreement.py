@@ -10,7 +10,9 @@ zeros too) with init containers and sidecars, pod-level resources, node selector
 node affinity (several terms, matchFields, Gt/Lt on non-integers, values the API server takes
 but the scheduler cannot parse), tolerations (empty keys, PreferNoSchedule taints), host ports
 with protocols and IPs, hostNetwork pods, RuntimeClasses with overhead and scheduling, and a
-namespace whose LimitRange gives default requests. The model reads each pod as the planner
+namespace whose LimitRange gives default requests, and an extended resource DRA devices serve
+(a DeviceClass maps it; the harness publishes ResourceSlices on some nodes, as a driver would,
+and the scheduler allocates the pods' claims). The model reads each pod as the planner
 reads a pasted manifest, admission applied (``app.domain.admission``). For every pod the
 model predicts the feasible nodes from the dashboard's own cache (the same decoding and fit code
 the pages use); then the pod is created and the real scheduler binds it or marks it
@@ -62,6 +64,10 @@ RUNTIME_CLASSES = {
         },
     },
 }
+# An extended resource DRA devices serve (1.34+; DRAExtendedResource on by default from 1.36): a
+# DeviceClass maps it, some nodes get a ResourceSlice of 1-3 devices (published as a driver
+# would), some pods ask for it; the scheduler creates and allocates their claims.
+G, G_DRIVER, G_CLASS = "agree.example.com/gpu", "agree.example.com", "extres-agree-gpu"
 LIMIT_RANGE = {
     "limits": [
         {
@@ -85,6 +91,7 @@ class Report:
     bound: int = 0
     replayed: int = 0  # cases that disagreed once and were run again on a settled cluster
     refused: list[str] = field(default_factory=list)  # pods the API server refused (not cases)
+    dra_bound: int = 0  # cases asking for the DRA-served resource that the scheduler bound
     unschedulable: int = 0
     failures: list[str] = field(default_factory=list)
 
@@ -94,7 +101,8 @@ class Report:
             f"({self.bound} bound, {self.unschedulable} unschedulable), {self.undecided} undecided, "
             f"{len(self.failures)} disagreed ({self.replayed} replayed once on a settled cluster); "
             f"undecided by {self.undecided_by or 'nothing'}; "
-            f"{len(self.refused)} generated pods refused by the API server"
+            f"{len(self.refused)} generated pods refused by the API server; "
+            f"{self.dra_bound} bound with DRA devices"
         )
 
 
@@ -171,7 +179,7 @@ def _requirement(rng: random.Random, names: list[str]) -> tuple[str, dict[str, A
     }
 
 
-def _pod(rng: random.Random, name: str, batch: str, names: list[str]) -> dict[str, Any]:
+def _pod(rng: random.Random, name: str, batch: str, names: list[str], dra: bool = False) -> dict[str, Any]:
     pod_level = rng.random() < 0.12  # cpu and memory asked at pod level (none per container)
 
     def resources() -> dict[str, Any]:
@@ -187,6 +195,8 @@ def _pod(rng: random.Random, name: str, batch: str, names: list[str]) -> dict[st
             ext[D] = "0"  # an explicit zero
         if rng.random() < 0.2:
             ext[F] = "1"
+        if dra and rng.random() < 0.25:
+            ext[G] = str(rng.randint(1, 2))
         return {"requests": {**req, **ext}, "limits": ext}
 
     containers = [
@@ -293,8 +303,19 @@ def _wait(check: Any, timeout: float = 15.0, what: Any = lambda: "") -> None:
 
 
 def admission_objects(api: client.ApiClient) -> None:
-    """The RuntimeClasses and the LIMITED namespace with its LimitRange (made once, kept)."""
+    """The RuntimeClasses, the LIMITED namespace with its LimitRange and the DeviceClass of G
+    (made once, kept; no DeviceClass where resource.k8s.io/v1 is not served)."""
     core, node = client.CoreV1Api(api), client.NodeV1Api(api)
+    selector = {"cel": {"expression": f'device.driver == "{G_DRIVER}"'}}
+    device_class = {
+        "metadata": {"name": G_CLASS},
+        "spec": {"extendedResourceName": G, "selectors": [selector]},
+    }
+    try:
+        client.ResourceV1Api(api).create_device_class(device_class)
+    except client.ApiException as exc:
+        if exc.status not in (404, 409):
+            raise
     for make in (
         lambda: core.create_namespace({"metadata": {"name": LIMITED}}),
         lambda: core.create_namespaced_limit_range(
@@ -314,6 +335,23 @@ def admission_objects(api: client.ApiClient) -> None:
                 raise
 
 
+def _slices_seen(store: Store, nodes: list[str]) -> bool:
+    return store.with_dra(lambda d: all(("", f"{n}-g") in d.slices for n in nodes))
+
+
+def _claim_held(store: Store, pod: str) -> bool:
+    """The claim the scheduler made for the pod holds its devices, as the cache sees it."""
+    return store.with_dra(lambda d: any(pod in c.pods and c.held for c in d.claims.values()))
+
+
+def _served(api: client.ApiClient) -> bool:
+    try:
+        client.ResourceV1Api(api).read_device_class(G_CLASS)
+    except client.ApiException:
+        return False
+    return True
+
+
 def predict(admission: AdmissionReads, body: dict[str, Any]) -> PodShape:
     """The pod's shape as admission will make it (LimitRange, RuntimeClass, default tolerations,
     a hostNetwork pod's ports): the planner's reading of a pasted manifest."""
@@ -326,6 +364,7 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
     core = client.CoreV1Api(api)
     admission_objects(api)
     admission = AdmissionReads(api, 10.0)
+    dra = _served(api)
     report = Report(seed)
     batch_no = 0
     while report.cases < cases:
@@ -337,6 +376,18 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
             if rng.random() >= 0.85:  # most nodes become Ready; the others' kubelets report NotReady
                 body["metadata"].setdefault("labels", {})[NOT_READY_LABEL] = "true"
             core.create_node(body)
+        published = [name for name in names if dra and rng.random() < 0.5]
+        for name in published:
+            devices = [{"name": f"d{i}"} for i in range(rng.randint(1, 3))]
+            spec = {
+                "driver": G_DRIVER,
+                "nodeName": name,
+                "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+            }
+            client.ResourceV1Api(api).create_resource_slice(
+                {"metadata": {"name": f"{name}-g"}, "spec": {**spec, "devices": devices}}
+            )
+        _wait(lambda published=published: _slices_seen(store, published))
 
         def settled(body: dict[str, Any]) -> bool:
             """kwok has reported the node Ready (or NotReady) and the node lifecycle controller
@@ -378,7 +429,7 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
         time.sleep(1.0)  # let the scheduler's own informers see the nodes too
         for i in range(min(25, cases - report.cases)):
             name = f"{batch}-p{i}"
-            body = _pod(rng, name, batch, names)
+            body = _pod(rng, name, batch, names, dra)
             ns = body["metadata"]["namespace"]
             shape = predict(admission, body)
             facts = store.node_facts()
@@ -443,6 +494,9 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
                         (p := store.pods.get((ns, name))) is not None and p.node_name == actual
                     )
                 )
+                if G in shape.requests:  # the devices its claim holds are seen before the next case
+                    report.dra_bound += 1
+                    _wait(lambda name=name: _claim_held(store, name))
     return report
 
 

@@ -12,7 +12,13 @@ import random
 
 import pytest
 
+from app.kube.cache import server_minor
 from bench.agreement import run
+
+
+def scheduler_minor(api) -> int:
+    return server_minor(api) or 99
+
 
 pytestmark = [pytest.mark.kube, pytest.mark.scheduler, pytest.mark.compat]
 
@@ -29,6 +35,8 @@ def test_the_fit_model_agrees_with_the_scheduler(app, admin_api, scheduler):
     # the generator uses only modelled features, except required pod anti-affinity (named, counted)
     assert set(report.undecided_by) <= {"inter-pod anti-affinity"}, report.undecided_by
     assert report.bound and report.unschedulable  # both outcomes were exercised
+    if scheduler_minor(admin_api) >= 36:  # DRAExtendedResource is on: DRA devices were allocated
+        assert report.dra_bound, report
 
 
 def test_an_overcommitted_cpu_keeps_out_only_pods_that_ask_for_cpu(app, core, scheduler, uid):
