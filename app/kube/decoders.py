@@ -126,10 +126,11 @@ class NodeSpec(msgspec.Struct):
     taints: list[TaintJSON] | None = None
 
 
-class NodeStatus(msgspec.Struct):
+class NodeStatus(msgspec.Struct, rename="camel"):
     capacity: Quantities | None = None
     allocatable: Quantities | None = None
     conditions: list[Condition] | None = None
+    declared_features: list[str] | None = None  # NodeDeclaredFeatures (1.35+, alpha)
 
 
 class Node(msgspec.Struct):

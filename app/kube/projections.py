@@ -103,6 +103,7 @@ class NodeView:
     taints: tuple[Taint, ...] = ()
     ready: str = ""  # the Ready condition's status ("True", "False", "Unknown"; "" when none)
     ready_reason: str = ""
+    declares_features: bool = False  # NodeDeclaredFeatures: the scheduler may filter on them
 
     @property
     def key(self) -> tuple[str, str]:
@@ -146,6 +147,7 @@ class NodeView:
             taints=taints(spec.taints if spec else None),
             ready=sys.intern(ready.status or "") if ready else "",
             ready_reason=sys.intern(ready.reason or "") if ready else "",
+            declares_features=bool(status and status.declared_features),
         )
 
 

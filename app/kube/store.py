@@ -128,6 +128,12 @@ class Store:
         with self._lock:
             return self.nodes.get(name)
 
+    def declaring_features(self) -> int:
+        """Nodes that declare features (NodeDeclaredFeatures): the scheduler may keep a pod that
+        needs one off the others, which the fit model does not weigh."""
+        with self._lock:
+            return sum(1 for n in self.nodes.values() if n.declares_features)
+
     def wide_repelling(self) -> int:
         """Counted pods whose required anti-affinity spans a zone or wider: any node in their
         domain may refuse a pod they select (named with the advice, not weighed)."""

@@ -165,4 +165,5 @@ def index() -> str:
         args={k: v for k, v in (("namespace", namespace), ("resource", resource)) if v},
         errors=errors,
         wide=store.wide_repelling(),
+        featured=store.declaring_features(),
     )

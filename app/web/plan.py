@@ -42,6 +42,7 @@ def _render(values: Any, planned: Planned | None, errors: dict[str, str], status
                 "d": index.diagnose(nodes, wanted),
                 "total": len(nodes),
                 "wide": services.cluster.store.wide_repelling(),
+                "featured": services.cluster.store.declaring_features(),
             }
     share = None
     if planned is not None and not errors:

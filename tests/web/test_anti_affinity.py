@@ -36,3 +36,25 @@ def test_a_zone_wide_anti_affinity_is_named_on_the_pending_page_and_the_plan(cli
     sentence = "1 running pod has required anti-affinity over a zone or a wider topology"
     assert sentence in text(client.get("/pending/"))
     assert sentence in text(client.get(f"/plan/?requests={quote(D + '=1')}"))
+
+
+def test_nodes_that_declare_features_are_named_not_weighed(client, cluster):
+    cluster.node("n1", {D: "1"})
+    node = cluster.store.node("n1")
+    from dataclasses import replace
+
+    cluster.store.put_node(replace(node, declares_features=True, resource_version="99"))
+    cluster.pod("waiting", None, {D: "2"}, message=SHORT)
+    sentence = "1 node declares features (NodeDeclaredFeatures)"
+    assert sentence in text(client.get("/pending/"))
+    assert sentence in text(client.get(f"/plan/?requests={quote(D + '=1')}"))
+
+
+def test_declared_features_are_read_from_the_node_status():
+    from app.kube.projections import NodeView
+
+    view = NodeView.from_json(
+        {"metadata": {"name": "n"}, "status": {"declaredFeatures": ["InPlacePodVerticalScaling"]}}
+    )
+    assert view.declares_features
+    assert not NodeView.from_json({"metadata": {"name": "n"}, "status": {}}).declares_features
