@@ -9,10 +9,11 @@ resources), labels, taints and cordons, then random pods one at a time: requests
 zeros too) with init containers and sidecars, pod-level resources, node selectors, required
 node affinity (several terms, matchFields, Gt/Lt on non-integers, values the API server takes
 but the scheduler cannot parse), tolerations (empty keys, PreferNoSchedule taints), host ports
-with protocols and IPs, hostNetwork pods, RuntimeClasses with overhead and scheduling, and a
-namespace whose LimitRange gives default requests, and an extended resource DRA devices serve
-(a DeviceClass maps it; the harness publishes ResourceSlices on some nodes, as a driver would,
-and the scheduler allocates the pods' claims). The model reads each pod as the planner
+with protocols and IPs, hostNetwork pods, bound pods resized in place (the harness writes
+the kubelet's part of the status by hand: kwok does not resize), RuntimeClasses with overhead
+and scheduling, a namespace whose LimitRange gives default requests, and an extended resource
+DRA devices serve (a DeviceClass maps it; the harness publishes ResourceSlices on some nodes,
+as a driver would, and the scheduler allocates the pods' claims). The model reads each pod as the planner
 reads a pasted manifest, admission applied (``app.domain.admission``). For every pod the
 model predicts the feasible nodes from the dashboard's own cache (the same decoding and fit code
 the pages use); then the pod is created and the real scheduler binds it or marks it
@@ -46,6 +47,7 @@ from app.domain.diagnosis import repelled
 from app.domain.fit import PodShape, fits
 from app.domain.manifest import parse_manifest
 from app.kube.admission_reads import AdmissionReads
+from app.kube.projections import PodView
 from app.kube.store import Store
 
 D, F = "example.com/dongle", "acme.io/fpga"
@@ -92,6 +94,7 @@ class Report:
     replayed: int = 0  # cases that disagreed once and were run again on a settled cluster
     refused: list[str] = field(default_factory=list)  # pods the API server refused (not cases)
     dra_bound: int = 0  # cases asking for the DRA-served resource that the scheduler bound
+    resized: int = 0  # bound pods then resized in place (the harness playing the kubelet)
     unschedulable: int = 0
     failures: list[str] = field(default_factory=list)
 
@@ -102,7 +105,7 @@ class Report:
             f"{len(self.failures)} disagreed ({self.replayed} replayed once on a settled cluster); "
             f"undecided by {self.undecided_by or 'nothing'}; "
             f"{len(self.refused)} generated pods refused by the API server; "
-            f"{self.dra_bound} bound with DRA devices"
+            f"{self.dra_bound} bound with DRA devices; {self.resized} resized in place"
         )
 
 
@@ -335,6 +338,64 @@ def admission_objects(api: client.ApiClient) -> None:
                 raise
 
 
+def _resizable(body: dict[str, Any]) -> bool:
+    """A pod whose first container asks for cpu itself (not at pod level): its cpu can be resized."""
+    spec = body["spec"]
+    return "resources" not in spec and "cpu" in spec["containers"][0]["resources"].get("requests", {})
+
+
+def _resize(api: client.ApiClient, store: Store, rng: random.Random, body: dict[str, Any]) -> bool:
+    """Resize a bound pod's first container's cpu in place (False: the API server refused the
+    resize), and play the kubelet's part by hand
+    (kwok does not resize): report what it allocated and runs with, in progress, refused as
+    Infeasible, or done. The scheduler then counts the larger of spec and what is reported
+    (spec left out while Infeasible), as the model does; the next cases meet that."""
+    core = client.CoreV1Api(api)
+    name, ns, spec = body["metadata"]["name"], body["metadata"]["namespace"], body["spec"]
+    first = spec["containers"][0]
+    before = first["resources"]["requests"]
+    _wait(lambda: core.read_namespaced_pod_status(name, ns).status.phase == "Running", timeout=30)
+
+    def report(allocated: dict[str, str], actuated: dict[str, str], infeasible: bool = False) -> None:
+        def one(c: dict[str, Any], this: bool) -> dict[str, Any]:
+            asked = {**c["resources"].get("limits", {}), **c["resources"].get("requests", {})}
+            return {
+                "name": c["name"],
+                "allocatedResources": allocated if this else asked,
+                "resources": {"requests": actuated if this else asked},
+            }
+
+        status: dict[str, Any] = {
+            "containerStatuses": [one(c, i == 0) for i, c in enumerate(spec["containers"])],
+            "initContainerStatuses": [one(c, False) for c in spec.get("initContainers", ())],
+        }
+        if infeasible:
+            status["conditions"] = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
+        core.patch_namespaced_pod_status(
+            name, ns, {"status": status}, _content_type="application/strategic-merge-patch+json"
+        )
+
+    report(before, before)  # running with what it asked
+    new = rng.choice(["50m", "2"])
+    try:
+        core.patch_namespaced_pod_resize(
+            name,
+            ns,
+            {"spec": {"containers": [{"name": first["name"], "resources": {"requests": {"cpu": new}}}]}},
+        )
+    except client.ApiException as exc:
+        if exc.status not in (403, 422):  # refused at admission (1.37: more than the node's allocatable)
+            raise
+        return False
+    after = {**before, "cpu": new}
+    state = rng.choice(["in progress", "infeasible", "done"])
+    report(before if state != "done" else after, after if state == "done" else before, state == "infeasible")
+    wire = api.sanitize_for_serialization(core.read_namespaced_pod(name, ns))
+    expected = PodView.from_json(wire).requests  # what the cache will hold once it sees the last write
+    _wait(lambda: (p := store.pods.get((ns, name))) is not None and p.requests == expected)
+    return True
+
+
 def _slices_seen(store: Store, nodes: list[str]) -> bool:
     return store.with_dra(lambda d: all(("", f"{n}-g") in d.slices for n in nodes))
 
@@ -494,6 +555,8 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
                         (p := store.pods.get((ns, name))) is not None and p.node_name == actual
                     )
                 )
+                if rng.random() < 0.3 and _resizable(body) and _resize(api, store, rng, body):
+                    report.resized += 1
                 if G in shape.requests:  # the devices its claim holds are seen before the next case
                     report.dra_bound += 1
                     _wait(lambda name=name: _claim_held(store, name))

@@ -60,6 +60,8 @@ def test_metrics_export_and_latency(web, core, uid):
         "allocatable": 4,
         "requested": 1,
         "free": 3,
+        "allocated": None,  # only DRA-served resources have claims holding devices
+        "source": "status",
         "device_plugin": False,
         "drift": False,
     }

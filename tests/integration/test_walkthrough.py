@@ -22,7 +22,8 @@ from tests.kube_helpers import create_node, kubelet_standin, node_cells, ready
 from tests.prometheus import ALERTS, Prometheus
 from tests.serving import Server
 
-pytestmark = [pytest.mark.kube, pytest.mark.scheduler]
+# on every tested version: the message, the metric and the alert follow each scheduler's wording
+pytestmark = [pytest.mark.kube, pytest.mark.scheduler, pytest.mark.compat]
 R = "wgh/extended-cpu"
 
 
@@ -92,6 +93,12 @@ def test_the_extended_resource_walkthrough(web, core, admin_api, scheduler, uid,
         return True
 
     eventually(on_pending_page)
+    said = next(
+        c.message
+        for c in core.read_namespaced_pod(pod.metadata.name, pod.metadata.namespace).status.conditions
+        if c.reason == "Unschedulable"
+    )
+    print(f"recorded: {said!r}")
     server = Server(scheduler)
     prometheus = Prometheus(tmp_path, f"127.0.0.1:{server.metrics_port}")
     try:

@@ -88,6 +88,17 @@ MESSAGES = [
         [(2, "cannot allocate all claims")],
         "0/3 nodes are available: 3 Preemption is not helpful for scheduling",
     ),
+    # 1.35.4, recorded by the walkthrough in the compatibility run (the agreement test's nodes
+    # were there too): the 1.35 taint wording, and the DRA plugin's post-filter clause
+    (
+        "0/56 nodes are available: 16 node(s) had untolerated taint(s), 31 Insufficient wgh/extended-cpu, "
+        "9 node(s) were unschedulable. no new claims to deallocate, preemption: 0/56 nodes are available: "
+        "56 Preemption is not helpful for scheduling.",
+        56,
+        {"wgh/extended-cpu": 31},
+        [(16, "node(s) had untolerated taint(s)"), (9, "node(s) were unschedulable")],
+        "0/56 nodes are available: 56 Preemption is not helpful for scheduling",
+    ),
     # 1.37.2, recorded by tests/integration/test_dra.py: a pod asking for a DRA-served extended
     # resource when every matching device is held (the message names no resource and no class)
     (
