@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from flask import Response, jsonify, render_template, request
 from markupsafe import Markup, escape
 
 from app.domain.names import extended_resource_name_errors
-from app.domain.overview import SORT_FIELDS, Filters, build_grid
+from app.domain.overview import SORT_FIELDS, Filters, NodeRow, build_grid
 from app.domain.selectors import Selector, SelectorError, parse_selector
+from app.web.devices import may_read_devices
 from app.web.export import csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.paging import paginate
@@ -94,16 +97,29 @@ FIELDS = ("capacity", "allocatable", "requested", "free")
 
 
 def _grid():
-    """The grid for the request's filters, and the memo it is kept in until the cache next changes."""
+    """The grid for the request's filters, and the memo it is kept in until the cache next changes.
+    A user who may not read DRA objects gets the grid without the resources DRA devices serve."""
     filters, errors = parse_filters(request.args)
     state = Services.get()
     store = state.cluster.store
     memo = RenderCaches.get().grids.at(store.rows_version)
-    grid = memo.get(filters)
+    dra = may_read_devices()
+    grid = memo.get((filters, dra))
     if grid is None:
         rows, totals = store.overview_rows()
-        grid = memo[filters] = build_grid(rows, filters, totals)
+        if dra:
+            grid = build_grid(rows, filters, totals)
+        else:  # summed again, over what is shown
+            grid = build_grid([_without_dra(r) for r in rows], filters)
+        memo[(filters, dra)] = grid
     return grid, filters, errors, memo
+
+
+def _without_dra(row: NodeRow) -> NodeRow:
+    if not row.unknown and not row.both and all(u.allocated is None for u in row.usage.values()):
+        return row
+    usage = {k: u for k, u in row.usage.items() if u.allocated is None}
+    return replace(row, usage=usage, unknown={}, both=frozenset())
 
 
 def summary_strip(state: Services) -> list[dict[str, object]]:
@@ -116,8 +132,11 @@ def summary_strip(state: Services) -> list[dict[str, object]]:
         for resource in pod.extended_requests:
             waiting[resource] = waiting.get(resource, 0) + 1
     out: list[dict[str, object]] = []
+    dra = may_read_devices()
     for resource in sorted(set(totals.by_resource) | set(waiting)):
         u = totals.by_resource.get(resource)
+        if not dra and u is not None and u.allocated is not None:
+            continue  # DRA devices serve it: not for a user who may not read them
         out.append(
             {
                 "resource": resource,
@@ -138,7 +157,13 @@ def index() -> str:
     # the table's links carry the query's own arguments: they are part of its key, so one
     # requester's spelling of a filter never reaches another's links
     link_args = {k: v for k, v in filter_args(request.args).items() if k not in ("sort", "order")}
-    key = ("table", filters, page, tuple((k, tuple(v)) for k, v in sorted(link_args.items())))
+    key = (
+        "table",
+        filters,
+        page,
+        tuple((k, tuple(v)) for k, v in sorted(link_args.items())),
+        may_read_devices(),
+    )
     table = memo.get(key)
     if table is None:  # the same for every viewer: rendered once until a row changes
         html = render_template(

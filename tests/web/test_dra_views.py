@@ -169,3 +169,7 @@ def test_a_user_who_may_not_read_dra_objects_gets_a_note_not_an_error(make_app, 
     assert resp.status_code == 200 and 'data-dra="not-yours"' in resp.get_data(as_text=True)
     node = web.get("/nodes/n1", headers=headers, environ_base=where).get_data(as_text=True)
     assert "node-devices" not in node
+    overview = web.get("/", headers=headers, environ_base=where).get_data(as_text=True)
+    assert R not in overview  # the DRA-served column is left out for this user
+    export = web.get("/export.json", headers=headers, environ_base=where).get_json()
+    assert not [r for r in export["nodes"] if r["resource"] == R]
