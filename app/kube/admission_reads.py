@@ -13,6 +13,7 @@ import msgspec
 from kubernetes import client
 
 from app.domain.admission import LimitRange, Namespace, RuntimeClass
+from app.kube.decoders import RAW_LIST, ListMeta
 from app.kube.errors import KubeError
 from app.kube.kept import KeptRead
 
@@ -56,16 +57,6 @@ class _LimitRange(msgspec.Struct):
     spec: _LimitSpec = msgspec.field(default_factory=_LimitSpec)
 
 
-class _ListMeta(msgspec.Struct):
-    continue_: str | None = msgspec.field(default=None, name="continue")
-
-
-class _List(msgspec.Struct):
-    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
-    items: list[msgspec.Raw] = msgspec.field(default_factory=list)
-
-
-LIST = msgspec.json.Decoder(_List)
 RUNTIME_CLASS = msgspec.json.Decoder(_RuntimeClass)
 LIMIT_RANGE = msgspec.json.Decoder(_LimitRange)
 
@@ -76,9 +67,9 @@ def _items(call: Any, timeout: float) -> tuple[list[msgspec.Raw], bool]:
     token = None
     while True:
         resp = call(limit=500, _continue=token, _preload_content=False, _request_timeout=timeout)
-        page = LIST.decode(resp.data)
-        out.extend(page.items)
-        token = page.metadata.continue_
+        page = RAW_LIST.decode(resp.data)
+        out.extend(page.items or ())
+        token = (page.metadata or ListMeta()).cont
         if not token:
             return out, True
         if len(out) >= MAX_ITEMS:

@@ -159,6 +159,16 @@ class ObjectList(msgspec.Struct, Generic[T]):
     items: list[T] | None = None
 
 
+class RawList(msgspec.Struct):
+    """A list whose items are decoded one at a time by its reader (each kept, skipped or named)."""
+
+    metadata: ListMeta | None = None
+    items: list[msgspec.Raw] | None = None
+
+
+RAW_LIST = msgspec.json.Decoder(RawList)
+
+
 class Ident(msgspec.Struct):
     """What names an object that could not be decoded whole (every part optional and untyped)."""
 

@@ -21,6 +21,7 @@ import msgspec
 from kubernetes import client
 
 from app.domain.history import SEAL_ANNOTATION, Change, Recent, parse_change, sealed
+from app.kube.decoders import RAW_LIST, ListMeta
 from app.kube.kept import KeptRead
 from app.kube.writer import EVENT_LABELS, EVENT_REASON
 
@@ -47,16 +48,6 @@ class _Event(msgspec.Struct):
     message: str = ""
 
 
-class _ListMeta(msgspec.Struct):
-    continue_: str | None = msgspec.field(default=None, name="continue")
-
-
-class _List(msgspec.Struct):
-    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
-    items: list[msgspec.Raw] = msgspec.field(default_factory=list)
-
-
-LIST = msgspec.json.Decoder(_List)
 EVENT = msgspec.json.Decoder(_Event)
 
 
@@ -99,9 +90,10 @@ class History:
                 _preload_content=False,
                 _request_timeout=self.timeout,
             )
-            page = LIST.decode(resp.data)
-            scanned += len(page.items)
-            for raw in page.items:
+            page = RAW_LIST.decode(resp.data)
+            items = page.items or []
+            scanned += len(items)
+            for raw in items:
                 change = self._change(raw, seen)
                 if change is None:
                     left_out += 1
@@ -111,7 +103,7 @@ class History:
                     heapq.heappush(newest, item)
                 else:
                     heapq.heappushpop(newest, item)
-            token = page.metadata.continue_
+            token = (page.metadata or ListMeta()).cont
             if not token:
                 break
         if token:
