@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, make_wsgi_app
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from app.config import Settings
 
@@ -61,12 +62,23 @@ class BoundedWSGIServer(WSGIServer):
             self.slots.release()
 
 
+def metrics_app(exposition: Callable[[], bytes]) -> Callable[..., list[bytes]]:
+    """A WSGI app answering every path with the scrape."""
+
+    def app(environ: Any, start_response: Any) -> list[bytes]:
+        body = exposition()
+        start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))])
+        return [body]
+
+    return app
+
+
 def start_metrics_server(
-    port: int, host: str, registry: CollectorRegistry, timeout: float = METRICS_TIMEOUT
+    port: int, host: str, exposition: Callable[[], bytes], timeout: float = METRICS_TIMEOUT
 ) -> BoundedWSGIServer:
-    """Serve ``registry`` at ``/metrics`` (any path) on a daemon thread; the server."""
+    """Serve the scrape at ``/metrics`` (any path) on a daemon thread; the server."""
     server_class: type[BoundedWSGIServer] = type("Server", (BoundedWSGIServer,), {"timeout_s": timeout})
-    server = make_server(host, port, make_wsgi_app(registry), server_class, handler_class=_Quiet)
+    server = make_server(host, port, metrics_app(exposition), server_class, handler_class=_Quiet)
     threading.Thread(target=server.serve_forever, name="extres-metrics-accept", daemon=True).start()
     return server
 
@@ -75,10 +87,10 @@ def serve_metrics(settings: Settings, worker: Any) -> None:
     """In the (one) worker, once the app is loaded: its metrics on their own port."""
     if not settings.metrics_port:
         return
-    registry = worker.wsgi.extensions["extres"].metrics.registry
+    exposition = worker.wsgi.extensions["extres"].metrics.exposition
     host = settings.metrics_host or settings.host
     try:
-        start_metrics_server(settings.metrics_port, host, registry)
+        start_metrics_server(settings.metrics_port, host, exposition)
     except OSError as exc:  # the dashboard still serves; only the metrics are missing
         log.error("cannot serve metrics on %s:%d: %s", host, settings.metrics_port, exc)
         return

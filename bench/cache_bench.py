@@ -37,7 +37,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kubernetes import client  # noqa: E402
-from prometheus_client import generate_latest  # noqa: E402
 
 from app import create_app  # noqa: E402
 from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
@@ -275,7 +274,7 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
     for _ in range(requests // 4):
         pod_event()
         t0 = time.perf_counter()
-        generate_latest(state.metrics.registry)
+        state.metrics.exposition()
         times.append(time.perf_counter() - t0)
     q = statistics.quantiles(times, n=20)
     p50, p95 = statistics.median(times) * 1000, q[18] * 1000

@@ -13,7 +13,6 @@ import urllib.request
 
 import pytest
 from bs4 import BeautifulSoup
-from prometheus_client import generate_latest
 
 from app.domain.accounting import Totals
 from app.domain.overview import node_row
@@ -30,7 +29,7 @@ D = "example.com/dongle"
 
 def metrics_text(web) -> str:
     """What the metrics port serves (the dashboard's own routes serve no metrics)."""
-    return generate_latest(web.application.extensions["extres"].metrics.registry).decode()
+    return web.application.extensions["extres"].metrics.exposition().decode()
 
 
 def test_metrics_export_and_latency(web, core, uid):

@@ -8,7 +8,7 @@ import socket
 import threading
 import urllib.request
 
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry, Counter, generate_latest
 
 from app.serving import METRICS_WAITING, METRICS_WORKERS, start_metrics_server
 
@@ -23,7 +23,7 @@ def test_idle_connections_take_a_fixed_number_of_threads():
     registry = CollectorRegistry()
     Counter("extres_probe", "A counter for the test.", registry=registry).inc()
     port = free_port()
-    server = start_metrics_server(port, "127.0.0.1", registry, timeout=1.0)
+    server = start_metrics_server(port, "127.0.0.1", lambda: generate_latest(registry), timeout=1.0)
     try:
         url = f"http://127.0.0.1:{port}/metrics"
         with urllib.request.urlopen(url, timeout=5) as resp:

@@ -151,9 +151,7 @@ def test_exports_and_metrics_carry_dra_served_resources(client, cluster, app):
     data = client.get("/export.json").get_json()
     [record] = [r for r in data["nodes"] if r["resource"] == R]
     assert (record["source"], record["capacity"], record["allocated"], record["free"]) == ("dra", 4, 1, 3)
-    from prometheus_client import generate_latest
-
-    text = generate_latest(app.extensions["extres"].metrics.registry).decode()
+    text = app.extensions["extres"].metrics.exposition().decode()
     assert f'extres_node_extended_resource_allocated{{node="n1",resource="{R}"}} 1.0' in text
 
 

@@ -190,7 +190,7 @@ def test_history_lists_the_recorded_changes(client, cluster, two):
 
 
 def test_metrics_read_the_store(app, cluster, two):
-    text = generate_latest(app.extensions["extres"].metrics.registry).decode()
+    text = app.extensions["extres"].metrics.exposition().decode()
     assert f'extres_node_extended_resource_requested{{node="n1",resource="{D}"}} 3.0' in text
     assert f'extres_pending_pods{{reason="insufficient",resource="{D}"}} 1.0' in text
 
@@ -209,18 +209,53 @@ def test_the_nav_marks_the_current_page_and_a_skip_link_leads_to_the_content(cli
 
 
 def test_a_scrape_between_changes_rebuilds_nothing(app, cluster, two):
+    """The node families are text kept per row: a scrape between changes formats nothing, a
+    changed row is formatted alone; the pending family is built again only when pending pods move."""
     metrics = app.extensions["extres"].metrics
     [collector] = [c for c in metrics.registry._collector_to_names if type(c).__name__ == "ClusterCollector"]
-    first = generate_latest(metrics.registry)
-    built = collector.built
-    assert generate_latest(metrics.registry) == first and collector.built == built  # nothing changed
+    first = metrics.exposition()
+    built, formatted = collector.built, metrics.nodes.formatted
+    assert metrics.exposition() == first and collector.built == built  # nothing changed
+    assert metrics.nodes.formatted == formatted
     cluster.node("n1", {D: "4", GPU: "2"}, labels={"zone": "a"})  # a heartbeat-like update: same row
-    generate_latest(metrics.registry)
+    metrics.exposition()
+    assert metrics.nodes.formatted == formatted
+    cluster.node("n3", {D: "1"})  # a row comes: that row alone is formatted, the pending family kept
+    assert b'node="n3"' in metrics.exposition() and metrics.nodes.formatted == formatted + 1
     assert collector.built == built
-    cluster.node("n3", {D: "1"})  # a row comes: the node families are made again, not the pending one
-    assert b'node="n3"' in generate_latest(metrics.registry) and collector.built == built + 1
     cluster.pod("more", None, {D: "9"}, message=SHORT)  # a pending pod comes: the pending family
-    assert b'extres_pending_pods{reason="insufficient",resource="example.com/dongle"} 2.0' in generate_latest(
-        metrics.registry
-    )
-    assert collector.built == built + 2
+    pending = b'extres_pending_pods{reason="insufficient",resource="example.com/dongle"} 2.0'
+    assert pending in metrics.exposition()
+    assert collector.built == built + 1
+
+
+def test_the_kept_node_text_is_what_prometheus_client_would_write(app, cluster, two):
+    """The hand-kept text equals prometheus_client's own formatting of the same samples."""
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.core import GaugeMetricFamily
+
+    from app.metrics import NODE_FAMILIES, PREFIX
+
+    cluster.node("n9", {D: "2"}, annotations={"extres.dev/desired-capacity": '{"example.com/dongle": 3}'})
+    rows = cluster.store.overview_rows()[0]
+    registry = CollectorRegistry()
+
+    class Reference:
+        def collect(self):
+            for name, help_text in NODE_FAMILIES:
+                family = GaugeMetricFamily(PREFIX + name, help_text, labels=["node", "resource"])
+                for row in rows:
+                    for resource, u in row.usage.items():
+                        if name in ("capacity", "allocatable") and u.advertised:
+                            family.add_metric([row.name, resource], getattr(u, name))
+                        elif name == "requested" and u.requested:
+                            family.add_metric([row.name, resource], u.requested)
+                        elif name == "allocated" and u.allocated is not None:
+                            family.add_metric([row.name, resource], u.allocated)
+                    if name == "drift":
+                        for resource in sorted(row.drifted):
+                            family.add_metric([row.name, resource], 1)
+                yield family
+
+    registry.register(Reference())
+    assert app.extensions["extres"].metrics.nodes.text(cluster.store) == generate_latest(registry)
