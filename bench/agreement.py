@@ -37,16 +37,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kubernetes import client
 
+from app.domain.accounting import resize_rule
 from app.domain.diagnosis import repelled
 from app.domain.fit import PodShape, fits
 from app.domain.manifest import parse_manifest
 from app.kube.admission_reads import AdmissionReads
+from app.kube.cache import server_minor
+from app.kube.decoders import Pod
 from app.kube.projections import PodView
 from app.kube.store import Store
 
@@ -391,7 +395,9 @@ def _resize(api: client.ApiClient, store: Store, rng: random.Random, body: dict[
     state = rng.choice(["in progress", "infeasible", "done"])
     report(before if state != "done" else after, after if state == "done" else before, state == "infeasible")
     wire = api.sanitize_for_serialization(core.read_namespaced_pod(name, ns))
-    expected = PodView.from_json(wire).requests  # what the cache will hold once it sees the last write
+    # what the cache will hold once it sees the last write, counted by the server's version's rule
+    rule = resize_rule(server_minor(api))
+    expected = PodView.from_struct(msgspec.convert(wire, Pod), rule=rule).requests
     _wait(lambda: (p := store.pods.get((ns, name))) is not None and p.requests == expected)
     return True
 
