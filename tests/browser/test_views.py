@@ -152,3 +152,27 @@ def test_page_weight_at_5000_nodes(browser):
     finally:
         api.close()
         plane.stop()
+
+
+NARROW_PAGES = ["/", "/heat", "/pending/", "/plan/", "/workloads/", "/history/", "/devices/"]
+
+
+def test_no_page_is_wider_than_a_phone_except_inside_its_table_boxes(browser, server, held, uid):
+    """At 390 x 844 the nav wraps and nothing but a table's own scroll box is wider than the screen."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        _, node, _ = held
+        for path in [*NARROW_PAGES, f"/nodes/{node}"]:
+            page.goto(server.url + path)
+            wide = page.evaluate(
+                """() => [...document.querySelectorAll('body *')].filter(e => {
+                       if (e.closest('.table-wrap, #grid, .grid-wrap')) return false;
+                       const r = e.getBoundingClientRect();
+                       return r.right > window.innerWidth + 1;
+                   }).slice(0, 5).map(e => e.tagName + '.' + e.className)"""
+            )
+            assert wide == [], (path, wide)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 391, path
+    finally:
+        context.close()
