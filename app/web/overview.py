@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from flask import Response, jsonify, render_template, request
+from flask import Response, jsonify, render_template, request, url_for
 from markupsafe import Markup, escape
 
 from app.domain.names import extended_resource_name_errors
@@ -242,8 +242,8 @@ def _bucket(used: int, allocatable: int) -> int:
 @bp.get("/heat")
 def heat() -> str:
     """Every node as one small square per resource, coloured by the share requested: 5,000 nodes on
-    one screen. Each square's title (read by screen readers as its name, shown on hover) gives
-    node, requested and allocatable; the counts per band are in text above."""
+    one screen. Each square is a link to its node (reached by Tab; its title, read as its name and
+    shown on hover, gives node, used and allocatable); the counts per band are in text above."""
     grid, filters, errors, memo = _grid()
     resource = request.args.get("of", "").strip()
     if resource and resource not in grid.all_resources:
@@ -255,15 +255,15 @@ def heat() -> str:
     if cells is None:
         counts = [0] * len(HEAT_BUCKETS)
         parts = []
+        node_url = url_for("nodes.detail", name="-")[:-1]  # each square links to its node
         for row in grid.rows:
             u = row.usage.get(resource)
             if u is None or not u.advertised:
                 continue
             b = _bucket(u.used, u.allocatable)
             counts[b] += 1
-            parts.append(
-                f'<i class=h{b} role=img title="{escape(row.name)} {u.requested}/{u.allocatable}"></i>'
-            )
+            name = escape(row.name)
+            parts.append(f'<a class=h{b} href="{node_url}{name}" title="{name} {u.used}/{u.allocatable}"></a>')
         cells = memo[key] = (Markup("".join(parts)), counts)
     return render_template(
         "overview/heat.html",

@@ -75,9 +75,10 @@ def test_bad_arguments_are_named_and_the_view_unfiltered(client, three, query, f
 def test_the_heat_map_colours_each_node_by_its_share(client, three):
     r, a, b, _c = three
     soup = BeautifulSoup(client.get(f"/heat?of={r}").get_data(as_text=True), "html.parser")
-    cells = {i["title"].split()[0]: (i["class"][0], i["title"].split()[1]) for i in soup.select(".heat i")}
+    cells = {i["title"].split()[0]: (i["class"][0], i["title"].split()[1]) for i in soup.select(".heat a")}
     assert cells == {a: ("h3", "6/8"), b: ("h0", "0/4")}  # 75% and 0% requested; c advertises none
-    assert all(i["role"] == "img" for i in soup.select(".heat i"))  # the title is its name
+    # each square is a link to its node (reached by Tab), named by its title
+    assert {x["href"] for x in soup.select(".heat a")} == {f"/nodes/{a}", f"/nodes/{b}"}
     counts = {s["data-band"]: s.get_text() for s in soup.select("#heat-counts [data-band]")}
     assert counts["0-19%"] == "1" and counts["60-79%"] == "1" and counts["full"] == "0"
     bad = BeautifulSoup(client.get("/heat?of=nope.example/x").get_data(as_text=True), "html.parser")
