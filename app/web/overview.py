@@ -262,8 +262,8 @@ def heat() -> str:
                 continue
             b = _bucket(u.used, u.allocatable)
             counts[b] += 1
-            name = escape(row.name)
-            parts.append(f'<a class=h{b} href="{node_url}{name}" title="{name} {u.used}/{u.allocatable}"></a>')
+            name, numbers = escape(row.name), f"{u.used}/{u.allocatable}"
+            parts.append(f'<a class=h{b} href="{node_url}{name}" title="{name} {numbers}"></a>')
         cells = memo[key] = (Markup("".join(parts)), counts)
     return render_template(
         "overview/heat.html",
