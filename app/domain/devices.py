@@ -148,6 +148,30 @@ def node_usage(node_slices: Iterable[SliceFacts], served: Serving, held: Held) -
     return out
 
 
+@dataclass(frozen=True)
+class OnNode:
+    """The DRA-served names on one node, once its status has had its say."""
+
+    served: Mapping[str, DraUsage]  # DRA serves these here, their numbers known
+    both: frozenset[str]  # advertised in the node's allocatable too: the status serves them
+    unknown: Mapping[str, str]  # DRA serves these here, their numbers not decidable: why
+
+
+def on_node(allocatable: Mapping[str, int], dra: Mapping[str, DraUsage]) -> OnNode:
+    """Where a node's allocatable advertises a name, the scheduler counts it there (a device
+    plugin's) and DRA does not serve it; elsewhere DRA devices do. The one rule for the overview
+    row and the fit model."""
+    served, both, unknown = {}, set(), {}
+    for name, usage in dra.items():
+        if name in allocatable:
+            both.add(name)
+        elif usage.unknown:
+            unknown[name] = usage.unknown
+        else:
+            served[name] = usage
+    return OnNode(served, frozenset(both), unknown)
+
+
 def classes_matching(classes: Iterable[ClassFacts], device: Device) -> tuple[list[str], list[str]]:
     """The classes whose selectors match the device, and those that cannot be decided for it."""
     matched, unknown = [], []

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from app.domain.accounting import Amounts, ResourceUsage, Totals, extended_only, node_usage
 from app.domain.changes import drift
-from app.domain.devices import DraUsage
+from app.domain.devices import DraUsage, on_node
 from app.domain.selectors import Selector
 
 
@@ -80,24 +80,20 @@ def node_row(
     node: NodeLike, requested: Mapping[str, int], dra: Mapping[str, DraUsage] | None = None
 ) -> NodeRow:
     """One node's overview row, from the node, the sum of its counted pods' requests, and the
-    extended resources DRA devices serve there. Where the node also advertises a name in its
-    status, the scheduler uses that (a device plugin), and the row says both."""
+    extended resources DRA devices serve there. Where the node's allocatable also advertises a
+    name, the scheduler uses that (a device plugin), and the row says both (``on_node``)."""
     usage = node_usage(
         extended_only(node.capacity), extended_only(node.allocatable), extended_only(requested)
     )
     drifted = (
         frozenset(d.resource for d in drift(node.desired, node.capacity)) if node.desired else frozenset()
     )
-    both, unknown = set(), {}
-    for name, d in (dra or {}).items():
-        if name in node.allocatable or name in node.capacity:
-            both.add(name)
-        elif d.unknown:
-            unknown[name] = d.unknown
-            usage.pop(name, None)
-        else:
-            usage[name] = ResourceUsage(d.capacity, d.capacity, requested.get(name, 0), True, d.allocated)
-    return NodeRow(node.name, node.labels, usage, drifted, node.unschedulable, frozenset(both), unknown)
+    here = on_node(node.allocatable, dra or {})
+    for name in here.unknown:
+        usage.pop(name, None)
+    for name, d in here.served.items():
+        usage[name] = ResourceUsage(d.capacity, d.capacity, requested.get(name, 0), True, d.allocated)
+    return NodeRow(node.name, node.labels, usage, drifted, node.unschedulable, here.both, here.unknown)
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable, Mapping
 
-from app.domain.devices import DraUsage
+from app.domain.devices import DraUsage, on_node
 from app.domain.fit import NodeFacts
 from app.kube.pod_index import PodIndex
 from app.kube.projections import EMPTY, NodeView
@@ -54,7 +54,7 @@ class FitFacts:
                 self._facts.pop(name, None)
                 continue
             allocatable, requested = node.allocatable, index.requested.get(name, EMPTY)
-            served = {r: u for r, u in dra(name).items() if r not in allocatable and not u.unknown}
+            served = on_node(allocatable, dra(name)).served
             if served:
                 allocatable = {**allocatable, **{r: u.capacity for r, u in served.items()}}
                 requested = {**requested, **{r: u.allocated for r, u in served.items()}}

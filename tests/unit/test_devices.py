@@ -82,3 +82,13 @@ def test_shared_devices_and_undecidable_selectors_make_the_numbers_unknown():
         "shared or partitioned"
         in node_usage(shared, serving([plain]), frozenset())["example.com/all"].unknown
     )
+
+
+def test_a_name_the_nodes_allocatable_advertises_is_the_status_s_and_the_rest_dras():
+    from app.domain.devices import on_node
+
+    dra = {"a.io/x": DraUsage(4, 1), "b.io/y": DraUsage(2), "c.io/z": DraUsage(unknown="a selector")}
+    here = on_node({"a.io/x": 2}, dra)
+    assert here.both == {"a.io/x"}  # a device plugin advertises it: the scheduler counts that
+    assert dict(here.served) == {"b.io/y": DraUsage(2)}
+    assert dict(here.unknown) == {"c.io/z": "a selector"}
