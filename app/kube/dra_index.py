@@ -22,7 +22,6 @@ from app.domain.devices import (
 )
 from app.kube.dra import ClaimView, ClassView, SliceView
 
-KINDS = ("deviceclasses", "resourceslices", "resourceclaims")
 EVERY = frozenset({"*"})  # every node may move
 
 
@@ -33,6 +32,7 @@ class DraIndex:
         self.claims: dict[tuple[str, str], ClaimView] = {}
         self._served: Serving | None = None
         self._by_node: dict[str, list[SliceFacts]] | None = None  # complete pools' slices
+        self._where: dict[tuple[str, str, str], str] = {}  # their devices' nodes, made with them
         self._incomplete: list[tuple[str, str]] = []
         self._held: Held | None = None
         self._usage: dict[str, dict[str, DraUsage]] = {}
@@ -72,19 +72,12 @@ class DraIndex:
             nodes = frozenset(v.facts.node for v in views if v.facts.node)
         else:
             self._held = None
-            where = self._device_nodes()
+            self._slices_by_node()
+            where = self._where
             nodes = frozenset(where[d] for v in views for d in v.held if d in where)
         for node in nodes:
             self._usage.pop(node, None)
         return nodes
-
-    def _device_nodes(self) -> dict[tuple[str, str, str], str]:
-        return {
-            (s.driver, s.pool, d.name): node
-            for node, slices in self._slices_by_node().items()
-            for s in slices
-            for d in s.devices
-        }
 
     def _slices_by_node(self) -> dict[str, list[SliceFacts]]:
         if self._by_node is None:
@@ -94,6 +87,12 @@ class DraIndex:
                 if s.node:
                     by_node.setdefault(s.node, []).append(s)
             self._by_node = by_node
+            self._where = {
+                (s.driver, s.pool, d.name): n
+                for n, found in by_node.items()
+                for s in found
+                for d in s.devices
+            }
             self._usage.clear()
         return self._by_node
 
@@ -107,10 +106,14 @@ class DraIndex:
         found = self._usage.get(node)
         if found is None:
             slices = self._slices_by_node().get(node, ())
-            if self._held is None:
-                self._held = frozenset(d for c in self.claims.values() for d in c.held)
-            found = self._usage[node] = node_usage(slices, self.serving(), self._held) if slices else {}
+            found = self._usage[node] = node_usage(slices, self.serving(), self.held()) if slices else {}
         return found
+
+    def held(self) -> Held:
+        """Every device some claim holds."""
+        if self._held is None:
+            self._held = frozenset(d for c in self.claims.values() for d in c.held)
+        return self._held
 
     @property
     def incomplete(self) -> list[tuple[str, str]]:
@@ -126,7 +129,7 @@ class DraIndex:
         what keeps it from serving a name (a class created later)."""
         served = self.serving()
         slices = [s for found in self._slices_by_node().values() for s in found]
-        held = frozenset(self.holder_claims())
+        held = self.held()
         rows = []
         for view in sorted(self.classes.values(), key=lambda v: v.facts.name):
             c = view.facts
