@@ -96,6 +96,12 @@ class Store:
             self._refresh_rows()
             return [self._rows[name] for name in self._names()], self._totals.totals()
 
+    def overview_row(self, name: str) -> NodeRow | None:
+        """One node's kept overview row (the node page shows the same numbers as the grid)."""
+        with self._lock:
+            self._refresh_rows()
+            return self._rows.get(name)
+
     def overview_totals(self) -> Totals:
         """The cluster totals of every node's row, without listing the rows."""
         with self._lock:

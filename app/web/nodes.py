@@ -9,7 +9,6 @@ from flask import abort, render_template
 from app.domain.accounting import node_usage
 from app.domain.devices import DeviceFacts, SliceFacts, classes_matching
 from app.domain.names import is_native_resource
-from app.domain.overview import node_row
 from app.kube.dra import ClaimView
 from app.kube.dra_index import DraIndex
 from app.web.devices import may_read_devices
@@ -33,7 +32,9 @@ def detail(name: str) -> str:
     usage = node_usage(node.capacity, node.allocatable, requested)
     limits = store.limits_on(name)
     standard = {k: v for k, v in usage.items() if is_native_resource(k)}
-    row = node_row(node, requested, store.with_dra(lambda dra: dict(dra.usage(name)) if dra else {}))
+    row = store.overview_row(name)
+    if row is None:  # gone since it was read, a moment ago
+        abort(404, description=f"There is no node named {name!r}.")
     return render_template(
         "nodes/detail.html",
         node=node,
