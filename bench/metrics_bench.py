@@ -26,7 +26,8 @@ from app.metrics import NODE_FAMILIES, PREFIX, NodeFamilies
 
 
 class Formatted:
-    """The baseline: every sample formatted by prometheus_client at each scrape."""
+    """The baseline: every sample of the per-node families formatted by prometheus_client at each
+    scrape (how they were served before; tests/web/test_pages.py checks the kept text against it)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -41,6 +42,11 @@ class Formatted:
                         family.add_metric([row.name, resource], getattr(u, name))
                     elif name == "requested" and u.requested:
                         family.add_metric([row.name, resource], u.requested)
+                    elif name == "allocated" and u.allocated is not None:
+                        family.add_metric([row.name, resource], u.allocated)
+                if name == "drift":
+                    for resource in sorted(row.drifted):
+                        family.add_metric([row.name, resource], 1)
             yield family
 
 

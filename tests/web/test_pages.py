@@ -230,32 +230,14 @@ def test_a_scrape_between_changes_rebuilds_nothing(app, cluster, two):
 
 
 def test_the_kept_node_text_is_what_prometheus_client_would_write(app, cluster, two):
-    """The hand-kept text equals prometheus_client's own formatting of the same samples."""
+    """The hand-kept text equals prometheus_client's own formatting of the same samples (the
+    metrics bench's baseline)."""
     from prometheus_client import CollectorRegistry
-    from prometheus_client.core import GaugeMetricFamily
 
-    from app.metrics import NODE_FAMILIES, PREFIX
+    from bench.metrics_bench import Formatted
 
     cluster.node("n9", {D: "2"}, annotations={"extres.dev/desired-capacity": '{"example.com/dongle": 3}'})
-    rows = cluster.store.overview_rows()[0]
     registry = CollectorRegistry()
-
-    class Reference:
-        def collect(self):
-            for name, help_text in NODE_FAMILIES:
-                family = GaugeMetricFamily(PREFIX + name, help_text, labels=["node", "resource"])
-                for row in rows:
-                    for resource, u in row.usage.items():
-                        if name in ("capacity", "allocatable") and u.advertised:
-                            family.add_metric([row.name, resource], getattr(u, name))
-                        elif name == "requested" and u.requested:
-                            family.add_metric([row.name, resource], u.requested)
-                        elif name == "allocated" and u.allocated is not None:
-                            family.add_metric([row.name, resource], u.allocated)
-                    if name == "drift":
-                        for resource in sorted(row.drifted):
-                            family.add_metric([row.name, resource], 1)
-                yield family
-
-    registry.register(Reference())
+    registry.register(Formatted(cluster.store))
+    assert b'extres_node_extended_resource_drift{node="n9"' in generate_latest(registry)  # every family
     assert app.extensions["extres"].metrics.nodes.text(cluster.store) == generate_latest(registry)
