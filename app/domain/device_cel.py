@@ -2,12 +2,15 @@
 
 The environment is the one DRA gives a selector (resource.k8s.io, ``device``):
 ``device.driver``; ``device.attributes[domain].name`` with an attribute's int, bool, string or
-version value (a version is its string here); ``device.capacity[domain].name`` as a quantity.
-An attribute or capacity name without a domain belongs to the driver's. Quantities compare with
-``quantity("1Gi")``, ``a.compareTo(b)``, ``a.isGreaterThan(b)``, ``a.isLessThan(b)`` and
-``a.asInteger()``. Anything else (the ``semver`` functions among them) fails, and so does a
-reference to an attribute a device does not have: a failure is never a match or a miss, it is
-``Unknown``, and the numbers that depend on it are shown as unknown with the expression.
+version value (a version is a semantic version); ``device.capacity[domain].name`` as a
+quantity. An attribute or capacity name without a domain belongs to the driver's. Quantities
+compare with ``quantity("1Gi")``, ``a.compareTo(b)``, ``a.isGreaterThan(b)``, ``a.isLessThan(b)``
+and ``a.asInteger()``; versions with ``semver("1.2.3")`` (``semver(s, true)`` normalizes "v1.2"
+to "1.2.0"), ``isSemver(s)``, the same three comparisons, ``major()``, ``minor()`` and
+``patch()``, parsed by the ``semver`` library (strict SemVer 2.0.0, as the API server's). Comparing
+a version with a quantity fails. Anything else fails, and so does a reference to an attribute a
+device does not have: a failure is never a match or a miss, it is ``Unknown``, and the numbers
+that depend on it are shown as unknown with the expression.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 import celpy
+import semver
 from celpy import celtypes
 
 from app.domain.quantity import QuantityError, to_amount
@@ -34,13 +38,87 @@ class Unknown(Exception):
         self.why = why
 
 
+class Version(str):
+    """A device attribute of type version: its text, read as a semantic version by selectors."""
+
+    __slots__ = ()
+
+
+class SemVer:
+    """A semantic version inside CEL: ordered with other versions only (a quantity is not one)."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: semver.Version) -> None:
+        self.v = v
+
+    def _other(self, other: object) -> semver.Version:
+        if not isinstance(other, SemVer):
+            raise TypeError("a version compares with versions only")
+        return other.v
+
+    def __lt__(self, other: object) -> bool:
+        return self.v < self._other(other)
+
+    def __gt__(self, other: object) -> bool:
+        return self.v > self._other(other)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SemVer) and self.v == other.v
+
+    def __hash__(self) -> int:
+        return hash(self.v)
+
+
+def _normalized(text: str) -> str:
+    """As the API server's ``semver(s, true)``: no "v" prefix, missing minor and patch added,
+    leading zeros dropped."""
+    core, sep, rest = text.removeprefix("v").partition("-")
+    if not sep:
+        core, sep, rest = core.partition("+")
+    parts = core.split(".")
+    if not 1 <= len(parts) <= 3 or not all(p.isascii() and p.isdigit() for p in parts):
+        return text
+    parts = [str(int(p)) for p in parts] + ["0"] * (3 - len(parts))
+    return ".".join(parts) + sep + rest
+
+
+def _parse_version(text: Any, normalize: Any = False) -> semver.Version:
+    raw = str(text)[:256]
+    return semver.Version.parse(_normalized(raw) if normalize else raw)
+
+
+def _semver(text: Any, normalize: Any = False) -> SemVer:
+    try:
+        return SemVer(_parse_version(text, normalize))
+    except ValueError as exc:
+        raise ValueError(f"not a version: {str(text)[:40]}") from exc
+
+
+def _is_semver(text: Any, normalize: Any = False) -> celtypes.BoolType:
+    try:
+        _parse_version(text, normalize)
+    except ValueError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
+
+
+def _part(name: str) -> Any:
+    def get(v: Any) -> celtypes.IntType:
+        if not isinstance(v, SemVer):
+            raise TypeError(f"{name}() is for versions")
+        return celtypes.IntType(getattr(v.v, name))
+
+    return get
+
+
 @dataclass(frozen=True)
 class Device:
     """What a selector reads of one device (not its name: selectors cannot see it, so devices
     alike share one evaluation)."""
 
     driver: str
-    attributes: tuple[tuple[str, int | bool | str], ...]  # qualified or driver-relative name, value
+    attributes: tuple[tuple[str, int | bool | str | Version], ...]  # qualified or driver-relative name
     capacity: tuple[tuple[str, str], ...]  # name, quantity
 
 
@@ -61,6 +139,11 @@ FUNCTIONS: dict[str, Any] = {
     "isGreaterThan": lambda a, b: celtypes.BoolType(a > b),
     "isLessThan": lambda a, b: celtypes.BoolType(a < b),
     "asInteger": lambda a: celtypes.IntType(int(a) // 1000),
+    "semver": _semver,
+    "isSemver": _is_semver,
+    "major": _part("major"),
+    "minor": _part("minor"),
+    "patch": _part("patch"),
 }
 _ENV = celpy.Environment()
 
@@ -90,6 +173,8 @@ def _grouped(driver: str, values: Mapping[str, Any], convert: Any) -> dict[str, 
 
 
 def _attribute(value: Any) -> Any:
+    if isinstance(value, Version):
+        return _semver(value)
     if isinstance(value, bool):
         return celtypes.BoolType(value)
     if isinstance(value, int):

@@ -7,7 +7,7 @@ devices a node has of it, and how many of them claims hold.
   as the scheduler picks; the others are listed as shadowed.
 * A node's devices are those of its ResourceSlices (``spec.nodeName``) in complete pools: the
   newest generation of a pool, with as many slices of it seen as ``resourceSliceCount`` says.
-  Slices for several nodes (``allNodes``, ``nodeSelector``) are not counted per node.
+  Slices for several nodes (``allNodes``, ``nodeSelector``) are counted per class, not per node.
 * capacity: the node's devices every selector of the class matches (``device_cel``);
   allocated: those devices named in claims' allocation results (admin access left out);
   the node's pods' requests of the name count as requested, as for any extended resource.

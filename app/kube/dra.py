@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from app.domain.device_cel import Device
+from app.domain.device_cel import Device, Version
 from app.domain.devices import ClassFacts, DeviceFacts, SliceFacts
 from app.kube.decoders import Meta
 from app.kube.placement import Present
@@ -128,12 +128,12 @@ class ClassView:
         return cls(facts, meta.resource_version or "")
 
 
-def _value(a: _Attribute) -> int | bool | str:
+def _value(a: _Attribute) -> int | bool | str | Version:
     if a.bool_ is not None:
         return a.bool_
     if a.int_ is not None:
         return a.int_
-    return a.string if a.string is not None else (a.version or "")
+    return a.string if a.string is not None else Version(a.version or "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ class DraIndex:
         self._by_node: dict[str, list[SliceFacts]] | None = None  # complete pools' slices
         self._where: dict[tuple[str, str, str], str] = {}  # their devices' nodes, made with them
         self._incomplete: list[tuple[str, str]] = []
+        self._unbound: list[SliceFacts] = []  # complete pools' slices for several nodes
         self._held: Held | None = None
         self._usage: dict[str, dict[str, DraUsage]] = {}
 
@@ -83,9 +84,12 @@ class DraIndex:
         if self._by_node is None:
             kept, self._incomplete = complete(v.facts for v in self.slices.values())
             by_node: dict[str, list[SliceFacts]] = {}
+            self._unbound = []
             for s in kept:
                 if s.node:
                     by_node.setdefault(s.node, []).append(s)
+                else:
+                    self._unbound.append(s)
             self._by_node = by_node
             self._where = {
                 (s.driver, s.pool, d.name): n
@@ -120,16 +124,24 @@ class DraIndex:
         self._slices_by_node()
         return self._incomplete
 
+    @property
+    def unbound(self) -> list[SliceFacts]:
+        """Complete pools' slices whose devices several nodes reach (``allNodes``, a node
+        selector): counted per class, not per node."""
+        self._slices_by_node()
+        return self._unbound
+
     def holder_claims(self) -> dict[tuple[str, str, str], ClaimView]:
         """Which claim holds each allocated device."""
         return {d: c for c in self.claims.values() for d in c.held}
 
     def class_rows(self) -> list[ClassRow]:
-        """Every DeviceClass: the names it serves, what it matches over all complete pools, and
-        what keeps it from serving a name (a class created later)."""
+        """Every DeviceClass: the names it serves, what it matches over all complete pools (of it,
+        the devices not bound to one node), and what keeps it from serving a name (a class
+        created later)."""
         served = self.serving()
         slices = [s for found in self._slices_by_node().values() for s in found]
-        held = self.held()
+        unbound, held = self._unbound, self.held()
         rows = []
         for view in sorted(self.classes.values(), key=lambda v: v.facts.name):
             c = view.facts
@@ -143,8 +155,9 @@ class DraIndex:
                         for n in names
                         if n in served.by_name and served.by_name[n] is not c
                     ),
-                    class_usage(c, slices, held),
+                    class_usage(c, slices + unbound, held),
                     tuple(e for x in c.expressions if (e := compile_error(x))),
+                    class_usage(c, unbound, held).capacity if unbound else 0,
                 )
             )
         return rows
@@ -166,3 +179,4 @@ class ClassRow:
     shadowed: tuple[tuple[str, str], ...]  # (name, the class that serves it instead)
     usage: DraUsage  # over every complete pool
     errors: tuple[str, ...]  # selectors that do not compile
+    unbound: int = 0  # of its devices, those in slices for several nodes

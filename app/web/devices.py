@@ -30,10 +30,12 @@ def index() -> str:
     allowed = may_read_devices()
     rows = store.with_dra(lambda dra: dra.class_rows()) if allowed else []
     incomplete = store.with_dra(lambda dra: list(dra.incomplete)) if allowed else []
+    unbound = store.with_dra(lambda dra: list(dra.unbound)) if allowed else []
     return render_template(
         "devices/index.html",
         rows=rows,
         incomplete=incomplete,
+        unbound=unbound,
         dra=state.dra_state() if allowed else "not-yours",
         implicit_prefix=IMPLICIT_PREFIX,
     )

@@ -250,7 +250,7 @@ def heat() -> str:
         errors["of"] = f"No node advertises {resource[:80]!r}; showing the first resource instead."
         resource = ""
     resource = resource or (grid.resources[0] if grid.resources else "")
-    key = ("heat", filters, resource)
+    key = ("heat", filters, resource, may_read_devices())  # the grid differs by that right
     cells = memo.get(key)
     if cells is None:
         counts = [0] * len(HEAT_BUCKETS)

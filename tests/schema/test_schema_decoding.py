@@ -22,10 +22,12 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 from app.domain.accounting import Part, Reported, extended_only, pod_request_amounts
+from app.domain.device_cel import Version
 from app.domain.quantity import QuantityError, to_amount
 from app.kube.decoders import Node, OwnerRef, Pod, Quota
+from app.kube.dra import MAX_DEVICES, DeviceClass, ResourceClaim, ResourceSlice
 from app.kube.projections import workload
-from app.kube.reading import NODES, PODS, QUOTAS
+from app.kube.reading import NODES, PODS, QUOTAS, READERS
 
 SCHEMAS = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
 VERSIONS = ("1.35.0", "1.37.0")  # the Kubernetes minors the suite runs against
@@ -88,7 +90,13 @@ def not_null(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-TYPES = {"pod": "io.k8s.api.core.v1.Pod", "node": "io.k8s.api.core.v1.Node"}
+TYPES = {
+    "pod": "io.k8s.api.core.v1.Pod",
+    "node": "io.k8s.api.core.v1.Node",
+    "deviceclass": "io.k8s.api.resource.v1.DeviceClass",
+    "resourceslice": "io.k8s.api.resource.v1.ResourceSlice",
+    "resourceclaim": "io.k8s.api.resource.v1.ResourceClaim",
+}
 
 
 @cache
@@ -251,7 +259,118 @@ def actual_node(raw: bytes) -> dict[str, Any]:
     }
 
 
-READ = {"pod": (expected_pod, actual_pod), "node": (expected_node, actual_node)}
+def expected_class(obj: dict[str, Any]) -> dict[str, Any]:
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    return {
+        "name": meta.get("name") or "",
+        "created": meta.get("creationTimestamp") or "",
+        "extended": spec.get("extendedResourceName") or "",
+        "expressions": [
+            s["cel"].get("expression") or "" for s in spec.get("selectors") or [] if s.get("cel") is not None
+        ],
+    }
+
+
+def actual_class(raw: bytes) -> dict[str, Any]:
+    view, _, problem = READERS["deviceclasses"].one(raw)
+    assert problem is None and view is not None, str(problem)
+    c = view.facts
+    return {
+        "name": c.name,
+        "created": c.created,
+        "extended": c.extended_name,
+        "expressions": list(c.expressions),
+    }
+
+
+def attribute(a: dict[str, Any]) -> Any:
+    for kind in ("bool", "int", "string"):
+        if a.get(kind) is not None:
+            return a[kind]
+    return ("version", a.get("version") or "")
+
+
+def expected_slice(obj: dict[str, Any]) -> dict[str, Any]:
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    pool = spec.get("pool") or {}
+    return {
+        "name": meta.get("name") or "",
+        "driver": spec.get("driver") or "",
+        "pool": (pool.get("name") or "", pool.get("generation") or 0, pool.get("resourceSliceCount", 1)),
+        "node": spec.get("nodeName") or "",
+        "devices": [
+            {
+                "name": d.get("name") or "",
+                "attributes": sorted((k, attribute(v)) for k, v in (d.get("attributes") or {}).items()),
+                "capacity": sorted((k, str(v.get("value"))) for k, v in (d.get("capacity") or {}).items()),
+                "taints": [
+                    f"{t['key']}={t['value']}:{t['effect']}"
+                    if t.get("value")
+                    else f"{t['key']}:{t['effect']}"
+                    for t in d.get("taints") or []
+                ],
+                "shared": bool(d.get("consumesCounters")) or bool(d.get("allowMultipleAllocations")),
+            }
+            for d in (spec.get("devices") or [])[:MAX_DEVICES]
+        ],
+    }
+
+
+def actual_slice(raw: bytes) -> dict[str, Any]:
+    view, _, problem = READERS["resourceslices"].one(raw)
+    assert problem is None and view is not None, str(problem)
+    s = view.facts
+    return {
+        "name": s.name,
+        "driver": s.driver,
+        "pool": (s.pool, s.generation, s.slice_count),
+        "node": s.node,
+        "devices": [
+            {
+                "name": d.name,
+                "attributes": [
+                    (k, ("version", str(v)) if isinstance(v, Version) else v) for k, v in d.device.attributes
+                ],
+                "capacity": list(d.device.capacity),
+                "taints": list(d.taints),
+                "shared": d.shared,
+            }
+            for d in s.devices
+        ],
+    }
+
+
+def expected_claim(obj: dict[str, Any]) -> dict[str, Any]:
+    meta, status = obj.get("metadata") or {}, obj.get("status") or {}
+    devices = (status.get("allocation") or {}).get("devices") or {}
+    return {
+        "key": (meta.get("namespace") or "", meta.get("name") or ""),
+        "held": [
+            (r.get("driver") or "", r.get("pool") or "", r.get("device") or "")
+            for r in devices.get("results") or []
+            if not r.get("adminAccess")
+        ],
+        "pods": [c.get("name") or "" for c in status.get("reservedFor") or [] if c.get("resource") == "pods"],
+        "extended": (meta.get("annotations") or {}).get("resource.kubernetes.io/extended-resource-claim")
+        == "true",
+    }
+
+
+def actual_claim(raw: bytes) -> dict[str, Any]:
+    view, _, problem = READERS["resourceclaims"].one(raw)
+    assert problem is None and view is not None, str(problem)
+    return {"key": view.key, "held": list(view.held), "pods": list(view.pods), "extended": view.extended}
+
+
+READ = {
+    "pod": (expected_pod, actual_pod),
+    "node": (expected_node, actual_node),
+    "deviceclass": (expected_class, actual_class),
+    "resourceslice": (expected_slice, actual_slice),
+    "resourceclaim": (expected_claim, actual_claim),
+}
+PAGES = {"pod": "pods", "node": "nodes", "deviceclass": "deviceclasses"}
+PAGES |= {"resourceslice": "resourceslices", "resourceclaim": "resourceclaims"}
 CASES = [(v, kind, full) for v in VERSIONS for kind in TYPES for full in (False, True)]
 
 
@@ -271,7 +390,7 @@ def test_every_schema_valid_object_decodes_and_reads_as_a_dict_reading_does(vers
         raw = json.dumps(obj).encode()
         assert actual(raw) == expected(obj)
         # the same object as an item of a list page, and as one item among others
-        page = (PODS if kind == "pod" else NODES).page(
+        page = READERS[PAGES[kind]].page(
             json.dumps({"metadata": {"resourceVersion": "1"}, "items": [obj, obj]}).encode()
         )
         assert (len(page.views), page.unreadable) == (2, [])
@@ -318,6 +437,9 @@ def schema_of(defs: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
         (Pod, "io.k8s.api.core.v1.Pod"),
         (Node, "io.k8s.api.core.v1.Node"),
         (Quota, "io.k8s.api.core.v1.ResourceQuota"),
+        (DeviceClass, "io.k8s.api.resource.v1.DeviceClass"),
+        (ResourceSlice, "io.k8s.api.resource.v1.ResourceSlice"),
+        (ResourceClaim, "io.k8s.api.resource.v1.ResourceClaim"),
     ],
 )
 def test_every_decoded_field_is_spelt_as_the_api_spells_it(version, struct, kind):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.device_cel import Device, Unknown, compile_error, matches
+from app.domain.device_cel import Device, Unknown, Version, compile_error, matches
 from app.domain.devices import ClassFacts, DeviceFacts, DraUsage, SliceFacts, complete, node_usage, serving
 
 GPU = "gpu.example.com"
@@ -28,9 +28,26 @@ def test_selectors_read_driver_attributes_and_capacity():
     assert not matches(('device.driver == "other"', "1/0 == 1"), d)  # the first false decides
 
 
+def test_version_attributes_compare_as_semantic_versions():
+    d = Device(GPU, (("driverVersion", Version("1.10.0")),), ())
+    v = f'device.attributes["{GPU}"].driverVersion'
+    assert matches((f'{v}.isGreaterThan(semver("1.9.0"))',), d)  # 10 > 9: not compared as text
+    assert matches((f'{v}.compareTo(semver("v1.10", true)) == 0', f"{v}.minor() == 10"), d)
+    assert not matches((f'{v}.isLessThan(semver("1.2.0"))',), d)
+    assert matches(('isSemver("1.2.3") && !isSemver("1.2") && isSemver("1.2", true)',), d)
+    with pytest.raises(Unknown):  # a version that is not one: unknown, not a miss
+        matches((f"{v}.major() == 1",), Device(GPU, (("driverVersion", Version("one")),), ()))
+
+
 @pytest.mark.parametrize(
     "expression",
-    ['device.attributes["x.io"].y == 1', "device.driver ==", '"a"', 'semver("1.0.0") == semver("1.0.0")'],
+    [
+        'device.attributes["x.io"].y == 1',
+        "device.driver ==",
+        '"a"',
+        'semver("1.0.0").isLessThan(quantity("2"))',
+        'semver("1.0")',
+    ],
 )
 def test_a_selector_that_cannot_be_decided_is_unknown(expression):
     with pytest.raises(Unknown):

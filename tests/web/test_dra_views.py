@@ -159,15 +159,38 @@ def test_a_user_who_may_not_read_dra_objects_gets_a_note_not_an_error(make_app, 
     from tests.conftest import browser
 
     served(cluster, n=2)
+    cluster.node("n2", {R: "3"})  # a device plugin's, on another node: alice sees this one
     cluster.dra = "served"
-    cluster.access.denied = {("list", "resource.k8s.io/resourceslices")}
     web = browser(make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1",)))
-    headers, where = {"X-Forwarded-User": "alice"}, {"REMOTE_ADDR": "127.0.0.1"}
+    where = {"REMOTE_ADDR": "127.0.0.1"}
+    # a user who may read them sees the heat map of the DRA-served resource first (and fills
+    # the page memos); what follows must not be served from them
+    seen = web.get(f"/heat?of={R}", headers={"X-Forwarded-User": "bob"}, environ_base=where)
+    assert 'title="n1 0/2"' in seen.get_data(as_text=True)
+    cluster.access.denied = {("list", "resource.k8s.io/resourceslices")}
+    headers = {"X-Forwarded-User": "alice"}
+    heat = web.get(f"/heat?of={R}", headers=headers, environ_base=where).get_data(as_text=True)
+    assert 'title="n1 0/2"' not in heat and 'title="n2 0/3"' in heat
     resp = web.get("/devices/", headers=headers, environ_base=where)
     assert resp.status_code == 200 and 'data-dra="not-yours"' in resp.get_data(as_text=True)
     node = web.get("/nodes/n1", headers=headers, environ_base=where).get_data(as_text=True)
     assert "node-devices" not in node
     overview = web.get("/", headers=headers, environ_base=where).get_data(as_text=True)
-    assert R not in overview  # the DRA-served column is left out for this user
+    cells = grid_cells(overview)  # the DRA-served cells are left out for this user
+    assert ("n1", R, "capacity") not in cells and cells[("n2", R, "capacity")] == "3"
     export = web.get("/export.json", headers=headers, environ_base=where).get_json()
-    assert not [r for r in export["nodes"] if r["resource"] == R]
+    assert [(r["node"], r["source"]) for r in export["nodes"] if r["resource"] == R] == [("n2", "status")]
+
+
+def test_devices_several_nodes_reach_count_per_class_not_per_node(client, cluster):
+    served(cluster, n=2)
+    made = tuple(DeviceFacts(f"net{i}", Device(GPU, (("model", "a100"),), ())) for i in range(3))
+    cluster.store.put_dra("resourceslices", SliceView(SliceFacts("fabric", GPU, "fabric", 1, 1, "", made)))
+    cluster.dra = "served"
+    html = client.get("/devices/").get_data(as_text=True)
+    from bs4 import BeautifulSoup
+
+    row = BeautifulSoup(html, "html.parser").select_one('tr[data-class="gpus"]')
+    assert row.select_one('[data-field="devices"]').get_text(" ", strip=True) == "5 3 not bound to one node"
+    assert "data-unbound-pools" in html and f"{GPU}/fabric" in html
+    assert grid_cells(client.get("/").get_data(as_text=True))[("n1", R, "capacity")] == "2DRA"
