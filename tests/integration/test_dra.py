@@ -124,3 +124,96 @@ def test_a_pod_short_of_dra_devices_is_diagnosed_as_the_scheduler_says(admin_api
     assert 'data-kind="short"' in page.split(f'data-pod="default/{uid}-waiting"', 1)[1][:200]
     assert f'data-holder="default/{uid}-holder"' in card
     assert "/changes/nodes/" not in card
+
+
+def test_every_dra_number_agrees_with_a_count_from_the_api_objects(admin_api, core, web, app, scheduler, uid):
+    """Two classes match the same devices, one with ``extendedResourceName`` and one served only
+    by its implicit name; a Deployment's pod asks for the first, a bare pod for the second. Every
+    figure of the overview, the /devices page, the node page, the workloads page, the export and
+    /metrics is checked against a count made here from the claims the scheduler wrote. A second
+    node advertises the name in its status as well: flagged, and its status's numbers shown."""
+    resource = f"k{uid[-6:].strip('-')}.example.com/gpu".replace("--", "-")
+    a, b = f"{uid}-a", f"{uid}-b"
+    create_node(core, a, {}, labels={"kubernetes.io/hostname": a})
+    create_node(core, b, {resource: "2"}, labels={"kubernetes.io/hostname": b})
+    ready(core, a, b)
+    model = f"m{uid[-8:]}"
+    publish(admin_api, a, 3, model=model)
+    publish(admin_api, b, 2, model=model)
+    match = f'device.attributes["{DRIVER}"].model == "{model}"'
+    device_class(admin_api, f"{uid}-gpu", resource, match)
+    plain = f"{uid}-plain"
+    client.ResourceV1Api(admin_api).create_device_class(
+        {"metadata": {"name": plain}, "spec": {"selectors": [{"cel": {"expression": match}}]}}
+    )
+    implicit = f"deviceclass.resource.kubernetes.io/{plain}"
+    eventually(lambda: (a, implicit, "capacity") in grid_cells(web.get(f"/?q={uid}").get_data(as_text=True)))
+
+    from tests.kube_helpers import workload
+
+    workload(admin_api, "Deployment", f"{uid}-dep", a, {resource: "2"})
+    create_pod(core, f"{uid}-bare", None, {implicit: "1"}, nodeSelector={"kubernetes.io/hostname": a})
+    assert eventually(lambda: allocated_on(admin_api, a) == 3, timeout=60)
+    claims = [
+        c
+        for c in client.ResourceV1Api(admin_api).list_resource_claim_for_all_namespaces().items
+        if c.status and c.status.allocation and c.status.allocation.devices.results[0].pool == a
+    ]
+    holders = {
+        r.device: f"{c.metadata.namespace}/{c.metadata.name}"
+        for c in claims
+        for r in c.status.allocation.devices.results
+    }
+    assert len(holders) == 3 and all(
+        c.metadata.annotations.get("resource.kubernetes.io/extended-resource-claim") == "true" for c in claims
+    )
+
+    cells = eventually(
+        lambda: (
+            (c := grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))).get((a, resource, "free")) == "0"
+            and c
+        ),
+        timeout=30,
+    )
+    # on a: three devices, all held (by claims of either class); requested is the pod's own ask
+    assert (cells[(a, resource, "capacity")], cells[(a, resource, "requested")]) == ("3DRA", "2")
+    assert (cells[(a, implicit, "capacity")], cells[(a, implicit, "requested")]) == ("3DRA", "1")
+    assert cells[(a, implicit, "free")] == str(3 - allocated_on(admin_api, a))
+    # on b the status serves the name: its numbers, and the flag
+    assert cells[(b, resource, "capacity")] == "2"
+    overview = web.get(f"/?q={uid}").get_data(as_text=True)
+    assert f'data-both="{resource}"' in overview
+
+    from bs4 import BeautifulSoup
+
+    devices = BeautifulSoup(web.get("/devices/").get_data(as_text=True), "html.parser")
+    row = devices.select_one(f'tr[data-class="{uid}-gpu"]')
+    fields = {td["data-field"]: td.get_text(strip=True) for td in row.select("td[data-field]")}
+    held = allocated_on(admin_api, a) + allocated_on(admin_api, b)
+    assert fields == {"devices": "5", "allocated": str(held), "free": str(5 - held)}
+    assert [s["data-serves"] for s in devices.select(f'tr[data-class="{plain}"] [data-serves]')] == [implicit]
+
+    node = BeautifulSoup(web.get(f"/nodes/{a}").get_data(as_text=True), "html.parser")
+    shown = {
+        tr["data-device"]: tr.select_one('[data-field="claim"]').get_text(" ", strip=True)
+        for tr in node.select("#node-devices tr[data-device]")
+    }
+    assert {d: said.split(" for ")[0] for d, said in shown.items()} == holders
+    assert any(said.endswith(f" for {uid}-bare") for said in shown.values())
+
+    table = BeautifulSoup(web.get(f"/workloads/?resource={resource}").get_data(as_text=True), "html.parser")
+    dep = table.select_one(f'tr[data-workload="Deployment/{uid}-dep"]')
+    assert dep is not None and dep.select_one('[data-field="requested"]').get_text(strip=True) == "2"
+
+    [record] = [
+        r
+        for r in web.get(f"/export.json?q={uid}").get_json()["nodes"]
+        if (r["node"], r["resource"]) == (a, resource)
+    ]
+    assert (record["source"], record["capacity"], record["allocated"]) == (
+        "dra",
+        3,
+        allocated_on(admin_api, a),
+    )
+    text = app.extensions["extres"].metrics.exposition().decode()
+    assert f'extres_node_extended_resource_allocated{{node="{a}",resource="{resource}"}} 3.0' in text
