@@ -9,6 +9,8 @@ devices a node has of it, and how many of them claims hold.
   newest generation of a pool, with as many slices of it seen as ``resourceSliceCount`` says.
   Slices for several nodes (``allNodes``, ``nodeSelector``) are counted per class, not per node.
 * capacity: the node's devices every selector of the class matches (``device_cel``);
+  allocatable: of them, all but the free ones a NoSchedule or NoExecute taint repels (the claim
+  the scheduler makes for an extended resource request tolerates no taint);
   allocated: those devices named in claims' allocation results (admin access left out);
   the node's pods' requests of the name count as requested, as for any extended resource.
 * A device shared by several claims or partitioned by counters is not counted as the scheduler
@@ -32,6 +34,12 @@ class DeviceFacts:
     device: Device  # what selectors read
     taints: tuple[str, ...] = ()  # "key=value:Effect"
     shared: bool = False  # consumes counters, or may be allocated to several claims
+
+    @property
+    def repels(self) -> bool:
+        """A taint whose effect keeps the allocator from giving the device to a request that does
+        not tolerate it (other effects, None among them, do not)."""
+        return any(t.rpartition(":")[2] in ("NoSchedule", "NoExecute") for t in self.taints)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +114,17 @@ class DraUsage:
     capacity: int = 0  # devices the class matches
     allocated: int = 0  # of those, held by claims
     unknown: str = ""  # why the numbers cannot be given (a selector, a shared device)
+    tainted: int = 0  # of those not held, the ones a NoSchedule or NoExecute taint keeps free
+
+    @property
+    def allocatable(self) -> int:
+        """The devices the scheduler may give a pod's extended resource request: the claim it
+        makes for one carries no tolerations, so a tainted device is never among them."""
+        return self.capacity - self.tainted
 
     @property
     def free(self) -> int:
-        return self.capacity - self.allocated
+        return self.allocatable - self.allocated
 
 
 Held = frozenset[tuple[str, str, str]]  # (driver, pool, device) allocated by some claim
@@ -117,7 +132,7 @@ Held = frozenset[tuple[str, str, str]]  # (driver, pool, device) allocated by so
 
 def class_usage(cls: ClassFacts, slices: Iterable[SliceFacts], held: Held) -> DraUsage:
     """The devices a class matches in the given slices, and how many of them claims hold."""
-    capacity = allocated = 0
+    capacity = allocated = tainted = 0
     for s in slices:
         for d in s.devices:
             try:
@@ -132,8 +147,11 @@ def class_usage(cls: ClassFacts, slices: Iterable[SliceFacts], held: Held) -> Dr
                     unknown=f"device {d.name} of {s.driver} is shared or partitioned (not modelled)"
                 )
             capacity += 1
-            allocated += (s.driver, s.pool, d.name) in held
-    return DraUsage(capacity, allocated)
+            if (s.driver, s.pool, d.name) in held:
+                allocated += 1
+            else:
+                tainted += d.repels
+    return DraUsage(capacity, allocated, tainted=tainted)
 
 
 def node_usage(node_slices: Iterable[SliceFacts], served: Serving, held: Held) -> dict[str, DraUsage]:

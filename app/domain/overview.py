@@ -92,7 +92,7 @@ def node_row(
     for name in here.unknown:
         usage.pop(name, None)
     for name, d in here.served.items():
-        usage[name] = ResourceUsage(d.capacity, d.capacity, requested.get(name, 0), True, d.allocated)
+        usage[name] = ResourceUsage(d.capacity, d.allocatable, requested.get(name, 0), True, d.allocated)
     return NodeRow(node.name, node.labels, usage, drifted, node.unschedulable, here.both, here.unknown)
 
 

@@ -46,8 +46,9 @@ class FitFacts:
         self, nodes: Mapping[str, NodeView], index: PodIndex, dra: Callable[[str], Mapping[str, DraUsage]]
     ) -> None:
         """Rebuild the facts of the nodes touched. An extended resource DRA devices serve on a
-        node that does not advertise it in its status counts as allocatable devices, of which
-        what claims hold is taken (the scheduler gives such a request to DRA there)."""
+        node that does not advertise it in its status counts as the devices a pod may be
+        given (untainted or held), of which what claims hold is taken (the scheduler gives
+        such a request to DRA there)."""
         for name in self._dirty:
             node = nodes.get(name)
             if node is None:
@@ -56,7 +57,7 @@ class FitFacts:
             allocatable, requested = node.allocatable, index.requested.get(name, EMPTY)
             served = on_node(allocatable, dra(name)).served
             if served:
-                allocatable = {**allocatable, **{r: u.capacity for r, u in served.items()}}
+                allocatable = {**allocatable, **{r: u.allocatable for r, u in served.items()}}
                 requested = {**requested, **{r: u.allocated for r, u in served.items()}}
             self._facts[name] = NodeFacts(
                 name,

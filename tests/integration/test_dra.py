@@ -15,8 +15,12 @@ pytestmark = [pytest.mark.kube, pytest.mark.scheduler]
 DRIVER = "gpu.example.com"
 
 
-def publish(api: client.ApiClient, node: str, devices: int, model: str = "a100") -> None:
-    """A ResourceSlice for ``node``'s pool, as a DRA driver's kubelet plugin would publish it."""
+def publish(
+    api: client.ApiClient, node: str, devices: int, model: str = "a100", tainted: tuple[int, ...] = ()
+) -> None:
+    """A ResourceSlice for ``node``'s pool, as a DRA driver's kubelet plugin would publish it;
+    the devices ``tainted`` names carry a NoSchedule taint."""
+    taint = [{"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]
     body = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceSlice",
@@ -26,7 +30,11 @@ def publish(api: client.ApiClient, node: str, devices: int, model: str = "a100")
             "nodeName": node,
             "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
             "devices": [
-                {"name": f"gpu-{i}", "attributes": {"model": {"string": model}, "index": {"int": i}}}
+                {
+                    "name": f"gpu-{i}",
+                    "attributes": {"model": {"string": model}, "index": {"int": i}},
+                    **({"taints": taint} if i in tainted else {}),
+                }
                 for i in range(devices)
             ],
         },
@@ -217,3 +225,34 @@ def test_every_dra_number_agrees_with_a_count_from_the_api_objects(admin_api, co
     )
     text = app.extensions["extres"].metrics.exposition().decode()
     assert f'extres_node_extended_resource_allocated{{node="{a}",resource="{resource}"}} 3.0' in text
+
+
+def test_a_tainted_device_is_not_given_to_an_extended_resource_request(admin_api, core, web, scheduler, uid):
+    """One of two devices carries a NoSchedule taint: the overview counts one allocatable, and
+    the scheduler agrees (a pod asking for two stays Pending, one asking for one runs)."""
+    resource = f"t{uid[-6:].strip('-')}.example.com/gpu".replace("--", "-")
+    node = f"{uid}-n"
+    create_node(core, node, {}, labels={"kubernetes.io/hostname": node})
+    ready(core, node)
+    model = f"m{uid[-8:]}"
+    publish(admin_api, node, 2, model=model, tainted=(1,))
+    device_class(admin_api, f"{uid}-c", resource, f'device.attributes["{DRIVER}"].model == "{model}"')
+    cells = eventually(
+        lambda: (
+            (c := grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))).get((node, resource, "capacity"))
+            and c
+        )
+    )
+    assert (cells[(node, resource, "capacity")], cells[(node, resource, "allocatable")]) == ("2DRA", "1")
+    pin = {"kubernetes.io/hostname": node}
+    create_pod(core, f"{uid}-two", None, {resource: "2"}, nodeSelector=pin)
+    create_pod(core, f"{uid}-one", None, {resource: "1"}, nodeSelector=pin)
+    assert eventually(lambda: core.read_namespaced_pod(f"{uid}-one", "default").spec.node_name, timeout=60)
+
+    def unschedulable() -> bool:
+        pod = core.read_namespaced_pod(f"{uid}-two", "default")
+        return any(c.reason == "Unschedulable" for c in pod.status.conditions or ())
+
+    assert eventually(unschedulable, timeout=60)
+    assert core.read_namespaced_pod(f"{uid}-two", "default").spec.node_name is None
+    assert allocated_on(admin_api, node) == 1

@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 
 from app.domain.device_cel import Device, Unknown, Version, compile_error, matches
-from app.domain.devices import ClassFacts, DeviceFacts, DraUsage, SliceFacts, complete, node_usage, serving
+from app.domain.devices import (
+    ClassFacts,
+    DeviceFacts,
+    DraUsage,
+    SliceFacts,
+    class_usage,
+    complete,
+    node_usage,
+    serving,
+)
 
 GPU = "gpu.example.com"
 
@@ -109,3 +118,15 @@ def test_a_name_the_nodes_allocatable_advertises_is_the_status_s_and_the_rest_dr
     assert here.both == {"a.io/x"}  # a device plugin advertises it: the scheduler counts that
     assert dict(here.served) == {"b.io/y": DraUsage(2)}
     assert dict(here.unknown) == {"c.io/z": "a selector"}
+
+
+def test_a_free_device_a_taint_repels_is_not_allocatable_and_a_held_one_still_counts():
+    def tainted(name: str, effect: str) -> DeviceFacts:
+        return DeviceFacts(name, gpu(name).device, taints=(f"maintenance=yes:{effect}",))
+
+    cls = ClassFacts("gpus", "t", "example.com/gpu")
+    devices = (gpu("g0"), tainted("g1", "NoSchedule"), tainted("g2", "NoExecute"), tainted("g3", "None"))
+    slices = [SliceFacts("s", GPU, "n1", 1, 1, "n1", devices)]
+    held = frozenset({(GPU, "n1", "g2")})  # tainted after it was allocated: still held
+    usage = class_usage(cls, slices, held)
+    assert (usage.capacity, usage.allocatable, usage.allocated, usage.free) == (4, 3, 1, 2)
