@@ -38,6 +38,19 @@ def is_native_resource(name: str) -> bool:
     return "/" not in name or NATIVE_PREFIX in name
 
 
+def is_dns_subdomain(value: str) -> bool:
+    """``IsDNS1123Subdomain`` (object names such as a pod's): at most 253 characters of lower-case
+    letters, digits, '-' and '.'."""
+    return (
+        len(value) <= _DNS1123_SUBDOMAIN_MAX and value.isascii() and bool(_DNS1123_SUBDOMAIN.fullmatch(value))
+    )
+
+
+def is_dns_label(value: str) -> bool:
+    """``IsDNS1123Label`` (a namespace's name): at most 63 characters, no '.'."""
+    return len(value) <= 63 and "." not in value and is_dns_subdomain(value)
+
+
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _GO_INT = re.compile(r"[+-]?[0-9]+")
 

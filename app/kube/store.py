@@ -134,6 +134,10 @@ class Store:
         with self._lock:
             return self.nodes.get(name)
 
+    def pod(self, namespace: str, name: str) -> PodView | None:
+        with self._lock:
+            return self._index.pods.get((namespace, name))
+
     def declaring_features(self) -> int:
         """Nodes that declare features (NodeDeclaredFeatures): the scheduler may keep a pod that
         needs one off the others, which the fit model does not weigh."""

@@ -12,7 +12,7 @@ from app.kube.cluster import ClusterPort
 from app.kube.errors import KubeError
 from app.web import filters, security
 from app.web.bulk_jobs import BulkJobs
-from app.web.hx import Page, error_page, htmx
+from app.web.hx import POLL_MARK, Page, error_page, htmx
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
 
@@ -48,7 +48,12 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
 
     @app.context_processor
     def inject_state() -> dict[str, object]:
-        return {"state": Services.get(), "can_write": can_write, "identity": security.identity}
+        return {
+            "state": Services.get(),
+            "can_write": can_write,
+            "identity": security.identity,
+            "poll_mark": POLL_MARK,
+        }
 
     @app.after_request
     def vary_on_htmx(response):

@@ -240,7 +240,7 @@ def cancel(key: str) -> Response:
 
 
 @bp.get("/results/<key>")
-def results(key: str) -> str:
+def results(key: str) -> str | Response:
     job = BulkJobs.get().find(key, identity().key)
     if job is None:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")

@@ -15,6 +15,7 @@ from flask import abort, flash, g, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from app.domain.changes import ChangeError, validate_expected, validate_resource, validate_set
+from app.domain.names import is_dns_label, is_dns_subdomain
 from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
 from app.web.hx import NODES_AND_PODS, Page, redirect
@@ -121,7 +122,20 @@ def new(name: str) -> str:
         quantity=request.args.get("quantity", ""),
         expected=node.capacity.get(resource, ""),
         errors={},
+        prompted=_prompted_by(request.args.get("pod", ""), resource),
     )
+
+
+def _prompted_by(key: str, resource: str) -> dict[str, object] | None:
+    """The pending pod whose advice led here (``pod=namespace/name``), as the form names it:
+    what it asks of the resource, or that it no longer waits. Anything else is ignored."""
+    namespace, _, name = key[:320].partition("/")
+    if not (namespace and name and is_dns_label(namespace) and is_dns_subdomain(name)):
+        return None
+    pod = Services.get().cluster.store.pod(namespace, name)
+    waiting = pod is not None and pod.unschedulable is not None
+    asks = pod.extended_requests.get(resource) if pod is not None and waiting else None
+    return {"key": f"{namespace}/{name}", "waiting": waiting, "asks": asks}
 
 
 @bp.post("/nodes/<name>/resources")

@@ -4,10 +4,11 @@ each blueprint, and the query arguments several pages take."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from flask import Blueprint, Response, render_template
+from flask import Blueprint, Response, render_template, request
 from flask import redirect as flask_redirect
 from flask_htmx import HTMX
 from werkzeug.wrappers import Response as BaseResponse
@@ -22,11 +23,26 @@ def wants(target: str) -> bool:
     return bool(htmx) and not htmx.boosted and htmx.target == target
 
 
-def page_or_fragment(target: str, fragment_template: str, page_template: str, /, **context: Any) -> str:
+POLL_MARK = "poll-token"  # in a live region's own poll URL (``since=``), replaced by its token
+
+
+def page_or_fragment(
+    target: str, fragment_template: str, page_template: str, /, **context: Any
+) -> str | Response:
     """The fragment's template (the element with id ``target``) when htmx asked for it, else the
-    page's, which includes the same fragment; both see ``fragment`` (a bool)."""
+    page's, which includes the same fragment; both see ``fragment`` (a bool).
+
+    A live region polls its own URL with ``since=`` the token of what it shows: a digest of the
+    fragment's HTML, so any change a reader could see gives a new one. A poll whose token is
+    still the fragment's answers 204, and nothing is swapped."""
     part = wants(target)
-    return render_template(fragment_template if part else page_template, fragment=part, **context)
+    html = render_template(fragment_template if part else page_template, fragment=part, **context)
+    if not part:
+        return html.replace(POLL_MARK, "page")  # the first poll brings the fragment's own token
+    token = hashlib.blake2b(html.encode(), digest_size=12).hexdigest()
+    if request.args.get("since") == token:
+        return Response(status=204)
+    return html.replace(POLL_MARK, token)
 
 
 def redirect(url: str, code: int = 303) -> BaseResponse:

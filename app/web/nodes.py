@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flask import abort, render_template
+from flask import Response, abort
 
 from app.domain.accounting import node_usage
 from app.domain.devices import DeviceFacts, SliceFacts, classes_matching
@@ -12,14 +12,14 @@ from app.domain.names import is_native_resource
 from app.kube.dra import ClaimView
 from app.kube.dra_index import DraIndex
 from app.web.devices import may_read_devices
-from app.web.hx import NODES_AND_PODS, Page
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.services import Services
 
 bp = Page("nodes", __name__, url_prefix="/nodes", reads=NODES_AND_PODS)
 
 
 @bp.get("/<name>")
-def detail(name: str) -> str:
+def detail(name: str) -> str | Response:
     state = Services.get()
     store = state.cluster.store
     node = store.node(name)
@@ -35,7 +35,9 @@ def detail(name: str) -> str:
     row = store.overview_row(name)
     if row is None:  # gone since it was read, a moment ago
         abort(404, description=f"There is no node named {name!r}.")
-    return render_template(
+    return page_or_fragment(
+        "node",
+        "nodes/_node.html",
         "nodes/detail.html",
         node=node,
         standard=standard,

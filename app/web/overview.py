@@ -75,7 +75,7 @@ def parse_filters(args) -> tuple[Filters, dict[str, str]]:
     return filters, errors
 
 
-FILTER_KEYS = ("q", "selector", "resource", "free", "min", "sort", "order")
+FILTER_KEYS = ("q", "selector", "resource", "free", "min", "sort", "order", "view")
 
 
 def filter_args(args) -> dict[str, list[str]]:
@@ -150,7 +150,7 @@ def summary_strip(state: Services) -> list[dict[str, object]]:
 
 
 @bp.get("/")
-def index() -> str:
+def index() -> str | Response:
     state = Services.get()
     grid, filters, errors, memo = _grid()
     rows, page, pages = paginate(grid.rows, rows_per_page(len(grid.resources)))
@@ -165,13 +165,15 @@ def index() -> str:
         may_read_devices(),
     )
     table = memo.get(key)
+    compact = request.args.get("view") == "compact"  # free and a bar per resource
     if table is None:  # the same for every viewer: rendered once until a row changes
         html = render_template(
             "overview/_table.html",
             grid=grid,
             rows=rows,
+            compact=compact,
             owns=state.device_plugins.owns,
-            row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources)),
+            row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact),
             filters=filters,
             args=link_args,
         )
@@ -190,6 +192,7 @@ def index() -> str:
         errors=errors,
         selector_text=request.args.get("selector", ""),
         args=filter_args(request.args),
+        compact=compact,
     )
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
-from flask import request
+from flask import Response, request
 from markupsafe import Markup
 
 from app.domain.diagnosis import Diagnosis, ShapeIndex
@@ -135,15 +136,25 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
                 holding = held(index, pod, diagnosis, lambda r: owns(r) or not writable)
             message = parse_scheduler_message(pod.unschedulable or "")
             dra = {r: c for r in pod.extended_requests if (c := store.dra_class_for(r)) is not None}
-            card = PendingPod(pod, message, diagnosis, advice, holding, dra=dra)
+            card = PendingPod(pod, message, diagnosis, for_pod(advice, pod), holding, dra=dra)
             if group is not None:
                 cards[group] = card
             out.append(card)
     return out
 
 
+POD_MARK = "POD-OF-CARD"  # in the shared advice's form links (pending/_advice.html)
+
+
+def for_pod(advice: Markup, pod: PodView) -> Markup:
+    """The shape's advice, its form links naming this card's pod (the form says who asked)."""
+    if POD_MARK not in advice:
+        return advice
+    return Markup(str(advice).replace(POD_MARK, quote(f"{pod.namespace}/{pod.name}", safe="")))
+
+
 @bp.get("/")
-def index() -> str:
+def index() -> str | Response:
     namespace = request.args.get("namespace", "").strip()[:63]
     errors: dict[str, str] = {}
     resource = resource_arg(request.args, errors)

@@ -34,19 +34,19 @@ class RowHTML:
 
     def __init__(self, limit: int = 20_000) -> None:
         self.limit = limit
-        self._kept: dict[tuple[str, tuple[str, ...]], tuple[object, Markup]] = {}
+        self._kept: dict[tuple[str, tuple[str, ...], bool], tuple[object, Markup]] = {}
 
-    def renderer(self, resources: tuple[str, ...]) -> Callable[[NodeRow], Markup]:
+    def renderer(self, resources: tuple[str, ...], compact: bool = False) -> Callable[[NodeRow], Markup]:
         macro = get_template_attribute("overview/_row.html", "node_row")
 
         def row_html(row: NodeRow) -> Markup:
-            key = (row.name, resources)
+            key = (row.name, resources, compact)
             hit = self._kept.get(key)
             if hit is not None and hit[0] is row:
                 return hit[1]
             if len(self._kept) >= self.limit:
                 self._kept = {}
-            html = Markup(macro(row, resources))
+            html = Markup(macro(row, resources, compact))
             self._kept[key] = (row, html)
             return html
 

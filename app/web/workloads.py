@@ -55,7 +55,7 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
 
 
 @bp.get("/")
-def index() -> str:
+def index() -> str | Response:
     rows, args, errors = _query()
     shown, page, pages = paginate(rows, PAGE_SIZE)
     return page_or_fragment(

@@ -67,3 +67,40 @@ def test_every_refused_write_is_audited_with_the_request_id_it_answers_with(clie
     assert kept.headers["X-Request-Id"] == "proxy-abc.123"
     odd = client.get("/", headers={"X-Request-Id": "<script>"})
     assert odd.headers["X-Request-Id"] != "<script>" and len(odd.headers["X-Request-Id"]) == 16
+
+
+def poll_url(html: str, region: str) -> str:
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup(html, "html.parser").select_one(f"#{region}")["hx-get"]
+
+
+def test_a_poll_of_an_unchanged_region_answers_204_and_a_change_brings_it_again(client, cluster):
+    cluster.node("n1", {"example.com/dongle": "2"})
+    page = client.get("/").get_data(as_text=True)
+    first = client.get(poll_url(page, "grid"), headers=POLL)  # the page's token is never current
+    assert first.status_code == 200
+    url = poll_url(first.get_data(as_text=True), "grid")
+    assert "since=" in url and "poll-token" not in url
+    again = client.get(url, headers=POLL)
+    assert again.status_code == 204 and again.get_data() == b""
+    cluster.node("n1", {"example.com/dongle": "3"})  # a change a reader sees
+    changed = client.get(url, headers=POLL)
+    assert changed.status_code == 200 and poll_url(changed.get_data(as_text=True), "grid") != url
+
+
+def test_the_pending_list_polls_with_its_own_token(client, cluster):
+    cluster.node("n1", {"example.com/dongle": "1"})
+    page = client.get("/pending/").get_data(as_text=True)
+    head = {"HX-Request": "true", "HX-Target": "pending-list"}
+    url = poll_url(
+        client.get(poll_url(page, "pending-list"), headers=head).get_data(as_text=True), "pending-list"
+    )
+    assert client.get(url, headers=head).status_code == 204
+    cluster.pod(
+        "waiting",
+        None,
+        {"example.com/dongle": "2"},
+        message="0/1 nodes are available: 1 Insufficient example.com/dongle.",
+    )
+    assert client.get(url, headers=head).status_code == 200

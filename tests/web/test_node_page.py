@@ -48,3 +48,28 @@ def test_a_prefilled_form_says_what_it_changes_from_and_to(client, cluster):
     assert summary["data-change"] == f"{D} 2 3" and "currently 2 → 3" in summary.get_text(" ", strip=True)
     fresh = page(client, "/changes/nodes/n1/resources/new?resource=acme.io/fpga&quantity=1")
     assert "currently not advertised → 1" in fresh.select_one("[data-change]").get_text(" ", strip=True)
+
+
+def test_right_after_a_remove_only_the_actions_that_can_work_are_offered(client, cluster):
+    cluster.node("n1", {}, allocatable={D: "3"})  # capacity removed, the kubelet not yet reported
+    row = page(client, "/nodes/n1").select_one(f'table.resources tr[data-resource="{D}"]')
+    assert row.select_one("[data-removed]") is not None
+    assert not row.select('a[href*="remove"]')  # removing what is gone would fail its test
+    assert row.select_one('input[name="expected"]')["value"] == ""  # adds it again: "absent"
+    assert row.select_one("button").get_text() == "Add again"
+    cluster.node("n1", {D: "3"})
+    row = page(client, "/nodes/n1").select_one(f'table.resources tr[data-resource="{D}"]')
+    assert row.select('a[href*="remove"]') and row.select_one("[data-removed]") is None
+
+
+def test_the_node_page_refreshes_itself_and_an_unchanged_poll_is_204(client, cluster):
+    cluster.node("n1", {D: "2"})
+    head = {"HX-Request": "true", "HX-Target": "node"}
+    url = page(client, "/nodes/n1").select_one("#node[data-poll]")["hx-get"]
+    first = client.get(url, headers=head)
+    assert first.status_code == 200 and "<html" not in first.get_data(as_text=True)  # the fragment
+    url = BeautifulSoup(first.get_data(as_text=True), "html.parser").select_one("#node")["hx-get"]
+    assert client.get(url, headers=head).status_code == 204
+    cluster.node("n1", {D: "4"})
+    fresh = BeautifulSoup(client.get(url, headers=head).get_data(as_text=True), "html.parser")
+    assert fresh.select_one(f'tr[data-resource="{D}"] [data-field="capacity"]').get_text() == "4"

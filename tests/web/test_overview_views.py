@@ -97,3 +97,18 @@ def test_one_requesters_spelling_of_a_filter_never_reaches_anothers_links(client
     assert spaced and all("q=+n-" in h or "q=%20n-" in h for h in spaced)
     plain = header_links("q=n-")
     assert plain and all("q=n-" in h for h in plain)
+
+
+def test_the_compact_view_shows_free_and_a_bar_per_resource_and_its_links_keep_it(client, three):
+    _, a, _, c = three
+    full = BeautifulSoup(client.get("/").get_data(as_text=True), "html.parser")
+    soup = BeautifulSoup(client.get("/?view=compact").get_data(as_text=True), "html.parser")
+    row = soup.select_one(f'tr[data-node="{a}"]')
+    assert [td.get("data-field") for td in row.select("td")] == ["free", None]  # free, the bar
+    assert row.select_one('[data-field="free"]').get_text(strip=True) == "2"
+    assert "6 of 8 requested" in row.select_one('[data-field="free"]')["title"]
+    assert len(full.select_one(f'tr[data-node="{a}"]').select("td")) == 5  # the full view: unchanged
+    assert soup.select_one(f'tr[data-node="{c}"] td.none')["colspan"] == "2"
+    sort_link = soup.select_one("table.grid thead a[title^='sort by free']")["href"]
+    assert "view=compact" in sort_link
+    assert soup.select_one('select[name="view"] option[selected]')["value"] == "compact"

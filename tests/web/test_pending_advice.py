@@ -86,3 +86,23 @@ def test_preemption_is_offered_only_where_it_would_free_enough(client, cluster):
     # busy: evicting low-b frees 1; with 0 free that is less than 3
     assert held["busy"].select_one("[data-preemptible-short]")["data-preemptible-short"] == "1"
     assert article(client, "wants-3").select_one('[data-preemption="none"]')
+
+
+def test_the_form_behind_a_suggestion_names_the_pod_that_prompted_it(client, cluster):
+    """Two pods of one shape share the advice; each card's link names its own pod, and the
+    form says what that pod asks for and the change, "currently N → M"."""
+    cluster.node("n1", {D: "1"})
+    for name in ("first", "second"):
+        cluster.pod(name, None, {D: "2"}, message=f"0/1 nodes are available: 1 Insufficient {D}.")
+    links = {
+        name: article(client, name).select_one("a[data-suggestion]")["href"] for name in ("first", "second")
+    }
+    assert "pod=default%2Ffirst" in links["first"] and "pod=default%2Fsecond" in links["second"]
+    from bs4 import BeautifulSoup
+
+    form = BeautifulSoup(client.get(links["second"]).get_data(as_text=True), "html.parser")
+    said = form.select_one("[data-prompted]").get_text(" ", strip=True)
+    assert said == f"Prompted by pod default/second , pending and asking for 2 {D} ."
+    assert form.select_one("[data-change]").get_text(" ", strip=True) == f"{D} : currently 1 → 2 on n1."
+    odd = client.get(links["second"].replace("default%2Fsecond", "%3Cb%3E%2Fx")).get_data(as_text=True)
+    assert "data-prompted" not in odd  # not a pod's name: ignored
