@@ -14,7 +14,9 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 
 REQUESTS_PREFIX = "requests."
 NATIVE_PREFIX = "kubernetes.io/"
@@ -131,3 +133,21 @@ def is_extended_resource_name(name: str) -> bool:
 def escape_json_pointer(token: str) -> str:
     """RFC 6901: ``~`` becomes ``~0`` and ``/`` becomes ``~1`` (in that order)."""
     return token.replace("~", "~0").replace("/", "~1")
+
+
+def suggest(value: str, known: Iterable[str], limit: int = 3) -> list[str]:
+    """Known names a mistyped one may have meant: those containing it ("gpu"), then the closest
+    by spelling ("nvidia.com/gpus")."""
+    names = sorted(set(known))
+    needle = value.strip().lower()[:253]
+    if not needle:
+        return []
+    found = [n for n in names if needle in n.lower()]
+    found += [n for n in difflib.get_close_matches(needle, names, n=limit, cutoff=0.6) if n not in found]
+    return found[:limit]
+
+
+def unknown_resource(value: str, known: Iterable[str]) -> str:
+    """What a filter says of a name nobody knows: "No such resource 'gpu'; did you mean …?"."""
+    close = suggest(value, known)
+    return f"No such resource {value[:80]!r}" + (f"; did you mean {', '.join(close)}?" if close else ".")

@@ -22,6 +22,7 @@ class Holder:
     node: str
     created: str  # RFC 3339: sorts as time
     requests: Mapping[str, int]
+    pod: str = ""  # the pod's own name
 
 
 @dataclass
@@ -35,6 +36,7 @@ class WorkloadRow:
     share: float = 0.0  # of the resource's allocatable total in the cluster
     oldest: str = ""  # the oldest pod's creation time
     nodes: set[str] = field(default_factory=set)
+    members: list[tuple[str, str, int]] = field(default_factory=list)  # (pod, node, requested)
 
     @property
     def workload(self) -> str:
@@ -47,7 +49,8 @@ def group(
     """One row per resource and namespace (and workload, when ``by`` is "workload")."""
     rows: dict[tuple[str, str, str, str], WorkloadRow] = {}
     for h in holders:
-        kind, name = (h.kind, h.name or "(bare pods)") if by == "workload" else ("", "")
+        # a pod without an owner is its own workload: listed one by one
+        kind, name = (h.kind, h.name or h.pod or "(unnamed pod)") if by == "workload" else ("", "")
         for resource, amount in h.requests.items():
             key = (resource, h.namespace, kind, name)
             row = rows.get(key)
@@ -55,6 +58,7 @@ def group(
                 row = rows[key] = WorkloadRow(resource, h.namespace, kind, name, oldest=h.created)
             row.pods += 1
             row.requested += amount
+            row.members.append((h.pod, h.node, amount))
             row.oldest = min(row.oldest, h.created) if h.created else row.oldest
             if h.node:
                 row.nodes.add(h.node)

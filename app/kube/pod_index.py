@@ -104,6 +104,7 @@ class PodIndex:
                         pod.node_name,
                         pod.created,
                         pod.extended_requests,
+                        pod.name,
                     )
                 )
         return out

@@ -46,6 +46,12 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     if settings.auth_mode == "token":
         app.register_blueprint(auth.bp)
 
+    def known_resources() -> list[str]:
+        try:
+            return overview.known_resources()
+        except KubeError:
+            return []
+
     @app.context_processor
     def inject_state() -> dict[str, object]:
         return {
@@ -53,6 +59,7 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
             "can_write": can_write,
             "identity": security.identity,
             "poll_mark": POLL_MARK,
+            "known_resources": known_resources,
         }
 
     @app.after_request

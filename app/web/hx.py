@@ -13,7 +13,7 @@ from flask import redirect as flask_redirect
 from flask_htmx import HTMX
 from werkzeug.wrappers import Response as BaseResponse
 
-from app.domain.names import extended_resource_name_errors
+from app.domain.names import extended_resource_name_errors, unknown_resource
 
 htmx = HTMX()
 
@@ -76,12 +76,23 @@ class Page(Blueprint):
 
 
 def resource_arg(
-    args: Mapping[str, str], errors: dict[str, str], name: str = "resource", then: str = ""
+    args: Mapping[str, str],
+    errors: dict[str, str],
+    name: str = "resource",
+    then: str = "",
+    known: Iterable[str] | None = None,
 ) -> str:
     """An extended resource name from the query, or "" with a message naming it in ``errors``
-    (``then``: what the page does instead, e.g. "Showing every resource.")."""
+    (``then``: what the page does instead, e.g. "Showing every resource."). With ``known``, a
+    name not among them is refused too, with the known names it may have meant."""
     value = (args.get(name) or "").strip()
-    if value and (problems := extended_resource_name_errors(value)):
+    if not value:
+        return value
+    names = set(known) if known is not None else None
+    if names is not None and value not in names:
+        errors[name] = unknown_resource(value, names) + (f" {then}" if then else "")
+        return ""
+    if problems := extended_resource_name_errors(value):
         errors[name] = f"Resource {value[:80]!r} {problems[0]}.{' ' + then if then else ''}"
         return ""
     return value

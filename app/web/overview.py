@@ -7,12 +7,12 @@ from dataclasses import replace
 from flask import Response, jsonify, render_template, request, url_for
 from markupsafe import Markup, escape
 
-from app.domain.names import extended_resource_name_errors
+from app.domain.names import extended_resource_name_errors, unknown_resource
 from app.domain.overview import SORT_FIELDS, Filters, NodeRow, build_grid
 from app.domain.selectors import Selector, SelectorError, parse_selector
 from app.web.devices import may_read_devices
 from app.web.export import csv_response
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
@@ -100,6 +100,7 @@ def _grid():
     """The grid for the request's filters, and the memo it is kept in until the cache next changes.
     A user who may not read DRA objects gets the grid without the resources DRA devices serve."""
     filters, errors = parse_filters(request.args)
+    filters = _known_only(filters, errors)
     state = Services.get()
     store = state.cluster.store
     memo = RenderCaches.get().grids.at(store.rows_version)
@@ -113,6 +114,20 @@ def _grid():
             grid = build_grid([_without_dra(r) for r in rows], filters)
         memo[(filters, dra)] = grid
     return grid, filters, errors, memo
+
+
+def _known_only(filters: Filters, errors: dict[str, str]) -> Filters:
+    """The filters without names no node or pod knows, each refused with what it may have meant
+    (a misspelt name would otherwise show an empty grid, silently)."""
+    known = set(known_resources())
+    unknown = [r for r in filters.resources if r not in known]
+    if unknown:
+        errors["resource"] = unknown_resource(unknown[0], known)
+        filters = replace(filters, resources=tuple(r for r in filters.resources if r in known))
+    if filters.free_at_least and filters.free_at_least[0] not in known:
+        errors["min"] = "Free at least: " + unknown_resource(filters.free_at_least[0], known)
+        filters = replace(filters, free_at_least=None)
+    return filters
 
 
 def _without_dra(row: NodeRow) -> NodeRow:
@@ -147,6 +162,18 @@ def summary_strip(state: Services) -> list[dict[str, object]]:
             }
         )
     return out
+
+
+def known_resources() -> list[str]:
+    """The extended resource names this user may see: advertised, served by DRA devices, or
+    asked for by a waiting pod. The resource pickers offer them; filters refuse others."""
+    store = Services.get().cluster.store
+    memo = RenderCaches.get().grids.at(store.rows_version)
+    key = ("known", store.pending_version, may_read_devices())
+    names = memo.get(key)
+    if names is None:
+        names = memo[key] = [str(s["resource"]) for s in summary_strip(Services.get())]
+    return names
 
 
 @bp.get("/")
@@ -248,10 +275,8 @@ def heat() -> str:
     one screen. Each square is a link to its node (reached by Tab; its title, read as its name and
     shown on hover, gives node, used and allocatable); the counts per band are in text above."""
     grid, filters, errors, memo = _grid()
-    resource = request.args.get("of", "").strip()
-    if resource and resource not in grid.all_resources:
-        errors["of"] = f"No node advertises {resource[:80]!r}; showing the first resource instead."
-        resource = ""
+    then = "Showing the first resource instead."
+    resource = resource_arg(request.args, errors, "of", then, known=grid.all_resources)
     resource = resource or (grid.resources[0] if grid.resources else "")
     key = ("heat", filters, resource, may_read_devices())  # the grid differs by that right
     cells = memo.get(key)

@@ -16,6 +16,7 @@ from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_messa
 from app.kube.projections import PodView
 from app.web import can_write
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
+from app.web.overview import known_resources
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
@@ -157,7 +158,7 @@ def for_pod(advice: Markup, pod: PodView) -> Markup:
 def index() -> str | Response:
     namespace = request.args.get("namespace", "").strip()[:63]
     errors: dict[str, str] = {}
-    resource = resource_arg(request.args, errors)
+    resource = resource_arg(request.args, errors, known=known_resources())
     pods = pending_pods(namespace, resource)
     shown, page, pages = paginate(pods, PAGE_SIZE)
     store = Services.get().cluster.store

@@ -53,7 +53,7 @@ def test_who_holds_a_resource_by_workload_and_namespace(web, app, core, admin_ap
     assert got[f"Deployment/{uid}-web"] == {"pods": "2", "requested": "4", "share": "25.0%"}
     assert got[f"StatefulSet/{uid}-db"]["requested"] == "1"
     assert got[f"Job/{uid}-train"]["requested"] == "3"
-    assert got["Pod/(bare pods)"]["pods"] == "1"
+    assert got[f"Pod/{uid}-bare"]["pods"] == "1"  # a bare pod: a row of its own
     html = web.get(f"/workloads/?resource={r}&sort=requested&order=asc").get_data(as_text=True)
     order = [
         tr["data-workload"] for tr in BeautifulSoup(html, "html.parser").select("table.workloads tbody tr")
@@ -62,6 +62,14 @@ def test_who_holds_a_resource_by_workload_and_namespace(web, app, core, admin_ap
     assert order[:2] == sorted(order[:2])  # ties (1 each) by workload name
     soup = BeautifulSoup(html, "html.parser")
     assert {a["href"].rsplit("/", 1)[-1] for a in soup.select("table.workloads a[href*='/nodes/']")} == {a, b}
+    dep = soup.select_one(f'tr[data-workload="Deployment/{uid}-web"] details.members')
+    pods = {
+        p.metadata.name
+        for p in core.list_namespaced_pod("default").items
+        if p.metadata.name.startswith(f"{uid}-web-")
+    }
+    bound = {p for p in pods if core.read_namespaced_pod(p, "default").spec.node_name}
+    assert {li["data-member"] for li in dep.select("[data-member]")} == bound and len(bound) == 2
     by_ns = rows(web.get(f"/workloads/?resource={r}&by=namespace").get_data(as_text=True))
     assert by_ns == {"default": {"pods": "5", "requested": "9", "share": "56.2%"}}
 
@@ -70,7 +78,7 @@ def test_who_holds_a_resource_by_workload_and_namespace(web, app, core, admin_ap
         ("Deployment", f"{uid}-web", 4),
         ("StatefulSet", f"{uid}-db", 1),
         ("Job", f"{uid}-train", 3),
-        ("Pod", "(bare pods)", 1),
+        ("Pod", f"{uid}-bare", 1),
     }
     text = web.get(f"/workloads/export.csv?resource={r}&sort=requested").get_data(as_text=True)
     first = next(csv.DictReader(io.StringIO(text)))

@@ -80,3 +80,16 @@ def test_qualified_name_without_prefix():
 )
 def test_json_pointer_escaping(token, escaped):
     assert escape_json_pointer(token) == escaped
+
+
+def test_a_mistyped_resource_name_is_matched_to_the_known_ones_it_may_mean():
+    from app.domain.names import suggest, unknown_resource
+
+    known = ["nvidia.com/gpu", "example.com/gpu", "example.com/dongle"]
+    assert suggest("gpu", known) == ["example.com/gpu", "nvidia.com/gpu"]  # contains it
+    assert suggest("nvidia.com/gpus", known)[0] == "nvidia.com/gpu"  # closest by spelling
+    assert suggest("acme.io/fpga", known) == [] and suggest("", known) == []
+    assert (
+        unknown_resource("GPU", known)
+        == "No such resource 'GPU'; did you mean example.com/gpu, nvidia.com/gpu?"
+    )

@@ -82,7 +82,9 @@ def test_the_heat_map_colours_each_node_by_its_share(client, three):
     counts = {s["data-band"]: s.get_text() for s in soup.select("#heat-counts [data-band]")}
     assert counts["0-19%"] == "1" and counts["60-79%"] == "1" and counts["full"] == "0"
     bad = BeautifulSoup(client.get("/heat?of=nope.example/x").get_data(as_text=True), "html.parser")
-    assert "No node advertises 'nope.example/x'" in bad.select_one("#of-error").get_text()
+    assert "No such resource 'nope.example/x'. Showing the first" in bad.select_one("#of-error").get_text()
+    near = BeautifulSoup(client.get("/heat?of=dongle").get_data(as_text=True), "html.parser")
+    assert f"did you mean {R}?" in near.select_one("#of-error").get_text()
 
 
 def test_one_requesters_spelling_of_a_filter_never_reaches_anothers_links(client, three):

@@ -85,8 +85,19 @@ def test_a_missing_node_is_404_and_an_unsynced_store_503(client, cluster, two):
 @pytest.mark.parametrize(
     ("url", "field", "message"),
     [
-        ("/pending/?resource=dongle", "resource", "Resource 'dongle'"),
-        ("/workloads/?resource=dongle", "resource", "dongle"),
+        (
+            "/pending/?resource=dongle",
+            "resource",
+            "No such resource 'dongle'; did you mean example.com/dongle?",
+        ),
+        ("/workloads/?resource=dongle", "resource", "did you mean example.com/dongle?"),
+        ("/pending/?resource=example.com/dongles", "resource", "did you mean example.com/dongle?"),
+        (
+            "/?free=example.com/dongles&min=1",
+            "min",
+            "Free at least: No such resource 'example.com/dongles'; did you mean",
+        ),
+        ("/?resource=example.com/gpu", "resource", "No such resource 'example.com/gpu'"),
         ("/plan/?requests=dongle", "requests", "is not name=quantity"),
         ("/plan/?requests=example.com/dongle%3D0.5", "requests", "0.5"),
         ("/plan/?requests=example.com/dongle%3D1&replicas=0", "replicas", "a whole number from 1"),
@@ -241,3 +252,12 @@ def test_the_kept_node_text_is_what_prometheus_client_would_write(app, cluster, 
     registry.register(Formatted(cluster.store))
     assert b'extres_node_extended_resource_drift{node="n9"' in generate_latest(registry)  # every family
     assert app.extensions["extres"].metrics.nodes.text(cluster.store) == generate_latest(registry)
+
+
+@pytest.mark.parametrize("url", ["/", "/pending/", "/workloads/", "/history/", "/heat"])
+def test_every_resource_field_offers_the_known_names(client, two, url):
+    page = soup(client.get(url))
+    known = [o["value"] for o in page.select("datalist#known-resources option")]
+    assert "example.com/dongle" in known and known == sorted(known)
+    fields = [i for i in page.select("input[list]") if i["list"] == "known-resources"]
+    assert fields, "no resource picker on the page"

@@ -1,0 +1,125 @@
+"""Live updates keep the reader's place (Chromium): polls pause while focus or a selection is
+inside a live region or the tab is hidden, what they bring is morphed in (rows keep their
+elements, the grid its scroll), and an unchanged region answers 204. kwok runs the nodes;
+extres_demo.standin copies capacity to allocatable, the kubelet's step kwok does not take."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import open_page
+from tests.kube_helpers import create_node, kubelet_standin, own_resource
+
+pytestmark = pytest.mark.browser
+POLL = 5.0  # seconds: the live regions' interval (templates/_live.html)
+
+
+@pytest.fixture
+def wide(core, uid):
+    """Two nodes with six resources: the grid is wider than the screen and scrolls sideways."""
+    resources = [own_resource(uid, f"r{i}") for i in range(6)]
+    a, b = f"{uid}-a", f"{uid}-b"
+    for name in (a, b):
+        create_node(core, name, {r: "2" for r in resources}, labels={"suite": uid})
+    kubelet_standin(core, a, b)
+    return resources, a, b
+
+
+def set_capacity(core, node: str, resource: str, value: str) -> None:
+    escaped = resource.replace("/", "~1")
+    core.patch_node_status(node, [{"op": "replace", "path": f"/status/capacity/{escaped}", "value": value}])
+
+
+def cell(page, node, resource, field="capacity"):
+    return page.locator(f'tr[data-node="{node}"] td[data-resource="{resource}"][data-field="{field}"]')
+
+
+def test_focus_on_a_row_survives_two_polls_and_enter_opens_the_node(browser, server, core, wide, uid):
+    resources, a, _ = wide
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + f"/?q={uid}")
+    expect(cell(page, a, resources[0])).to_have_text("2")
+    link = f'tr[data-node="{a}"] th a'
+    for _ in range(120):  # by keyboard, as a reader would
+        page.keyboard.press("Tab")
+        if page.evaluate("(sel) => document.activeElement === document.querySelector(sel)", link):
+            break
+    else:
+        pytest.fail("Tab never reached the node's link")
+    set_capacity(core, a, resources[0], "7")  # a change the next poll would bring
+    time.sleep(2 * POLL + 1)
+    assert page.evaluate("(sel) => document.activeElement === document.querySelector(sel)", link)
+    expect(cell(page, a, resources[0])).to_have_text("2")  # paused while focus is in the grid
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(server.url + f"/nodes/{a}")
+    assert w.problems == []
+
+
+def test_a_poll_morphs_changed_rows_in_and_keeps_the_grid_scrolled(browser, server, core, wide, uid):
+    resources, a, b = wide
+    w = open_page(browser)
+    page = w.page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(server.url + f"/?q={uid}")
+    expect(cell(page, a, resources[0])).to_have_text("2")
+    box = ".grid-box"
+    assert page.evaluate(
+        f"document.querySelector('{box}').scrollWidth > document.querySelector('{box}').clientWidth"
+    )
+    page.evaluate(f"document.querySelector('{box}').scrollLeft = 400")
+    page.evaluate(f"""() => {{
+        document.querySelector('tr[data-node="{a}"]').__kept = 'a';
+        document.querySelector('tr[data-node="{b}"]').__kept = 'b';
+    }}""")
+    set_capacity(core, a, resources[-1], "9")
+    expect(cell(page, a, resources[-1])).to_have_text("9", timeout=3 * POLL * 1000)
+    kept = page.evaluate(f"""() => [
+        document.querySelector('tr[data-node="{a}"]').__kept,
+        document.querySelector('tr[data-node="{b}"]').__kept,
+        document.querySelector('{box}').scrollLeft]""")
+    assert kept == ["a", "b", 400]  # the same row elements, morphed; the box where it was
+    # the node column stays in sight when scrolled: its left edge at the box's
+    left = page.evaluate(f"""() =>
+        document.querySelector('tr[data-node="{a}"] th').getBoundingClientRect().left
+        - document.querySelector('{box}').getBoundingClientRect().left""")
+    assert abs(left) < 2
+    assert w.problems == []
+
+
+def test_a_selection_in_the_grid_pauses_polling_until_it_is_cleared(browser, server, core, wide, uid):
+    resources, a, _ = wide
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + f"/?q={uid}")
+    expect(cell(page, a, resources[0])).to_have_text("2")
+    page.evaluate(f"""() => {{
+        const range = document.createRange();
+        range.selectNodeContents(document.querySelector('tr[data-node="{a}"] th a'));
+        getSelection().removeAllRanges(); getSelection().addRange(range);
+    }}""")
+    set_capacity(core, a, resources[0], "5")
+    time.sleep(POLL + 1.5)
+    expect(cell(page, a, resources[0])).to_have_text("2")
+    assert page.evaluate("getSelection().toString()") == a  # still selected
+    page.evaluate("getSelection().removeAllRanges()")
+    expect(cell(page, a, resources[0])).to_have_text("5", timeout=3 * POLL * 1000)
+    assert w.problems == []
+
+
+def test_a_hidden_tab_sends_no_poll_and_an_unchanged_grid_answers_204(browser, server, wide, uid):
+    w = open_page(browser)
+    page = w.page
+    statuses: list[int] = []
+    page.on("response", lambda r: statuses.append(r.status) if "since=" in r.url else None)
+    page.goto(server.url + f"/?q={uid}")
+    page.wait_for_timeout(3 * POLL * 1000)
+    assert statuses[0] == 200 and 204 in statuses[1:], statuses  # the first poll brings the token
+    page.evaluate("Object.defineProperty(document, 'hidden', {get: () => true})")
+    before = len(statuses)
+    page.wait_for_timeout(2 * POLL * 1000 + 500)
+    assert len(statuses) == before  # nothing went out while hidden
+    assert w.problems == []
