@@ -104,3 +104,16 @@ def test_the_pending_list_polls_with_its_own_token(client, cluster):
         message="0/1 nodes are available: 1 Insufficient example.com/dongle.",
     )
     assert client.get(url, headers=head).status_code == 200
+
+
+def test_what_a_poll_updates_beside_its_region_is_never_inside_it(client, cluster):
+    """A morph matches the region's children in order; an out-of-band element taken out from
+    inside would leave a gap that shifts every row after it (and rebuilds them)."""
+    from bs4 import BeautifulSoup
+
+    cluster.node("n1", {"example.com/dongle": "2"})
+    for url, region in (("/", "grid"), ("/pending/", "pending-list"), ("/nodes/n1", "node")):
+        html = client.get(url, headers={"HX-Request": "true", "HX-Target": region}).get_data(as_text=True)
+        soup = BeautifulSoup(html, "html.parser")
+        assert soup.select_one(f"#{region}") is not None
+        assert soup.select(f"#{region} [hx-swap-oob]") == [], url
