@@ -48,10 +48,21 @@ class Settings:
     # token mode: the ConfigMap (namespace/name) where sign-outs are kept for every replica; unset,
     # they are kept in this process only (one replica)
     session_store: str | None = None
+    # the durable capacity history: namespace/prefix of its day ConfigMaps; "" puts them in
+    # event_namespace with the prefix extres-history; "off" keeps none
+    history_store: str = ""
+    history_days: int = 31  # days of capacity history kept
     replicas: int = 1  # how many copies serve this dashboard (the chart sets it)
     threads: int = 8  # gunicorn's threads in the one worker; changes may hold all but two of them
     start_watches: bool = True  # start the cache's watches on the first request
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def capacity_log(self) -> str | None:
+        """namespace/prefix of the capacity history's ConfigMaps, or None when kept nowhere."""
+        if self.history_store == "off":
+            return None
+        return self.history_store or f"{self.event_namespace}/extres-history"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -69,6 +80,10 @@ class Settings:
         if settings.auth_mode not in AUTH_MODES:
             raise ValueError(
                 f"{PREFIX}AUTH_MODE must be one of {', '.join(AUTH_MODES)}, not {settings.auth_mode!r}"
+            )
+        if settings.history_store not in ("", "off") and settings.history_store.count("/") != 1:
+            raise ValueError(
+                f"{PREFIX}HISTORY_STORE must be namespace/prefix or off, not {settings.history_store!r}"
             )
         if settings.session_store is not None and settings.session_store.count("/") != 1:
             raise ValueError(f"{PREFIX}SESSION_STORE must be namespace/name, not {settings.session_store!r}")

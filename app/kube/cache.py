@@ -123,6 +123,9 @@ class ClusterCache:
         self.status = {kind: KindStatus() for kind in KINDS}
         self.on_error: Callable[[str, str], None] | None = None  # (operation, error kind)
         self.on_sync: Callable[[str], None] | None = None  # (kind), after each (re)list
+        # (the node as held, the node as the event has it, the event's raw object) for each
+        # node put by a watch event, before the store takes it
+        self.on_node_event: Callable[[Any, Any, bytes], None] | None = None
         self.readiness = Readiness(api)  # a watch does not notice when the API server loses etcd
         self.server_minor: int | None = None  # the API server's minor version, read before a list
         self._by_version: dict[str, Reader[Any, Any]] | None = None
@@ -391,6 +394,8 @@ class ClusterCache:
                 )
             view, version, problem = self._readers()[kind].one(event.object)
             rv = version or rv
+            if kind == "nodes" and view is not None and event.type == "MODIFIED" and self.on_node_event:
+                self.on_node_event(self.store.node(view.name), view, event.object)
             if event.type != "BOOKMARK":
                 self._apply(kind, event.type == "DELETED", view, problem)
             self._seen[kind] = rv

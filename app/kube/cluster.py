@@ -11,12 +11,11 @@ from typing import Protocol
 from kubernetes import client
 
 from app.domain.admission import Namespace
-from app.domain.history import Recent
 from app.kube.access import Access, Identity
 from app.kube.admission_reads import AdmissionReads
 from app.kube.cache import ClusterCache, Freshness, WatchCounters
+from app.kube.capacity_log import CapacityLog, Kept
 from app.kube.client import ClusterConfig, api_client, load_configuration
-from app.kube.history import History
 from app.kube.reading import Unreadable
 from app.kube.revocations import Revocations
 from app.kube.store import Store
@@ -41,8 +40,15 @@ class AdmissionPort(Protocol):
     def namespace(self, name: str) -> Namespace: ...
 
 
-class HistoryPort(Protocol):
-    def recent(self) -> Recent: ...
+class CapacityLogPort(Protocol):
+    namespace: str
+    prefix: str
+    keep_days: int
+    problem: str | None
+
+    @property
+    def enabled(self) -> bool: ...
+    def read(self, since: str = "", until: str = "") -> Kept: ...
 
 
 class ClusterPort(Protocol):
@@ -53,7 +59,7 @@ class ClusterPort(Protocol):
     @property
     def access(self) -> AccessPort: ...
     @property
-    def history(self) -> HistoryPort: ...
+    def capacity_log(self) -> CapacityLogPort: ...
     @property
     def revocations(self) -> RevocationPort: ...
     @property
@@ -82,6 +88,8 @@ class Cluster:
         start_watches: bool = True,
         event_namespace: str = "default",
         session_store: str | None = None,
+        history_store: str | None = None,
+        history_days: int = 31,
         keys: tuple[str, ...] = (),
         on_error: Callable[[str, str], None] | None = None,
     ) -> None:
@@ -99,14 +107,7 @@ class Cluster:
             request_timeout,
             unreachable=lambda: self.cache.readiness.problem is not None,
         )
-        self.keys = keys  # the secret key, then the previous ones: they seal and check the Events
-        self.history = History(
-            self.api,
-            event_namespace,
-            request_timeout,
-            keys,
-            unreachable=lambda: self.cache.readiness.problem is not None,
-        )
+        self.keys = keys  # the secret key, then the previous ones: they seal the history's records
         self.admission = AdmissionReads(
             self.api, request_timeout, unreachable=lambda: self.cache.readiness.problem is not None
         )
@@ -116,6 +117,15 @@ class Cluster:
             timeout=request_timeout,
             unreachable=lambda: self.cache.readiness.problem is not None,
         )
+        self.capacity_log = CapacityLog(
+            self.api,
+            history_store,
+            keys or ("",),
+            timeout=request_timeout,
+            keep_days=history_days,
+            unreachable=lambda: self.cache.readiness.problem is not None,
+        )
+        self.cache.on_node_event = self.capacity_log.observe
         self._start_watches = start_watches
         self._started = threading.Event()
 
@@ -159,11 +169,12 @@ class Cluster:
             on_error=self.cache.on_error,
             event_namespace=self.event_namespace,
             audit_context={"actor": identity.label, "client": client_addr, "request_id": request_id},
-            seal_key=self.keys[0] if self.keys else "",
+            on_changed=self.capacity_log.own,
         )
 
     def close(self) -> None:
         self.revocations.stop()
+        self.capacity_log.stop()
         self.access.close()
         self.cache.stop()
         self.api.close()

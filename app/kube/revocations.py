@@ -6,31 +6,29 @@ that time are dropped at the next write. Each replica re-reads the ConfigMap eve
 seconds in a background thread (a GET, never on a request's path), so a copied cookie stops
 working at once on the replica that signed out and within ``refresh`` seconds on the others.
 
-A write is read-modify-write with the resourceVersion. A 409 means another replica wrote in
-between; the merge is redone on what it wrote (adding an id twice changes nothing), never a
-blind retry. Without a ConfigMap (one replica, the demo) the list is kept in memory only.
-Until the list has been read once, no session can be verified (fail closed).
+A write is a merge into the ConfigMap (``app.kube.configmap_doc``: read-modify-write with the
+resourceVersion, redone on what another replica wrote; adding an id twice changes nothing).
+Without a ConfigMap (one replica, the demo) the list is kept in memory only. Until the list has
+been read once, no session can be verified (fail closed).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import random
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from kubernetes import client
 
-from app.kube.errors import Conflict, KubeError, NotFound, Unavailable, translate
+from app.kube.configmap_doc import ConfigMapDoc
+from app.kube.errors import KubeError, Unavailable
 
 log = logging.getLogger(__name__)
 
 KEY = "revoked"
 MAX_ENTRIES = 10_000  # ~45 bytes each: far below a ConfigMap's 1 MiB
-MERGES = 8  # read-modify-write rounds lost to other replicas before giving up
 UNVERIFIABLE = "Your session cannot be verified now (the API server does not answer); try again shortly."
 
 
@@ -72,20 +70,24 @@ class Revocations:
         unreachable: Callable[[], bool] = lambda: False,
     ) -> None:
         """``store`` is ``namespace/name`` of the ConfigMap, or None to keep revocations in memory."""
-        self._core = client.CoreV1Api(api) if api is not None and store else None
         self.namespace, _, self.name = (store or "/").partition("/")
+        self._doc = (
+            ConfigMapDoc(client.CoreV1Api(api), self.namespace, self.name, timeout)
+            if api is not None and store
+            else None
+        )
         self.timeout = timeout
         self.refresh = refresh
         self.unreachable = unreachable  # True while the API server is known not to answer
         self._shared: dict[str, int] = {}  # as last read from the ConfigMap
         self._local: dict[str, int] = {}  # signed out here (kept even when the write failed)
-        self._loaded = self._core is None
+        self._loaded = self._doc is None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        if self._core is None or self._thread is not None:
+        if self._doc is None or self._thread is not None:
             return
         self._thread = threading.Thread(target=self._run, name="extres-revocations", daemon=True)
         self._thread.start()
@@ -112,61 +114,24 @@ class Revocations:
         with self._lock:
             self._local[key] = until_s
             self._local = prune(self._local, time.time())
-        if self._core is None:
+        if self._doc is None:
             return
-        for attempt in range(MERGES):
-            if attempt:  # lost a race: let the other writer finish, a random while (no lockstep)
-                time.sleep(random.uniform(0, 0.05 * attempt))
-            current, version = self._read()
-            current[key] = until_s
-            try:
-                self._write(current, version)
-                return
-            except Conflict:
-                continue  # another replica wrote in between: merge again onto what it wrote
-        raise Unavailable("The sign-out could not be recorded: the session list kept changing.", 503)
 
-    def _read(self) -> tuple[dict[str, int], str | None]:
-        assert self._core is not None
-        try:
-            cm: Any = self._core.read_namespaced_config_map(
-                self.name, self.namespace, _request_timeout=self.timeout
-            )
-        except Exception as exc:
-            err = translate(exc)
-            if isinstance(err, NotFound):
-                return {}, None
-            raise err from exc
-        return parse((cm.data or {}).get(KEY, "")), cm.metadata.resource_version
+        def add(data: dict[str, str]) -> dict[str, str]:
+            entries = parse(data.get(KEY, ""))
+            entries[key] = until_s
+            return {**data, KEY: render(prune(entries, time.time()))}
 
-    def _write(self, entries: dict[str, int], version: str | None) -> None:
-        assert self._core is not None
-        body: Any = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": self.name, "namespace": self.namespace},
-            "data": {KEY: render(prune(entries, time.time()))},
-        }
-        try:
-            if version is None:
-                self._core.create_namespaced_config_map(self.namespace, body, _request_timeout=self.timeout)
-            else:
-                body["metadata"]["resourceVersion"] = version
-                self._core.replace_namespaced_config_map(
-                    self.name, self.namespace, body, _request_timeout=self.timeout
-                )
-        except Exception as exc:
-            err = translate(exc)
-            if err.status == 409:  # stale resourceVersion, or created meanwhile
-                raise Conflict(err.message) from exc
-            raise err from exc
+        written = self._doc.merge(add, "The sign-out")
         with self._lock:
-            self._shared = parse(body["data"][KEY])
+            self._shared = parse(written[KEY])
         self._loaded = True
 
     def _reload(self) -> None:
+        assert self._doc is not None
         try:
-            entries, _ = self._read()
+            data, _ = self._doc.read()
+            entries = parse(data.get(KEY, ""))
         except KubeError as exc:
             log.warning(
                 "could not read the session revocations %s/%s: %s", self.namespace, self.name, exc.message

@@ -17,13 +17,12 @@ import orjson
 from kubernetes import client
 
 from app.domain import changes
-from app.domain.history import SEAL_ANNOTATION, seal
 from app.domain.quantity import QuantityError, parse_count
 from app.kube.errors import TEST_FAILED, Conflict, Invalid, KubeError, NotFound, translate
 
 FIELD_MANAGER = "extres"
 EVENT_REASON = "ExtendedResourceChanged"
-EVENT_LABELS = {"app.kubernetes.io/managed-by": FIELD_MANAGER}  # the history lists by it
+EVENT_LABELS = {"app.kubernetes.io/managed-by": FIELD_MANAGER}
 log = logging.getLogger(__name__)
 audit = logging.getLogger("extres.audit")
 
@@ -53,15 +52,16 @@ class NodeWriter:
         on_error: Callable[[str, str], None] | None = None,
         event_namespace: str = "default",
         audit_context: Mapping[str, str] | None = None,
-        seal_key: str = "",
+        on_changed: Callable[[str, str, int | None, int | None, str, str], None] | None = None,
     ) -> None:
         self.core = client.CoreV1Api(api)
-        self.seal_key = seal_key  # seals each Event (app.domain.history.seal)
         self.event_namespace = event_namespace
         self.audit_context = dict(audit_context or {})  # who and from where, for every audit line
         self.timeout = timeout
         self.on_node = on_node  # read-your-writes: feed the patched node to the cache
         self.on_error = on_error  # (operation, error kind), for /metrics
+        # (node, resource, before, after, user, the node's resourceVersion): the capacity history
+        self.on_changed = on_changed
 
     # ---- API calls ---------------------------------------------------------
     def get(self, name: str) -> dict[str, Any]:
@@ -97,8 +97,7 @@ class NodeWriter:
     def event(self, node: Mapping[str, Any], actor: str, message: str) -> None:
         """Record the change as an Event on the node; a failure here is logged, not raised."""
         meta = node.get("metadata") or {}
-        moment = datetime.now(UTC)
-        now = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         text = f"{actor}: {message}"
         body: Any = {
             "apiVersion": "v1",
@@ -107,9 +106,6 @@ class NodeWriter:
                 "generateName": f"{meta.get('name', 'node')}.extres.",
                 "namespace": self.event_namespace,
                 "labels": EVENT_LABELS,
-                "annotations": {
-                    SEAL_ANNOTATION: seal(self.seal_key, str(meta.get("name")), text, int(moment.timestamp()))
-                },
             },
             "involvedObject": {
                 "apiVersion": "v1",
@@ -242,6 +238,9 @@ class NodeWriter:
         verb = "would change" if dry_run else "changed"
         outcome = Outcome(name, resource, action, old, new, True, f"{verb} {summary}", dry_run)
         if not dry_run:
+            if self.on_changed is not None and old != new:
+                version = str((patched.get("metadata") or {}).get("resourceVersion", ""))
+                self.on_changed(name, resource, old, new, actor, version)
             self.event(patched, actor, f"{action} {summary}")
             self._audit("changed", name, resource, action, old, new)
         return outcome

@@ -53,6 +53,8 @@ class Services:
                         start_watches=s.start_watches,
                         event_namespace=s.event_namespace,
                         session_store=s.session_store,
+                        history_store=s.capacity_log,
+                        history_days=s.history_days,
                         keys=(s.secret_key, *s.previous_secret_keys),
                         on_error=self.metrics.api_error,
                     )

@@ -167,7 +167,8 @@ EXPECTED = [
     (SERVICE_ACCOUNT, "impersonate", "groups", "", "system:masters", False),
     (SERVICE_ACCOUNT, "impersonate", "serviceaccounts", "", "", False),
     (SERVICE_ACCOUNT, "get", "secrets", "", "", False),
-    (SERVICE_ACCOUNT, "list", "events", "", "", False),  # the history reads one namespace only
+    (SERVICE_ACCOUNT, "list", "events", "", "", False),
+    (SERVICE_ACCOUNT, "list", "configmaps", "", "", False),  # the history: its namespace only
     (SERVICE_ACCOUNT, "list", "limitranges", "", "", True),  # admission of a pasted pod
     (SERVICE_ACCOUNT, "get", "limitranges", "", "", False),
     (SERVICE_ACCOUNT, "update", "limitranges", "", "", False),
@@ -183,13 +184,16 @@ def test_events_are_created_in_one_namespace_only(admin_api, subject, namespace,
     assert settles(lambda: review(admin_api, subject, "create", "events", namespace=namespace) is allowed)
 
 
+@pytest.mark.parametrize("verb", ["get", "list", "create", "update", "delete"])
 @pytest.mark.parametrize(
     ("subject", "namespace", "allowed"),
-    [(SERVICE_ACCOUNT, "default", True), (SERVICE_ACCOUNT, "kube-system", False), (VIEWER, "default", False)],
+    [(SERVICE_ACCOUNT, NAMESPACE, True), (SERVICE_ACCOUNT, "kube-system", False), (VIEWER, NAMESPACE, False)],
 )
-def test_the_history_is_read_in_one_namespace_only(admin_api, subject, namespace, allowed):
+def test_the_capacity_history_is_kept_in_the_release_namespace_only(
+    admin_api, subject, namespace, allowed, verb
+):
     apply_rbac(admin_api, render(IMPERSONATE))
-    assert settles(lambda: review(admin_api, subject, "list", "events", namespace=namespace) is allowed)
+    assert settles(lambda: review(admin_api, subject, verb, "configmaps", namespace=namespace) is allowed)
 
 
 @pytest.mark.parametrize(("subject", "verb", "resource", "sub", "name", "allowed"), EXPECTED)

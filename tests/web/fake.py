@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain.admission import Namespace
-from app.domain.history import Change, Recent
+from app.domain.capacity_log import Record
 from app.kube.access import Identity
 from app.kube.cache import Freshness, WatchCounters
+from app.kube.capacity_log import Kept
 from app.kube.reading import Unreadable
 from app.kube.revocations import Revocations
 from app.kube.store import Store
@@ -51,11 +52,20 @@ class StubAccess:
 
 
 @dataclass
-class StubHistory:
-    changes: list[Change] = field(default_factory=list)
+class StubCapacityLog:
+    """The capacity history as read: the records given, filtered by day as the real one does."""
 
-    def recent(self) -> Recent:
-        return Recent(self.changes)
+    records: list[Record] = field(default_factory=list)
+    left_out: int = 0
+    namespace: str = "default"
+    prefix: str = "extres-history"
+    keep_days: int = 31
+    problem: str | None = None
+    enabled: bool = True
+
+    def read(self, since: str = "", until: str = "") -> Kept:
+        shown = [r for r in self.records if (not since or r.day >= since) and (not until or r.day <= until)]
+        return Kept(sorted(shown, key=lambda r: r.when, reverse=True), self.left_out, False)
 
 
 @dataclass
@@ -72,7 +82,7 @@ class StubAdmission:
 class FakeCluster:
     store: Store = field(default_factory=Store)
     access: StubAccess = field(default_factory=StubAccess)
-    history: StubHistory = field(default_factory=StubHistory)
+    capacity_log: StubCapacityLog = field(default_factory=StubCapacityLog)
     revocations: Revocations = field(default_factory=lambda: Revocations(None, None))  # in memory
     admission: StubAdmission = field(default_factory=lambda: StubAdmission())
     fresh: Freshness = LIVE

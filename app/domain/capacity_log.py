@@ -1,0 +1,136 @@
+"""The durable history of extended resource capacity: one record per change of a node's
+capacity or allocatable of an extended resource, whoever made it.
+
+* What changed: a node's extended capacity or allocatable between two views of it.
+* Who: the field manager that owns the field in the node's ``managedFields`` (the kubelet,
+  ``kubectl-patch``, a device plugin's kubelet, this dashboard as ``extres``), and this
+  dashboard's own signed-in user where it made the change.
+* When: the owning manager's time in ``managedFields`` (the API server sets it), else when
+  the change was seen.
+* Identity: a record's key is a digest of (node, field, resource, the node's
+  resourceVersion after the change): every replica that sees one change makes the same key, so
+  two replicas merging into one store write it once, and a replica's own write (with the user)
+  and its watch's sighting (without) become one record.
+* Records are kept per UTC day, at most ``PER_DAY`` a day (the newest), and sealed with the
+  app's secret key: a record written by anyone else who may edit the store is left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+
+FIELDS = ("capacity", "allocatable")
+PER_DAY = 2000  # records a day (~300 bytes each: well under a ConfigMap's 1 MiB)
+MAX_VALUE = 400  # characters of a record's encoding read at most
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    when: str  # RFC 3339, UTC
+    node: str
+    field: str  # "capacity" or "allocatable"
+    resource: str
+    before: int | None  # None: absent
+    after: int | None
+    manager: str = ""  # the field manager that owns the field now ("" when not known)
+    user: str = ""  # this dashboard's signed-in user, where it made the change
+    version: str = ""  # the node's resourceVersion after the change
+
+    @property
+    def key(self) -> str:
+        text = f"{self.node}|{self.field}|{self.resource}|{self.version}"
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+    @property
+    def day(self) -> str:
+        return self.when[:10]
+
+
+def moved(
+    before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapping[str, int]]
+) -> list[tuple[str, str, int | None, int | None]]:
+    """(field, resource, before, after) for each extended amount that differs; the mappings hold
+    ``capacity`` and ``allocatable``, each of extended resources only."""
+    out = []
+    for f in FIELDS:
+        old, new = before.get(f, {}), after.get(f, {})
+        for resource in sorted(set(old) | set(new)):
+            if old.get(resource) != new.get(resource):
+                out.append((f, resource, old.get(resource), new.get(resource)))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Managed:
+    """One ``managedFields`` entry: who, when, and the extended resources it owns per field."""
+
+    manager: str
+    time: str
+    owns: Mapping[str, frozenset[str]]  # field -> resource names
+
+
+def owner(entries: Sequence[Managed], field: str, resource: str) -> tuple[str, str]:
+    """(manager, time) of the entry that owns ``status.<field>.<resource>``, the newest if
+    several do; ("", "") when none does (the field was removed: then the newest entry that
+    touched the field at all, which is who removed it)."""
+    owning = [e for e in entries if resource in e.owns.get(field, ())]
+    if not owning:
+        owning = [e for e in entries if field in e.owns]
+    if not owning:
+        return "", ""
+    best = max(owning, key=lambda e: e.time)
+    return best.manager, best.time
+
+
+def merged(a: Record, b: Record) -> Record:
+    """Two sightings of one change (same key): the user, manager and earliest time each knows."""
+    return replace(
+        a,
+        user=a.user or b.user,
+        manager=a.manager or b.manager,
+        when=min(a.when, b.when) if a.when and b.when else a.when or b.when,
+    )
+
+
+def seal(key: str, record: Record) -> str:
+    text = json.dumps(asdict(record), sort_keys=True, separators=(",", ":"))
+    return hmac.new(key.encode(), f"capacity-log|{text}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def encode(record: Record, key: str) -> str:
+    body = asdict(record)
+    body["seal"] = seal(key, record)
+    return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+
+def decode(text: str, keys: Sequence[str]) -> Record | None:
+    """The record, or None when it is not one this app sealed (or cannot be read)."""
+    if len(text) > MAX_VALUE:
+        return None
+    try:
+        body = json.loads(text)
+        mac = body.pop("seal")
+        record = Record(**body)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if not isinstance(mac, str) or not all(isinstance(getattr(record, f), str) for f in ("when", "node")):
+        return None
+    if not any(hmac.compare_digest(seal(k, record), mac) for k in keys):
+        return None
+    return record
+
+
+def bounded(records: Iterable[Record], limit: int = PER_DAY) -> dict[str, Record]:
+    """One day's records by key, at most ``limit`` (the newest kept)."""
+    by_key: dict[str, Record] = {}
+    for r in records:
+        old = by_key.get(r.key)
+        by_key[r.key] = merged(old, r) if old is not None else r
+    if len(by_key) > limit:
+        newest = sorted(by_key.values(), key=lambda r: r.when, reverse=True)[:limit]
+        by_key = {r.key: r for r in newest}
+    return by_key

@@ -1,0 +1,271 @@
+"""The durable capacity history (``app.domain.capacity_log``), kept in the cluster itself: one
+ConfigMap per UTC day, ``<prefix>-YYYY-MM-DD`` in the store's namespace, labelled so they can be
+listed, each key a record. Chosen over SQLite on a volume (one replica only) and a CRD (an
+install step and an API group of its own): ConfigMaps need nothing but a Role, outlive
+restarts and Events' one hour, and several replicas merge into them (``ConfigMapDoc``) without
+losing or doubling a record, since one change has one key everywhere.
+
+The node watch hands each node event whose extended capacity or allocatable moved
+(``observe``), with its raw bytes: only then are ``managedFields`` decoded, so a heartbeat costs
+one comparison. This dashboard's writes add the signed-in user (``own``). Records wait in a
+bounded queue and a background thread merges them into their day's ConfigMap every second; a
+failed write is kept and tried again with the next batch (a merge of the same keys: writing it
+twice gives the same). Days older than ``keep_days`` are deleted. Reads list the day
+ConfigMaps by label, kept for a few seconds, and leave out records not sealed by this app.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from typing import Any
+
+import msgspec
+from kubernetes import client
+
+from app.domain.accounting import extended_only
+from app.domain.capacity_log import PER_DAY, Managed, Record, bounded, decode, encode, moved, owner
+from app.domain.names import is_native_resource
+from app.kube.configmap_doc import ConfigMapDoc
+from app.kube.errors import KubeError, translate
+from app.kube.kept import KeptRead
+from app.kube.projections import NodeView
+
+log = logging.getLogger(__name__)
+LABELS = {"app.kubernetes.io/managed-by": "extres", "app.kubernetes.io/component": "capacity-log"}
+QUEUE = 10_000  # records waiting to be written at most (a flood beyond is dropped and counted)
+KEPT_SECONDS = 5.0
+FIELD_MANAGER = "extres"
+
+
+class _Entry(msgspec.Struct, rename="camel"):
+    manager: str = ""
+    time: str = ""
+    fields_v1: dict[str, Any] | None = None
+
+
+class _Meta(msgspec.Struct, rename="camel"):
+    managed_fields: list[_Entry] | None = None
+
+
+class _Node(msgspec.Struct):
+    metadata: _Meta | None = None
+
+
+MANAGED = msgspec.json.Decoder(_Node)
+
+
+def managed(raw: bytes) -> list[Managed]:
+    """Who owns which extended amounts of a node's status, from its ``managedFields``."""
+    try:
+        node = MANAGED.decode(raw)
+    except msgspec.DecodeError:
+        return []
+    out = []
+    for e in (node.metadata.managed_fields if node.metadata else None) or ():
+        status = (e.fields_v1 or {}).get("f:status")
+        if not isinstance(status, dict):
+            continue
+        owns = {}
+        for field in ("capacity", "allocatable"):
+            held = status.get(f"f:{field}")
+            if isinstance(held, dict):
+                owns[field] = frozenset(
+                    k[2:] for k in held if k.startswith("f:") and not is_native_resource(k[2:])
+                )
+        if owns:
+            out.append(Managed(e.manager[:128], e.time, owns))
+    return out
+
+
+def _extended(view: NodeView) -> dict[str, dict[str, int]]:
+    return {"capacity": extended_only(view.capacity), "allocatable": extended_only(view.allocatable)}
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class CapacityLog:
+    def __init__(
+        self,
+        api: client.ApiClient | None,
+        store: str | None,
+        keys: Sequence[str],
+        *,
+        timeout: float = 10.0,
+        keep_days: int = 31,
+        interval: float = 1.0,
+        unreachable: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """``store``: ``namespace/prefix`` of the day ConfigMaps; None keeps no history."""
+        self.namespace, _, self.prefix = (store or "/").partition("/")
+        self._core = client.CoreV1Api(api) if api is not None and store else None
+        self.keys = tuple(keys)
+        self.timeout = timeout
+        self.keep_days = keep_days
+        self.interval = interval
+        self._queue: deque[Record] = deque()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.dropped = 0  # records lost to a full queue
+        self.problem: str | None = None  # the last write's failure, until one succeeds
+        self._reads = KeptRead(self._read_all, KEPT_SECONDS, unreachable, "capacity history")
+        self._pruned = ""  # the day old ConfigMaps were last deleted
+
+    @property
+    def enabled(self) -> bool:
+        return self._core is not None
+
+    # ---- recording ------------------------------------------------------------------------
+    def observe(self, old: NodeView | None, new: NodeView, raw: bytes) -> None:
+        """A node event: record each extended amount that moved since ``old``."""
+        if self._core is None or old is None:
+            return
+        if old.capacity == new.capacity and old.allocatable == new.allocatable:
+            return  # a heartbeat, a label: one comparison
+        changes = moved(_extended(old), _extended(new))
+        if not changes:
+            return
+        entries = managed(raw)
+        seen = _now()
+        for field, resource, before, after in changes:
+            manager, when = owner(entries, field, resource)
+            self._put(
+                Record(
+                    when or seen, new.name, field, resource, before, after, manager, "", new.resource_version
+                )
+            )
+
+    def own(
+        self, node: str, resource: str, before: int | None, after: int | None, user: str, version: str
+    ) -> None:
+        """This dashboard's own write of a node's capacity: the same change the watch will see,
+        with the signed-in user."""
+        if self._core is not None:
+            self._put(
+                Record(_now(), node, "capacity", resource, before, after, FIELD_MANAGER, user[:256], version)
+            )
+
+    def _put(self, record: Record) -> None:
+        with self._lock:
+            if len(self._queue) >= QUEUE:
+                self.dropped += 1
+                return
+            self._queue.append(record)
+        self.start()
+
+    # ---- writing ----------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._core is None or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="extres-capacity-log", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.flush()
+
+    def flush(self) -> None:
+        """Merge what waits into each day's ConfigMap; what could not be written waits again."""
+        with self._lock:
+            batch, self._queue = list(self._queue), deque()
+        by_day: dict[str, list[Record]] = {}
+        for r in batch:
+            by_day.setdefault(r.day, []).append(r)
+        failed: list[Record] = []
+        for day, records in sorted(by_day.items()):
+            try:
+                self._doc(day).merge(partial(self._merged, records=records), f"The history of {day}")
+                self.problem = None
+            except KubeError as err:
+                log.warning("capacity history for %s not written: %s [%s]", day, err.message, err.detail)
+                self.problem = err.message
+                failed.extend(records)
+        if failed:
+            with self._lock:
+                self._queue.extendleft(reversed(failed[: QUEUE - len(self._queue)]))
+        if batch and not failed:
+            self._reads.keep_seconds = 0.0  # the next read reads again, and sees what was written
+        self._prune()
+
+    def _doc(self, day: str) -> ConfigMapDoc:
+        assert self._core is not None
+        return ConfigMapDoc(
+            self._core, self.namespace, f"{self.prefix}-{day}", self.timeout, {**LABELS, "day": day}
+        )
+
+    def _merged(self, data: dict[str, str], *, records: list[Record]) -> dict[str, str]:
+        held = [r for text in data.values() if (r := decode(text, self.keys)) is not None]
+        kept = bounded([*held, *records], PER_DAY)
+        return {k: encode(r, self.keys[0]) for k, r in kept.items()}
+
+    def _prune(self) -> None:
+        """Once a day: delete the day ConfigMaps older than ``keep_days``."""
+        today = _now()[:10]
+        if self._pruned == today or self._core is None:
+            return
+        oldest = (datetime.now(UTC) - timedelta(days=self.keep_days)).strftime("%Y-%m-%d")
+        try:
+            for cm in self._day_maps():
+                if cm.metadata.labels["day"] < oldest:
+                    self._core.delete_namespaced_config_map(
+                        cm.metadata.name, self.namespace, _request_timeout=self.timeout
+                    )
+            self._pruned = today
+        except Exception as exc:  # noqa: BLE001 - tried again with the next batch
+            log.warning("old capacity history not deleted: %s", translate(exc).message)
+
+    # ---- reading ----------------------------------------------------------------------------
+    def _day_maps(self) -> list[Any]:
+        """The day ConfigMaps (listed by label; one not named for its day is not one)."""
+        assert self._core is not None
+        selector = ",".join(f"{k}={v}" for k, v in LABELS.items())
+        found: Any = self._core.list_namespaced_config_map(
+            self.namespace, label_selector=selector, _request_timeout=self.timeout
+        )
+        return [
+            cm
+            for cm in found.items
+            if cm.metadata.name == f"{self.prefix}-{(cm.metadata.labels or {}).get('day', '')}"
+        ]
+
+    def read(self, since: str = "", until: str = "") -> Kept:
+        """Records of the days from ``since`` to ``until`` (YYYY-MM-DD, inclusive; "" for no
+        bound), newest first; read at most once per ``KEPT_SECONDS`` and never waited on once
+        read (``KeptRead``: marked stale while the API server does not answer)."""
+        if self._core is None:
+            return Kept([], 0, False)
+        self._reads.keep_seconds = KEPT_SECONDS
+        (records, left_out), stale = self._reads.get()
+        shown = [r for r in records if (not since or r.day >= since) and (not until or r.day <= until)]
+        return Kept(shown, left_out, stale)
+
+    def _read_all(self) -> tuple[list[Record], int]:
+        records, left_out = [], 0
+        for cm in self._day_maps():
+            day = cm.metadata.labels["day"]
+            for text in (cm.data or {}).values():
+                r = decode(text, self.keys)
+                if r is None or r.day != day:
+                    left_out += 1  # not sealed by this app, or moved to another day
+                else:
+                    records.append(r)
+        records.sort(key=lambda r: (r.when, r.node, r.field, r.resource), reverse=True)
+        return records, left_out
+
+
+@dataclass(frozen=True)
+class Kept:
+    records: list[Record]
+    left_out: int  # records in the store not sealed by this app
+    stale: bool  # the last read, kept while the API server does not answer

@@ -1,0 +1,81 @@
+"""One ConfigMap as a small shared document that several replicas update: read-modify-write with
+the resourceVersion. A 409 means another writer came in between; the change is applied again to
+what it wrote (changes here are merges: applying one twice gives the same), a few times at most,
+after a random pause so that writers do not keep colliding. Never a blind retry."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubernetes import client
+
+from app.kube.errors import Conflict, NotFound, Unavailable, translate
+
+MERGES = 8  # rounds lost to other writers before giving up
+
+
+class ConfigMapDoc:
+    def __init__(
+        self,
+        core: client.CoreV1Api,
+        namespace: str,
+        name: str,
+        timeout: float,
+        labels: Mapping[str, str] | None = None,
+    ) -> None:
+        self.core, self.namespace, self.name = core, namespace, name
+        self.timeout = timeout
+        self.labels = dict(labels or {})
+
+    def read(self) -> tuple[dict[str, str], str | None]:
+        """The data and its resourceVersion; ({}, None) when the ConfigMap does not exist."""
+        try:
+            cm: Any = self.core.read_namespaced_config_map(
+                self.name, self.namespace, _request_timeout=self.timeout
+            )
+        except Exception as exc:
+            err = translate(exc)
+            if isinstance(err, NotFound):
+                return {}, None
+            raise err from exc
+        return dict(cm.data or {}), cm.metadata.resource_version
+
+    def write(self, data: Mapping[str, str], version: str | None) -> None:
+        """Create it (``version`` None) or replace the version read; raises Conflict on a 409."""
+        body: Any = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": self.name, "namespace": self.namespace, "labels": self.labels},
+            "data": dict(data),
+        }
+        try:
+            if version is None:
+                self.core.create_namespaced_config_map(self.namespace, body, _request_timeout=self.timeout)
+            else:
+                body["metadata"]["resourceVersion"] = version
+                self.core.replace_namespaced_config_map(
+                    self.name, self.namespace, body, _request_timeout=self.timeout
+                )
+        except Exception as exc:
+            err = translate(exc)
+            if err.status == 409:  # a stale resourceVersion, or created meanwhile
+                raise Conflict(err.message) from exc
+            raise err from exc
+
+    def merge(self, change: Callable[[dict[str, str]], dict[str, str]], what: str) -> dict[str, str]:
+        """Apply ``change`` to the current data and write it; what was written. ``what`` names
+        the document in the message when other writers keep winning."""
+        for attempt in range(MERGES):
+            if attempt:
+                time.sleep(random.uniform(0, 0.05 * attempt))
+            current, version = self.read()
+            data = change(current)
+            try:
+                self.write(data, version)
+                return data
+            except Conflict:
+                continue
+        raise Unavailable(f"{what} could not be written: it kept changing.", 503)

@@ -1,0 +1,93 @@
+"""The capacity history's records: what moved, who owns it, one key per change, sealed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.domain.capacity_log import Managed, Record, bounded, decode, encode, merged, moved, owner
+
+D = "example.com/dongle"
+
+
+def test_only_extended_amounts_that_moved_are_records():
+    before = {"capacity": {D: 2, "acme.io/fpga": 1}, "allocatable": {D: 2}}
+    after = {"capacity": {D: 3}, "allocatable": {D: 2, "nvidia.com/gpu": 8}}
+    assert moved(before, after) == [
+        ("capacity", "acme.io/fpga", 1, None),
+        ("capacity", D, 2, 3),
+        ("allocatable", "nvidia.com/gpu", None, 8),
+    ]
+    assert moved(before, before) == []
+
+
+def test_the_newest_manager_owning_the_field_made_the_change():
+    entries = [
+        Managed("kubelet", "2026-12-01T10:00:00Z", {"capacity": frozenset({"nvidia.com/gpu"})}),
+        Managed("kubectl-patch", "2026-12-02T10:00:00Z", {"capacity": frozenset({D})}),
+        Managed("extres", "2026-12-01T09:00:00Z", {"capacity": frozenset({D})}),
+    ]
+    assert owner(entries, "capacity", D) == ("kubectl-patch", "2026-12-02T10:00:00Z")
+    # removed: nobody owns it now; the newest entry touching the field removed it
+    assert owner(entries, "capacity", "acme.io/fpga") == ("kubectl-patch", "2026-12-02T10:00:00Z")
+    assert owner(entries, "allocatable", D) == ("", "")
+
+
+def test_one_change_has_one_key_and_sightings_merge_keeping_the_user():
+    seen = Record("2026-12-04T01:00:03Z", "n1", "capacity", D, 2, 3, "extres", "", "42")
+    written = replace(seen, when="2026-12-04T01:00:02Z", user="ann")
+    assert seen.key == written.key != replace(seen, version="43").key
+    both = merged(seen, written)
+    assert (both.user, both.when) == ("ann", "2026-12-04T01:00:02Z")
+    kept = bounded([seen, written, replace(seen, resource="acme.io/fpga")])
+    assert len(kept) == 2 and kept[seen.key].user == "ann"
+
+
+def test_a_day_keeps_its_newest_records_within_its_bound():
+    records = [
+        Record(f"2026-12-04T00:00:{i:02d}Z", "n1", "capacity", D, i, i + 1, "", "", str(i)) for i in range(10)
+    ]
+    kept = bounded(records, limit=3)
+    assert sorted(r.when for r in kept.values()) == [f"2026-12-04T00:00:0{i}Z" for i in (7, 8, 9)]
+
+
+def test_only_records_sealed_with_a_known_key_are_read():
+    r = Record("2026-12-04T01:00:03Z", "n1", "capacity", D, None, 3, "kubectl-patch", "", "42")
+    assert decode(encode(r, "k2"), ("k1", "k2")) == r  # sealed with the previous key: still read
+    forged = encode(r, "k1").replace('"after":3', '"after":300')
+    assert decode(forged, ("k1",)) is None
+    assert decode(encode(r, "other"), ("k1",)) is None
+    assert decode("not json", ("k1",)) is None and decode("x" * 1000, ("k1",)) is None
+    assert decode('{"seal": "x", "when": 1}', ("k1",)) is None
+
+
+def test_managed_fields_name_who_owns_which_extended_amounts():
+    import json
+
+    from app.kube.capacity_log import managed
+
+    node = {
+        "metadata": {
+            "managedFields": [
+                {
+                    "manager": "kubelet",
+                    "operation": "Update",
+                    "subresource": "status",
+                    "time": "2026-12-04T00:00:00Z",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {
+                        "f:status": {
+                            "f:capacity": {"f:cpu": {}, "f:nvidia.com/gpu": {}},
+                            "f:allocatable": {"f:nvidia.com/gpu": {}},
+                            "f:conditions": {},
+                        }
+                    },
+                },
+                {"manager": "kubectl-label", "time": "2026-12-04T00:01:00Z", "fieldsV1": {"f:metadata": {}}},
+                {"manager": "odd", "fieldsV1": {"f:status": "not a map"}},
+            ]
+        }
+    }
+    [kubelet] = managed(json.dumps(node).encode())
+    assert kubelet.manager == "kubelet"
+    assert kubelet.owns == {"capacity": {"nvidia.com/gpu"}, "allocatable": {"nvidia.com/gpu"}}
+    assert managed(b"not json") == [] and managed(b"{}") == []
