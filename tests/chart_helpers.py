@@ -38,6 +38,13 @@ def apply_rbac(api: client.ApiClient, docs: list[dict[str, Any]]) -> None:
     updated), so applying the same rendering twice never leaves a moment without the grant
     (the authorizer's cache would answer "no" in that moment)."""
     rbac = client.RbacAuthorizationV1Api(api)
+    core = client.CoreV1Api(api)
+    for namespace in {d["metadata"]["namespace"] for d in docs if d["kind"] in ("Role", "RoleBinding")}:
+        try:  # the release's namespace, as `helm install --create-namespace` makes it
+            core.create_namespace({"metadata": {"name": namespace}})
+        except client.ApiException as exc:
+            if exc.status != 409:
+                raise
     ops = {
         "ClusterRole": ("cluster_role", False),
         "ClusterRoleBinding": ("cluster_role_binding", False),
