@@ -123,3 +123,86 @@ def test_a_hidden_tab_sends_no_poll_and_an_unchanged_grid_answers_204(browser, s
     page.wait_for_timeout(2 * POLL * 1000 + 500)
     assert len(statuses) == before  # nothing went out while hidden
     assert w.problems == []
+
+
+def test_what_a_morph_costs_beside_a_plain_swap(browser, server, wide, uid):
+    """Measured, not asserted (timings belong to benchmarks): the grid fragment of the whole test
+    cluster, parsed and morphed into the page, or parsed and swapped in whole, each to the next
+    layout, 15 times in Chromium. Printed for the README; the test fails only if the morph loses
+    what it is for (the rows' elements). An unchanged poll costs neither (204)."""
+    w = open_page(browser)
+    page = w.page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(server.url + "/")
+    found = page.evaluate("""async () => {
+      const grid = () => document.querySelector('#grid');
+      const headers = {'HX-Request': 'true', 'HX-Target': 'grid'};
+      const resp = await fetch(grid().getAttribute('hx-get'), {headers});
+      const html = await resp.text();
+      const parse = () => {
+        const t = document.createElement('template'); t.innerHTML = html;
+        t.content.querySelectorAll('[hx-swap-oob]').forEach(e => e.remove());
+        return t.content.querySelector('#grid');
+      };
+      const time = (swap) => { const out = [];
+        for (let i = 0; i < 15; i++) {
+          const t0 = performance.now(); swap(parse()); void document.body.offsetHeight;  // parse to layout
+          out.push(performance.now() - t0);
+        }
+        return out.sort((a, b) => a - b)[7]; };
+      document.querySelector('tr[data-node]').__kept = 1;
+      const morph = time(fresh => Idiomorph.morph(grid(), fresh, {morphStyle: 'outerHTML'}));
+      const kept = document.querySelector('tr[data-node]').__kept === 1;
+      const swap = time(fresh => grid().replaceWith(fresh));
+      return {bytes: html.length, rows: document.querySelectorAll('#grid tbody tr').length,
+              cells: document.querySelectorAll('#grid td').length, morph, swap, kept};
+    }""")
+    print(
+        f"\ngrid fragment: {found['bytes'] / 1024:.1f} KB, {found['rows']} rows, {found['cells']} cells; "
+        f"median of 15: morph {found['morph']:.1f} ms, plain swap {found['swap']:.1f} ms "
+        f"(ratio {found['morph'] / max(found['swap'], 0.01):.2f})"
+    )
+    assert found["kept"] and found["rows"] > 0
+    assert w.problems == []
+
+
+def test_six_resources_fit_1440_px_in_the_compact_view(browser, server, wide, uid):
+    w = open_page(browser)
+    page = w.page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    fits = (
+        "(() => { const b = document.querySelector('.grid-box'); return b.scrollWidth <= b.clientWidth; })()"
+    )
+    page.goto(server.url + f"/?q={uid}")
+    assert not page.evaluate(fits)  # every number: wider than the screen
+    page.select_option('select[name="view"]', "compact")  # the filter form applies it in place
+    expect(page.locator("table.grid.compact")).to_have_count(1)
+    assert page.evaluate(fits)
+    assert w.problems == []
+
+
+def test_the_node_page_follows_the_cluster(browser, server, core, wide, uid):
+    resources, a, _ = wide
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + f"/nodes/{a}")
+    row = page.locator(f'table.resources tr[data-resource="{resources[0]}"] [data-field="capacity"]')
+    expect(row).to_have_text("2")
+    set_capacity(core, a, resources[0], "8")
+    expect(row).to_have_text("8", timeout=3 * POLL * 1000)
+    assert w.problems == []
+
+
+@pytest.mark.parametrize("url", ["/plan/", "/changes/bulk"])
+def test_the_longer_forms_put_each_label_above_a_field_as_wide_as_the_form(browser, server, url):
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + url)
+    widths = page.evaluate("""() => {
+      const form = document.querySelector('form.fields');
+      const fields = [...form.querySelectorAll(':scope > label > input, :scope > label > textarea')];
+      return [form.getBoundingClientRect().width, fields.map(f => f.getBoundingClientRect().width)];
+    }""")
+    form_width, fields = widths
+    assert fields and all(abs(f - form_width) < 2 for f in fields), widths
+    assert w.problems == []

@@ -154,7 +154,7 @@ def test_pending_pods_are_paged_and_diagnoses_follow_node_changes(web, core, sch
     fragment = web.get(
         f"/pending/?resource={r}&page=2", headers={"HX-Request": "true", "HX-Target": "pending-list"}
     ).get_data(as_text=True)
-    root = BeautifulSoup(fragment, "html.parser").find()
+    root = BeautifulSoup(fragment, "html.parser").select_one("#pending-list")
     assert "<html" not in fragment and root["id"] == "pending-list" and root["hx-trigger"] == "every 5s"
     assert "page=2" in root["hx-get"] and f"resource={r}" in root["hx-get"]
     assert len(root.select("article[data-pod]")) == 1

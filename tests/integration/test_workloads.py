@@ -95,7 +95,7 @@ def test_who_holds_a_resource_by_workload_and_namespace(web, app, core, admin_ap
         ("sort=colour", "sort", "Sort by 'colour'"),
         ("order=sideways", "order", "Order: asc or desc"),
         ("by=planet", "by", "choose workload or namespace"),
-        ("resource=dongle", "resource", "qualified name"),
+        ("resource=dongle", "resource", "No such resource 'dongle'"),
         ("namespace=no-such-namespace", "namespace", "No pod in namespace 'no-such-namespace'"),
     ],
 )
