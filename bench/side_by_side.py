@@ -180,6 +180,9 @@ def run(nodes: int, steps: list[int]) -> int:
                         failures += 1
                         print(f"DISAGREE {node} {r}: extres, kubectl-view-allocations, describe = {found}")
             print(f"agreement on {len(sample)} nodes x {len(RESOURCES)} resources: {failures} disagreements")
+            if failures:
+                shown = k_out.splitlines()[:6] + [line for line in k_out.splitlines() if sample[0] in line]
+                print("kubectl-view-allocations said, for", sample[0], *shown[:8], sep="\n  ")
             app.extensions["extres"].close()
     finally:
         plane.stop()
