@@ -1,0 +1,273 @@
+"""A cluster that never stands still: what its churn costs the dashboard.
+
+    python bench/churn.py                            # 5,000 nodes, 10,000 pods, 20 pod events/s, 300 s
+    python bench/churn.py --rates 5,20,50 --seconds 300
+    python bench/churn.py --quick                    # 300 nodes, 1,000 pods, 10 events/s, 60 s
+
+The full control plane (etcd, kube-apiserver, kube-scheduler, kube-controller-manager) with kwok
+as every node's kubelet at kubelet defaults: a Lease renewed every 10 s (a 40 s lease, a quarter of
+it), the node's status reported every 5 min with jitter (demo/extres_demo/kwok-stages.yaml); the
+app served by gunicorn as in the container. Seeded with real-sized pods (bench/profiles.py). Then,
+for each rate N (pod events a second), for ``--seconds``:
+  * a Job-like stream: bound pods created at N/4 a second, run by kwok, marked Succeeded and
+    deleted (about four pod events each);
+  * a Deployment scaled between 10 and 40 replicas every 20 s; pending pods of three shapes;
+  * a marker: every 2 s one node's extended capacity is patched, and the time until the overview
+    fragment and /metrics show it is the event-to-screen lag;
+  * meanwhile the overview page and its fragment are timed, and the app's CPU (its processes'
+    utime + stime from /proc, as % of one core) and RSS are sampled.
+Prints, per rate: app CPU %, RSS, lag p50/p95/max (overview, /metrics), page and fragment p95,
+and the events the API server delivered. Rates past what the app sustains show as a lag that
+grows from the first half of the run to the second. Absolute figures are this machine's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kubernetes import client  # noqa: E402
+
+from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
+from bench.cache_bench import RESOURCES, seed_nodes, seed_pending, seed_pods  # noqa: E402
+from bench.profiles import RealProfile  # noqa: E402
+from extres_demo import testenv  # noqa: E402
+from tests.serving import Server  # noqa: E402
+
+MARKER = "n00000"
+D = RESOURCES[0]
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def group_cpu(pgid: int) -> tuple[float, int]:
+    """(CPU seconds, RSS bytes) of every process in the group (gunicorn's master and worker)."""
+    cpu, rss = 0.0, 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            if int(stat[2]) != pgid:  # field 5: the process group
+                continue
+            cpu += (int(stat[11]) + int(stat[12])) / TICKS  # utime, stime
+            status = Path(f"/proc/{pid}/status").read_text()
+            rss += next(int(x.split()[1]) * 1024 for x in status.splitlines() if x.startswith("VmRSS:"))
+        except (OSError, StopIteration, IndexError, ValueError):
+            continue
+    return cpu, rss
+
+
+def fetch(url: str) -> tuple[str, float]:
+    t = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        body = resp.read().decode()
+    return body, time.perf_counter() - t
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(p * len(values)))]
+
+
+class Churn:
+    def __init__(self, api: client.ApiClient, nodes: int, rate: float) -> None:
+        self.core = client.CoreV1Api(api)
+        self.apps = client.AppsV1Api(api)
+        self.nodes, self.rate = nodes, rate
+        self.stop = threading.Event()
+        self.made = 0
+
+    def jobs(self) -> None:
+        """Bound pods at rate/4 a second: created, Running (kwok), Succeeded, deleted."""
+        interval, j, live = 4.0 / self.rate, 0, []
+        next_at = time.monotonic()
+        while not self.stop.is_set():
+            name = f"churn-{j:07d}"
+            node = f"n{(j * 7919) % self.nodes:05d}"
+            body: Any = {
+                "metadata": {"name": name, "labels": {"app": "churn"}},
+                "spec": {
+                    "nodeName": node,
+                    "containers": [
+                        {"name": "c", "image": "registry.example/job:1", "resources": {"limits": {D: "1"}}}
+                    ],
+                },
+            }
+            try:
+                self.core.create_namespaced_pod("default", body, _preload_content=False)
+                live.append((time.monotonic(), name))
+                self.made += 1
+                while live and time.monotonic() - live[0][0] > 3:
+                    _, old = live.pop(0)
+                    self.core.patch_namespaced_pod_status(
+                        old, "default", {"status": {"phase": "Succeeded"}}, _preload_content=False
+                    )
+                    self.core.delete_namespaced_pod(
+                        old, "default", grace_period_seconds=0, _preload_content=False
+                    )
+            except client.ApiException:
+                pass
+            j += 1
+            next_at += interval
+            self.stop.wait(max(0.0, next_at - time.monotonic()))
+
+    def deployment(self) -> None:
+        labels = {"app": "churn-deploy"}
+        spec = {
+            "replicas": 10,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {"name": "c", "image": "registry.example/web:1", "resources": {"limits": {D: "1"}}}
+                    ]
+                },
+            },
+        }
+        body: Any = {"metadata": {"name": "churn-deploy"}, "spec": spec}
+        with contextlib.suppress(client.ApiException):  # made by an earlier rate's run
+            self.apps.create_namespaced_deployment("default", body)
+        up = True
+        while not self.stop.wait(20):
+            self.apps.patch_namespaced_deployment_scale(
+                "churn-deploy", "default", {"spec": {"replicas": 40 if up else 10}}
+            )
+            up = not up
+
+
+def measure(server: Server, api: client.ApiClient, nodes: int, rate: float, seconds: float) -> dict[str, Any]:
+    churn = Churn(api, nodes, rate)
+    core = client.CoreV1Api(api)
+    threads = [
+        threading.Thread(target=churn.jobs, daemon=True),
+        threading.Thread(target=churn.deployment, daemon=True),
+    ]
+    for worker in threads:
+        worker.start()
+    lags: dict[str, list[tuple[float, float]]] = {"overview": [], "metrics": []}
+    page, fragment = [], []
+    cpu0, _ = group_cpu(server.proc.pid)
+    t0 = time.monotonic()
+    rss: list[int] = []
+    value = 1000
+    escaped = D.replace("/", "~1")
+    while time.monotonic() - t0 < seconds:
+        value += 1
+        core.patch_node_status(
+            MARKER, [{"op": "replace", "path": f"/status/capacity/{escaped}", "value": str(value)}]
+        )
+        wrote = time.monotonic()
+        seen = {"overview": False, "metrics": False}
+        want_cell = f'data-field="capacity">{value}<'
+        want_metric = f'extres_node_extended_resource_capacity{{node="{MARKER}",resource="{D}"}} {value}.0'
+        while not all(seen.values()) and time.monotonic() - wrote < 30:
+            if not seen["overview"]:
+                body, took = fetch(f"{server.url}/?q={MARKER}")
+                page.append(took)
+                if want_cell in body:
+                    seen["overview"] = True
+                    lags["overview"].append((wrote - t0, time.monotonic() - wrote))
+            if not seen["metrics"]:
+                body, _ = fetch(server.metrics_url)
+                if want_metric in body:
+                    seen["metrics"] = True
+                    lags["metrics"].append((wrote - t0, time.monotonic() - wrote))
+            time.sleep(0.05)
+        req = urllib.request.Request(
+            f"{server.url}/?page=1", headers={"HX-Request": "true", "HX-Target": "grid"}
+        )
+        t = time.perf_counter()
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            resp.read()
+        fragment.append(time.perf_counter() - t)
+        rss.append(group_cpu(server.proc.pid)[1])
+        time.sleep(max(0.0, 2.0 - (time.monotonic() - wrote)))
+    elapsed = time.monotonic() - t0
+    cpu1, _ = group_cpu(server.proc.pid)
+    churn.stop.set()
+    for worker in threads:
+        worker.join(timeout=30)
+    half = seconds / 2
+    out: dict[str, Any] = {
+        "rate": rate,
+        "cpu": 100 * (cpu1 - cpu0) / elapsed,
+        "rss": max(rss) / 2**20 if rss else 0.0,
+        "page_p95": pct(page, 0.95) * 1000,
+        "fragment_p95": pct(fragment, 0.95) * 1000,
+        "pods_made": churn.made,
+    }
+    for kind, found in lags.items():
+        values = [lag for _, lag in found]
+        early = [lag for at, lag in found if at < half]
+        late = [lag for at, lag in found if at >= half]
+        out[kind] = (pct(values, 0.5), pct(values, 0.95), max(values) if values else float("nan"))
+        out[f"{kind}_growth"] = (
+            (statistics.median(late) / statistics.median(early)) if early and late else float("nan")
+        )
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--nodes", type=int, default=5000)
+    p.add_argument("--pods", type=int, default=10000)
+    p.add_argument("--rates", default="20")
+    p.add_argument("--seconds", type=float, default=300)
+    p.add_argument("--quick", action="store_true")
+    a = p.parse_args()
+    if a.quick:
+        a.nodes, a.pods, a.rates, a.seconds = 300, 1000, "10", 60
+    plane = testenv.start(Path(tempfile.mkdtemp(prefix="extres-churn-")), scheduler=True)
+    try:
+        api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
+        api.configuration.connection_pool_maxsize = 32
+        core = client.CoreV1Api(api)
+        t = time.perf_counter()
+        seed_nodes(core, a.nodes)
+        seed_pods(RealProfile(api), a.nodes, 0, a.pods)
+        seed_pending(core, a.nodes, 30)  # three shapes; none fits
+        print(
+            f"seeded {a.nodes} nodes and {a.pods} real-sized pods in {time.perf_counter() - t:.0f}s",
+            flush=True,
+        )
+        server = Server(plane, EXTRES_HISTORY_STORE="off")
+        try:
+            fetch(server.url + "/")  # the cache syncs on the first request
+            time.sleep(10)
+            print(
+                f"{'events/s':>8} {'app CPU %':>9} {'RSS MiB':>8} {'lag overview p50/p95/max s':>27} "
+                f"{'lag /metrics p50/p95/max s':>27} {'growth':>7} {'page p95 ms':>11} "
+                f"{'fragment p95 ms':>15}"
+            )
+            for rate in (float(r) for r in a.rates.split(",")):
+                m = measure(server, api, a.nodes, rate, a.seconds)
+                o, mt = m["overview"], m["metrics"]
+                print(
+                    f"{rate:8.0f} {m['cpu']:9.1f} {m['rss']:8.0f} {o[0]:9.2f} {o[1]:8.2f} {o[2]:8.2f} "
+                    f"{mt[0]:9.2f} {mt[1]:8.2f} {mt[2]:8.2f} {m['overview_growth']:7.2f} "
+                    f"{m['page_p95']:11.1f} {m['fragment_p95']:15.1f}",
+                    flush=True,
+                )
+        finally:
+            server.stop()
+    finally:
+        plane.stop()
+
+
+if __name__ == "__main__":
+    main()
