@@ -69,6 +69,21 @@ def group_cpu(pgid: int) -> tuple[float, int]:
     return cpu, rss
 
 
+class KwokProfile(RealProfile):
+    """Real-sized pods where kwok is their kubelet: kwok gives each its IP, the rest of a real
+    status comes from the profile (its IPs would make two of one family)."""
+
+    def create(self, j: int, node: str, resource: str, amount: str = "1") -> None:
+        body: Any = self.body(j, node, resource, amount)
+        self.core.create_namespaced_pod(self.namespace, body, _preload_content=False)
+        status = self.status(j, node)
+        for key in ("podIP", "podIPs"):
+            status["status"].pop(key, None)
+        self.core.patch_namespaced_pod_status(
+            body["metadata"]["name"], self.namespace, status, _preload_content=False
+        )
+
+
 def fetch(url: str) -> tuple[str, float]:
     t = time.perf_counter()
     with urllib.request.urlopen(url, timeout=10) as resp:
@@ -239,7 +254,7 @@ def main() -> None:
         core = client.CoreV1Api(api)
         t = time.perf_counter()
         seed_nodes(core, a.nodes)
-        seed_pods(RealProfile(api), a.nodes, 0, a.pods)
+        seed_pods(KwokProfile(api), a.nodes, 0, a.pods)
         seed_pending(core, a.nodes, 30)  # three shapes; none fits
         print(
             f"seeded {a.nodes} nodes and {a.pods} real-sized pods in {time.perf_counter() - t:.0f}s",
