@@ -225,6 +225,7 @@ def measure(server: Server, api: client.ApiClient, nodes: int, rate: float, seco
         "page_p95": pct(page, 0.95) * 1000,
         "fragment_p95": pct(fragment, 0.95) * 1000,
         "pods_made": churn.made,
+        "achieved": 4 * churn.made / elapsed,  # the stream's pod events a second, as sent
     }
     for kind, found in lags.items():
         values = [lag for _, lag in found]
@@ -265,7 +266,8 @@ def main() -> None:
             fetch(server.url + "/")  # the cache syncs on the first request
             time.sleep(10)
             print(
-                f"{'events/s':>8} {'app CPU %':>9} {'RSS MiB':>8} {'lag overview p50/p95/max s':>27} "
+                f"{'events/s':>8} {'sent/s':>6} {'app CPU %':>9} {'RSS MiB':>8} "
+                f"{'lag overview p50/p95/max s':>27} "
                 f"{'lag /metrics p50/p95/max s':>27} {'growth':>7} {'page p95 ms':>11} "
                 f"{'fragment p95 ms':>15}"
             )
@@ -273,7 +275,8 @@ def main() -> None:
                 m = measure(server, api, a.nodes, rate, a.seconds)
                 o, mt = m["overview"], m["metrics"]
                 print(
-                    f"{rate:8.0f} {m['cpu']:9.1f} {m['rss']:8.0f} {o[0]:9.2f} {o[1]:8.2f} {o[2]:8.2f} "
+                    f"{rate:8.0f} {m['achieved']:6.1f} "
+                    f"{m['cpu']:9.1f} {m['rss']:8.0f} {o[0]:9.2f} {o[1]:8.2f} {o[2]:8.2f} "
                     f"{mt[0]:9.2f} {mt[1]:8.2f} {mt[2]:8.2f} {m['overview_growth']:7.2f} "
                     f"{m['page_p95']:11.1f} {m['fragment_p95']:15.1f}",
                     flush=True,
