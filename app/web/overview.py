@@ -168,11 +168,11 @@ def known_resources() -> list[str]:
     """The extended resource names this user may see: advertised, served by DRA devices, or
     asked for by a waiting pod. The resource pickers offer them; filters refuse others."""
     store = Services.get().cluster.store
-    memo = RenderCaches.get().grids.at(store.rows_version)
-    key = ("known", store.pending_version, may_read_devices())
-    names = memo.get(key)
+    memo = RenderCaches.get().known.at((store.rows_version, store.pending_version))
+    dra = may_read_devices()
+    names = memo.get(dra)
     if names is None:
-        names = memo[key] = [str(s["resource"]) for s in summary_strip(Services.get())]
+        names = memo[dra] = [str(s["resource"]) for s in summary_strip(Services.get())]
     return names
 
 

@@ -14,13 +14,14 @@ from app.domain.overview import NodeRow
 
 
 class VersionedMemo:
-    """Values computed from the store's rows, kept until ``rows_version`` moves (at most ``limit``)."""
+    """Values computed from the store, kept until the version they were made at moves (at most
+    ``limit``)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._kept: tuple[int, dict[Any, Any]] = (-1, {})  # one attribute: swapped atomically
+        self._kept: tuple[object, dict[Any, Any]] = (-1, {})  # one attribute: swapped atomically
 
-    def at(self, version: int) -> dict[Any, Any]:
+    def at(self, version: object) -> dict[Any, Any]:
         kept_version, values = self._kept
         if kept_version != version or len(values) >= self.limit:
             values = {}
@@ -84,6 +85,9 @@ class RenderCaches:
 
     def __init__(self) -> None:
         self.grids = VersionedMemo(64)  # overview grids by filters, and their rendered tables by page
+        # the known resource names, by (rows, pending) versions: apart from the grids, so that
+        # pending pods coming and going never crowd the grids out of their memo
+        self.known = VersionedMemo(4)
         self.row_html = RowHTML()
         self.advice_html = AdviceHTML()
 

@@ -114,3 +114,19 @@ def test_the_compact_view_shows_free_and_a_bar_per_resource_and_its_links_keep_i
     sort_link = soup.select_one("table.grid thead a[title^='sort by free']")["href"]
     assert "view=compact" in sort_link
     assert soup.select_one('select[name="view"] option[selected]')["value"] == "compact"
+
+
+def test_pending_pods_coming_and_going_leave_the_grid_memo_alone(app, client, cluster, three):
+    """Each page asks for the known resource names (the picker), which change with the pending
+    pods: their memo is apart from the grids', so the grid stays memoised through that churn."""
+    client.get("/")
+    grids = app.extensions["extres_render"].grids
+    version = cluster.store.rows_version
+    kept = dict(grids.at(version))
+    assert kept, "the overview memoised its grid"
+    for i in range(80):  # more than the grid memo holds
+        cluster.pod(f"w{i}", None, {R: "99"}, message=f"0/2 nodes are available: 2 Insufficient {R}.")
+        client.get("/pending/")
+    assert cluster.store.rows_version == version
+    memo = grids.at(version)
+    assert all(memo.get(k) is v for k, v in kept.items())
