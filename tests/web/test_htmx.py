@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
+from app.web.hx import POLL_MARK
 from tests.conftest import browser
 
 POLL = {"HX-Request": "true", "HX-Target": "grid"}
@@ -81,7 +82,7 @@ def test_a_poll_of_an_unchanged_region_answers_204_and_a_change_brings_it_again(
     first = client.get(poll_url(page, "grid"), headers=POLL)  # the page's token is never current
     assert first.status_code == 200
     url = poll_url(first.get_data(as_text=True), "grid")
-    assert "since=" in url and "poll-token" not in url
+    assert "since=" in url and POLL_MARK not in url
     again = client.get(url, headers=POLL)
     assert again.status_code == 204 and again.get_data() == b""
     cluster.node("n1", {"example.com/dongle": "3"})  # a change a reader sees
@@ -117,3 +118,11 @@ def test_what_a_poll_updates_beside_its_region_is_never_inside_it(client, cluste
         soup = BeautifulSoup(html, "html.parser")
         assert soup.select_one(f"#{region}") is not None
         assert soup.select(f"#{region} [hx-swap-oob]") == [], url
+
+
+def test_a_node_whose_name_reads_like_the_poll_mark_keeps_its_name(client, cluster):
+    cluster.node("poll-token", {"example.com/dongle": "2"})
+    page = client.get("/").get_data(as_text=True)
+    assert 'data-node="poll-token"' in page
+    fragment = client.get(poll_url(page, "grid"), headers=POLL).get_data(as_text=True)
+    assert 'data-node="poll-token"' in fragment and "since=poll-token" not in fragment
