@@ -195,7 +195,7 @@ class CapacityLog:
             with self._lock:
                 self._queue.extendleft(reversed(failed[: QUEUE - len(self._queue)]))
         if batch and not failed:
-            self._reads.keep_seconds = 0.0  # the next read reads again, and sees what was written
+            self._reads.expire()  # the next read reads again, and sees what was written
         self._prune()
 
     def _doc(self, day: str) -> ConfigMapDoc:
@@ -245,7 +245,6 @@ class CapacityLog:
         read (``KeptRead``: marked stale while the API server does not answer)."""
         if self._core is None:
             return Kept([], 0, False)
-        self._reads.keep_seconds = KEPT_SECONDS
         (records, left_out), stale = self._reads.get()
         shown = [r for r in records if (not since or r.day >= since) and (not until or r.day <= until)]
         return Kept(shown, left_out, stale)

@@ -57,6 +57,13 @@ class KeptRead(Generic[T]):
             threading.Thread(target=self._background, name=f"extres-{self.name}", daemon=True).start()
         return kept[1], unreachable and not fresh
 
+    def expire(self) -> None:
+        """What is kept is out of date (a write changed what it read): the next ``get`` still
+        answers with it at once, and reads again in the background."""
+        with self._lock:
+            if self._kept is not None:
+                self._kept = (float("-inf"), self._kept[1])
+
     def _background(self) -> None:
         try:
             self._keep(self._read_or_raise())

@@ -91,3 +91,14 @@ def test_managed_fields_name_who_owns_which_extended_amounts():
     assert kubelet.manager == "kubelet"
     assert kubelet.owns == {"capacity": {"nvidia.com/gpu"}, "allocatable": {"nvidia.com/gpu"}}
     assert managed(b"not json") == [] and managed(b"{}") == []
+
+
+def test_records_waiting_to_be_written_are_bounded_and_the_rest_counted(monkeypatch):
+    from app.kube import capacity_log
+    from app.kube.capacity_log import CapacityLog
+
+    monkeypatch.setattr(capacity_log, "QUEUE", 3)
+    log = CapacityLog(None, None, ("k",))  # no store: nothing is written, the queue only fills
+    for i in range(5):
+        log._put(Record("2026-12-04T00:00:00Z", "n1", "capacity", D, i, i + 1, "", "", str(i)))
+    assert (len(log._queue), log.dropped) == (3, 2)

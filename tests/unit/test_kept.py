@@ -1,0 +1,68 @@
+"""A kept read never makes a page wait once it has read: past its keeping time (or expired by a
+write) it gives the last read at once and reads again in the background, one read at a time;
+while the API server does not answer, that last read is marked stale, and with none it says so."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from app.kube.errors import Unavailable
+from app.kube.kept import KeptRead
+
+
+class Slow:
+    def __init__(self) -> None:
+        self.answer = "2"
+        self.gate = threading.Event()
+        self.gate.set()
+        self.calls = 0
+
+    def __call__(self) -> str:
+        self.calls += 1
+        self.gate.wait(10)
+        return self.answer
+
+
+def settles(read: KeptRead[str], want: str) -> bool:
+    deadline = time.monotonic() + 5
+    while read.get()[0] != want and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return read.get()[0] == want
+
+
+def test_past_its_keeping_time_the_last_read_is_given_at_once_and_read_again_once():
+    source = Slow()
+    read = KeptRead(source, 0.0)
+    assert read.get() == ("2", False)
+    source.gate.clear()  # the API server is slow now
+    source.answer = "3"
+    for _ in range(20):  # while that read hangs, every caller gets the last read at once
+        t0 = time.monotonic()
+        assert read.get() == ("2", False) and time.monotonic() - t0 < 0.1
+    assert source.calls == 2  # one read in the background, not one per caller
+    source.gate.set()
+    assert settles(read, "3")
+
+
+def test_an_expired_read_is_read_again_though_within_its_keeping_time():
+    source = Slow()
+    read = KeptRead(source, 3600.0)
+    assert read.get()[0] == "2"
+    source.answer = "3"
+    assert read.get()[0] == "2" and source.calls == 1  # kept
+    read.expire()  # a write changed what it read
+    assert read.get()[0] == "2"  # still at once
+    assert settles(read, "3") and source.calls == 2
+
+
+def test_while_the_api_server_does_not_answer_the_last_read_is_stale():
+    down = {"now": False}
+    read = KeptRead(Slow(), 0.0, lambda: down["now"])
+    assert read.get() == ("2", False)
+    down["now"] = True
+    assert read.get() == ("2", True)
+    with pytest.raises(Unavailable):
+        KeptRead(Slow(), 5.0, lambda: True).get()
