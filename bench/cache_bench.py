@@ -86,8 +86,9 @@ def seed_pods(profile: Any, nodes: int, start: int, stop: int) -> float:
     return time.perf_counter() - t
 
 
-def seed_pending(core: client.CoreV1Api, nodes: int, count: int) -> None:
-    """Pods no node can take, with the condition kube-scheduler would write (none runs here)."""
+def seed_pending(core: client.CoreV1Api, nodes: int, count: int, condition: bool = True) -> None:
+    """Pods no node can take, with the condition kube-scheduler would write when none runs
+    (``condition``: else the scheduler running writes its own)."""
 
     def pending(j: int) -> None:
         name, resource = f"pending-{j:05d}", RESOURCES[j % 2]
@@ -101,10 +102,12 @@ def seed_pending(core: client.CoreV1Api, nodes: int, count: int) -> None:
         core.create_namespaced_pod(
             "default", {"metadata": {"name": name}, "spec": spec}, _preload_content=False
         )
+        if not condition:
+            return
         message = f"0/{nodes} nodes are available: {nodes} Insufficient {resource}."
-        condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+        written = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
         core.patch_namespaced_pod_status(
-            name, "default", {"status": {"conditions": [condition]}}, _preload_content=False
+            name, "default", {"status": {"conditions": [written]}}, _preload_content=False
         )
 
     with ThreadPoolExecutor(16) as pool:
@@ -200,7 +203,8 @@ def pod_events(store: Store) -> str:
     )
 
 
-def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
+def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> dict[str, float]:
+    """Every page's p50/p95 printed; the p95s returned (ms), with the scrape's."""
     app = create_app(
         {"kubeconfig": str(kubeconfig), "in_cluster": "false", "cookie_secure": False, "read_only": False}
     )
@@ -257,6 +261,7 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
     }
     views = 0
     p50s: dict[str, float] = {}
+    p95s: dict[str, float] = {}
     for name, (path, headers, before_each) in pages.items():
         times = []
         for _ in range(requests):
@@ -269,6 +274,7 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
             views += 1
         q = statistics.quantiles(times, n=20)
         p50s[name] = statistics.median(times)
+        p95s[name] = q[18] * 1000
         print(f"[{label}] warm {name:26s} p50 {p50s[name] * 1000:7.1f} ms  p95 {q[18] * 1000:7.1f} ms")
     times = []
     for _ in range(requests // 4):
@@ -279,6 +285,7 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
     q = statistics.quantiles(times, n=20)
     p50, p95 = statistics.median(times) * 1000, q[18] * 1000
     print(f"[{label}] metrics scrape, changed  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms")
+    p95s["metrics scrape, changed"] = p95
     for name in ("overview", "fragment"):
         print(
             f"[{label}] {name} after an event: {p50s[name + ', changed'] / p50s[name + ', rebuilt']:.2f}x "
@@ -290,6 +297,7 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> None:
         f"= {len(calls) / views:.3f} per view"
     )
     state.close()
+    return p95s
 
 
 def run_profile(name: str, nodes: int, steps: list[int], requests: int) -> None:

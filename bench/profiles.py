@@ -220,6 +220,7 @@ class RealProfile:
                 "metadata": meta,
                 "spec": {"replicas": 0, "selector": {"matchLabels": select}, "template": tmpl},
             }
+            self.size_owner(a, kind, body)
             made = self.apps_api.create_namespaced_replica_set(self.namespace, body)
             extra = {"pod-template-hash": pod_hash}
         elif kind == "StatefulSet":
@@ -241,14 +242,23 @@ class RealProfile:
                     ],
                 },
             }
+            self.size_owner(a, kind, body)
             made = self.apps_api.create_namespaced_stateful_set(self.namespace, body)
             extra = {"controller-revision-hash": f"{app}-{pod_hash[:9]}"}
         else:
             tmpl["spec"] = {**template, "restartPolicy": "Never"}
             tmpl["metadata"]["labels"] = {**labels, "job-name": app}
             body = {"metadata": meta, "spec": {"suspend": True, "template": tmpl, "backoffLimit": 2}}
+            self.size_owner(a, kind, body)
             made = self.batch.create_namespaced_job(self.namespace, body)
-            extra = {"job-name": app, "controller-uid": made.metadata.uid}
+            # what the API server puts in a Job's pod template (its generated selector among them)
+            uid = made.metadata.uid
+            extra = {
+                "job-name": app,
+                "controller-uid": uid,
+                "batch.kubernetes.io/job-name": app,
+                "batch.kubernetes.io/controller-uid": uid,
+            }
         ref = {
             "apiVersion": "batch/v1" if kind == "Job" else "apps/v1",
             "kind": kind,
@@ -278,6 +288,9 @@ class RealProfile:
         applied = json.dumps(manifest, separators=(",", ":"))
         self._owners[a] = {"ref": ref, "labels": {**labels, **extra}, "applied": applied, "kind": kind}
         return self._owners[a]
+
+    def size_owner(self, a: int, kind: str, body: dict[str, Any]) -> None:
+        """Change an owner's manifest before it is created (its replicas: none here)."""
 
     def body(self, j: int, node: str, resource: str, amount: str = "1") -> dict[str, Any]:
         a = j % self.apps

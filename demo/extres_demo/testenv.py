@@ -60,6 +60,13 @@ def _script(*args: object, check: bool = True, **kwargs: Any) -> subprocess.Comp
     return subprocess.run(["bash", str(SCRIPT), *map(str, args)], check=check, **kwargs)
 
 
+def version() -> str:
+    """The Kubernetes version a control plane started now gets (EXTRES_KUBE_VERSION or the newest)."""
+    return (os.environ.get("EXTRES_KUBE_VERSION") or "").lstrip("v") or _script(
+        "versions", capture_output=True, text=True
+    ).stdout.split()[0]
+
+
 def built() -> bool:
     """Whether this version's binaries are built and cached already."""
     out = _script("bindir", check=False, capture_output=True, text=True)
@@ -90,15 +97,16 @@ def start(
     scheduler: bool = False,
     watch_cache: bool = True,
     bare: bool = False,
+    env: dict[str, str] | None = None,
 ) -> ControlPlane:
     """Start a control plane; ``bare``: etcd and kube-apiserver only (plus the scheduler if
-    ``scheduler``), no controllers and no kwok."""
+    ``scheduler``), no controllers and no kwok; ``env``: added to its processes' environment."""
     if not SCRIPT.is_file():
         raise RuntimeError(f"{SCRIPT} is missing: the package was installed without its scripts")
     port = port or int(os.environ.get("EXTRES_TESTENV_PORT", "0")) or free_port()
     options = (("--scheduler", scheduler), ("--no-watch-cache", not watch_cache), ("--bare", bare))
     flags = [f for f, on in options if on]
-    _script("start", state_dir, port, *flags, stdout=subprocess.DEVNULL)
+    _script("start", state_dir, port, *flags, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})})
     return ControlPlane(Path(state_dir).resolve(), port)
 
 

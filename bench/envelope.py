@@ -1,0 +1,205 @@
+"""The Kubernetes envelope: 150,000 real-sized pods on 5,000 nodes, beside 10,000 and 50,000, and
+the tools people use instead, on the same cluster in the same run.
+
+    python bench/envelope.py                                  # 5,000 nodes; 10k, 50k, 150k pods
+    python bench/envelope.py --steps 10000 --requests 50      # one step, fewer page views
+
+At each step the full control plane (etcd, kube-apiserver, kube-scheduler,
+kube-controller-manager; kwok as every node's kubelet) starts on a copy of a cached etcd snapshot
+(bench/snapshot.py: seeded once, keyed by profile, version and size), waits until every node is
+Ready and every pod listed, adds 30 pods no node can take (kube-scheduler writes why), and measures:
+  * extres's cold sync against the raw-parse floor (the same pages fetched and json.loads'ed), the
+    peak RSS growth per pod, RSS after the sync and what the cache retains (bench/sync_probe.py,
+    each a fresh process);
+  * beside it, wall time and peak RSS of kubectl-view-allocations, ``kubectl describe nodes`` and
+    ``kubectl get pods -A -o json`` (bench/tools.py; each stopped past 5 GiB of RSS), and the
+    requested amounts each gives for a sample of nodes, which must agree with extres's;
+  * every page and fragment's p50/p95, memoised and right after a pod event, and the /metrics
+    scrape (bench/cache_bench.py's warm_pages).
+Then a table of every step. Ratios (against the floor, against extres's sync, from one step to the
+next) carry to other machines; seconds, MiB and milliseconds are this machine's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kubernetes import client  # noqa: E402
+
+from app import create_app  # noqa: E402
+from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
+from bench import snapshot, tools  # noqa: E402
+from bench.cache_bench import KB, RESOURCES, measure_sync, print_sync, seed_pending, warm_pages  # noqa: E402
+from bench.profiles import listed_size  # noqa: E402
+from extres_demo import testenv  # noqa: E402
+
+MIB = 2**20
+PENDING = 30
+
+
+def settle(core: client.CoreV1Api, nodes: int, pods: int, timeout: float = 900) -> float:
+    """Seconds until every node is Ready (kwok) and the API server lists every pod."""
+    t = time.perf_counter()
+    while time.perf_counter() - t < timeout:
+        answer: Any = core.list_node(_preload_content=False)
+        listed_nodes = json.loads(answer.data)["items"]
+        ready = sum(
+            1
+            for n in listed_nodes
+            if any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"].get("conditions", []))
+        )
+        listed: Any = core.list_pod_for_all_namespaces(limit=1)
+        count = len(listed.items) + (listed.metadata.remaining_item_count or 0)
+        if ready == nodes and count >= pods:
+            return time.perf_counter() - t
+        time.sleep(2)
+    raise RuntimeError(f"the cluster did not settle in {timeout:.0f}s ({ready} nodes Ready, {count} pods)")
+
+
+def side_by_side(plane: testenv.ControlPlane, nodes: int, label: str) -> tuple[dict[str, Any], int]:
+    """The other tools beside extres's cold sync and warm page; (figures, disagreements)."""
+    env = {"KUBECONFIG": str(plane.kubeconfig)}
+    kctl = str(plane.kubectl)
+    kva = tools.measured([str(tools.kva()), "-o", "csv"], env)
+    described = tools.measured([kctl, "describe", "nodes"], env)
+    dumped = tools.measured([kctl, "get", "pods", "-A", "-o", "json"], env)
+    sync, listing = tools.extres_sync(plane.kubeconfig)
+    app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false", "history_store": "off"})
+    state = app.extensions["extres"]
+    assert state.cluster.cache.wait_synced(900)
+    web = app.test_client()
+    web.get("/", base_url="https://localhost")
+    t = time.perf_counter()
+    for _ in range(20):
+        web.get("/", base_url="https://localhost")
+    warm = (time.perf_counter() - t) / 20
+    rows = [
+        (f"kubectl-view-allocations {tools.KVA_VERSION}", kva),
+        ("kubectl describe nodes", described),
+        ("kubectl get pods -A -o json", dumped),
+        ("extres cold sync (a process)", sync),
+    ]
+    print(
+        f"[{label}] {'tool':34} {'wall s':>8} {'peak RSS MiB':>13} {'wall / extres':>14} {'RSS / extres':>13}"
+    )
+    for name, run in rows:
+        note = "  (stopped past 5 GiB)" if run.stopped else ""
+        print(
+            f"[{label}] {name:34} {run.wall:8.2f} {run.peak_mib:13.0f} {run.wall / sync.wall:14.2f} "
+            f"{run.peak_mib / sync.peak_mib:13.2f}{note}"
+        )
+    print(
+        f"[{label}]   (of extres's {sync.wall:.2f}s, {listing:.2f}s listing and holding; "
+        "the rest starting Python)"
+    )
+    print(f"[{label}] {'extres overview page, warm':34} {warm:8.4f} {'':13} {warm / sync.wall:14.4f}")
+    # the same numbers from each tool, for a sample of nodes
+    theirs = tools.kva_requested(kva.stdout, RESOURCES)
+    said = tools.describe_requested(described.stdout, RESOURCES)
+    sample = [f"n{i:05d}" for i in range(0, nodes, max(1, nodes // 7))][:7]
+    failures = 0
+    for node in sample:
+        mine = state.cluster.store.requested_on(node)
+        for r in RESOURCES:
+            found = (mine.get(r, 0), theirs.get((node, r), 0), said.get((node, r), 0))
+            if len(set(found)) != 1:
+                failures += 1
+                print(f"[{label}] DISAGREE {node} {r}: extres, kubectl-view-allocations, describe = {found}")
+    total = sum(state.cluster.store.requested_on(n).get(r, 0) for n in sample for r in RESOURCES)
+    print(
+        f"[{label}] agreement on {len(sample)} nodes x {len(RESOURCES)} resources ({total} requested): "
+        f"{failures} disagreements"
+    )
+    state.close()
+    figures: dict[str, Any] = dict(rows)
+    figures["warm page"] = warm
+    return figures, failures
+
+
+def step(nodes: int, pods: int, requests: int) -> tuple[dict[str, Any], int]:
+    plane, restored = snapshot.restore(nodes, pods)
+    label = f"{pods // 1000}k" if pods >= 1000 else str(pods)
+    try:
+        api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
+        core = client.CoreV1Api(api)
+        settled = settle(core, nodes, pods)
+        seed_pending(core, nodes, PENDING, condition=False)
+        size = listed_size(api)
+        print(
+            f"\n[{label}] {nodes} nodes, {pods} real-sized pods ({size / KB:.2f} KB of JSON each as listed); "
+            f"snapshot copied and control plane up in {restored:.0f}s, settled in {settled:.0f}s",
+            flush=True,
+        )
+        sync = measure_sync(plane.kubeconfig, pods)
+        print_sync(label, sync)
+        tools_figures, failures = side_by_side(plane, nodes, label)
+        pages = warm_pages(plane.kubeconfig, nodes, requests, label)
+        api.close()
+    finally:
+        plane.stop()
+        shutil.rmtree(plane.state_dir, ignore_errors=True)
+    return {"pods": pods, "sync": sync, "tools": tools_figures, "pages": pages}, failures
+
+
+def summary(results: list[dict[str, Any]]) -> None:
+    print("\nsummary (per-pod and ratio columns carry to other machines; seconds, MiB and ms are this one's)")
+    print(
+        f"{'pods':>7} {'sync s':>7} {'/floor':>6} {'peak B/pod':>10} {'RSS after MiB':>13} "
+        f"{'kept B/pod':>10} "
+        f"{'overview p95':>12} {'changed p95':>11} {'fragment p95':>12} {'scrape p95':>10} "
+        f"{'kva x':>6} {'describe x':>10} {'get -o json x':>13}"
+    )
+    for r in results:
+        s, p, t = r["sync"], r["pages"], r["tools"]
+        base = t["extres cold sync (a process)"].wall
+        ratios = [
+            t[k].wall / base for k in t if k.startswith(("kubectl-view", "kubectl describe", "kubectl get"))
+        ]
+        print(
+            f"{s['pods']:7.0f} {s['sync']:7.1f} {s['sync'] / s['floor']:6.2f} {s['peak_per_pod']:10.0f} "
+            f"{s['after'] / MIB:13.1f} {s['retained_per_pod']:10.0f} {p['overview']:12.1f} "
+            f"{p['overview, changed']:11.1f} {p['fragment, changed']:12.1f} "
+            f"{p['metrics scrape, changed']:10.1f} "
+            f"{ratios[0]:6.2f} {ratios[1]:10.2f} {ratios[2]:13.2f}"
+        )
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--nodes", type=int, default=5000)
+    p.add_argument("--steps", default="10000,50000,150000")
+    p.add_argument("--requests", type=int, default=200)
+    a = p.parse_args()
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cpus, {mem:.0f} GiB, "
+        f"Python {platform.python_version()}, Kubernetes v{testenv.version()} (etcd, kube-apiserver, "
+        "kube-scheduler, kube-controller-manager, kwok) on loopback, on the same cores"
+    )
+    print(f"command: python bench/envelope.py {' '.join(sys.argv[1:])}   # commit {commit}", flush=True)
+    results, failures = [], 0
+    for pods in (int(s) for s in a.steps.split(",")):
+        result, failed = step(a.nodes, pods, a.requests)
+        results.append(result)
+        failures += failed
+    summary(results)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""The tools people use instead of extres, run on a cluster with wall time and peak RSS.
+
+  * kubectl-view-allocations (crates.io, pinned ``KVA_VERSION``, built once with
+    ``cargo install --locked`` into ~/.cache/extres/kva-<version>);
+  * ``kubectl describe nodes`` and ``kubectl get pods -A -o json`` (the kubectl of the same
+    Kubernetes version as the API server);
+  * extres's cold sync as a process of its own (bench/sync_probe.py).
+
+Each runs under a memory guard: past ``limit`` bytes of resident memory (the process and its
+children) it is stopped and reported as such, so that a tool that would hold the whole cluster
+cannot push the control plane out of memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KVA_VERSION = "3.1.0"
+CACHE = Path(os.environ.get("EXTRES_CACHE_DIR", Path.home() / ".cache" / "extres"))
+
+
+def kva() -> Path:
+    """kubectl-view-allocations, built once per version outside the repository."""
+    root = CACHE / f"kva-{KVA_VERSION}"
+    binary = root / "bin" / "kubectl-view-allocations"
+    if not binary.exists():
+        print(f"building kubectl-view-allocations {KVA_VERSION} (cargo install, a few minutes)", flush=True)
+        subprocess.run(
+            [
+                "cargo",
+                "install",
+                "kubectl-view-allocations",
+                "--version",
+                KVA_VERSION,
+                "--locked",
+                "--root",
+                root,
+            ],
+            check=True,
+        )
+    return binary
+
+
+@dataclass
+class Run:
+    wall: float
+    peak_mib: float
+    stdout: str
+    stopped: bool  # past the memory guard
+
+
+def _tree_rss(pid: int) -> int:
+    """Resident bytes of a process and its children (one level is enough here)."""
+    total = 0
+    for p in (pid, *_children(pid)):
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+        except OSError:
+            continue
+        total += next((int(x.split()[1]) * 1024 for x in status.splitlines() if x.startswith("VmRSS:")), 0)
+    return total
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def measured(cmd: list[str], env: dict[str, str] | None = None, limit: int = 5 * 2**30) -> Run:
+    """Wall time, peak RSS (GNU time's maximum resident set) and stdout of one command."""
+    report = Path(os.environ.get("TMPDIR", "/tmp")) / f"extres-time-{os.getpid()}-{threading.get_ident()}"
+    out = io.StringIO()
+    t = time.perf_counter()
+    proc = subprocess.Popen(
+        ["/usr/bin/time", "-f", "%M", "-o", str(report), *cmd],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    assert proc.stdout is not None
+    reader = threading.Thread(target=lambda: out.write(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    stopped = False
+    while proc.poll() is None:
+        if _tree_rss(proc.pid) > limit:
+            stopped = True
+            for child in _children(proc.pid):
+                os.kill(child, 9)
+        time.sleep(0.2)
+    reader.join()
+    wall = time.perf_counter() - t
+    lines = report.read_text().strip().splitlines() if report.exists() else []
+    report.unlink(missing_ok=True)
+    peak_kb = float(lines[-1]) if lines and lines[-1].isdigit() else limit / 1024
+    if proc.returncode and not stopped:
+        raise RuntimeError(f"{cmd[0]} failed ({proc.returncode})")
+    return Run(wall, peak_kb / 1024, out.getvalue(), stopped)
+
+
+def kva_requested(text: str, resources: tuple[str, ...]) -> dict[tuple[str, str], int]:
+    """(node, resource) -> requested, from kubectl-view-allocations' CSV (grouped by resource, node)."""
+    out = {}
+    for row in csv.DictReader(io.StringIO(text)):
+        if row.get("Kind") == "node" and row.get("resource") in resources and row.get("node"):
+            out[(row["node"], row["resource"])] = int(float(row.get("Requested") or 0))
+    return out
+
+
+def describe_requested(text: str, resources: tuple[str, ...]) -> dict[tuple[str, str], int]:
+    """(node, resource) -> requested, from the "Allocated resources" table of kubectl describe."""
+    out, node = {}, ""
+    for line in text.splitlines():
+        if line.startswith("Name:"):
+            node = line.split()[1]
+        for r in resources:
+            m = re.match(rf"\s+{re.escape(r)}\s+(\d+)\s+\d+", line)
+            if m and node:
+                out[(node, r)] = int(m.group(1))
+    return out
+
+
+def extres_sync(kubeconfig: Path) -> tuple[Run, float]:
+    """extres's cold sync as a process of its own (best of two), and its listing seconds."""
+    cmd = [sys.executable, str(ROOT / "bench" / "sync_probe.py"), str(kubeconfig), "sync"]
+    best = min((measured(cmd) for _ in range(2)), key=lambda r: r.wall)
+    return best, json.loads(best.stdout.strip().splitlines()[-1])["seconds"]
