@@ -44,6 +44,7 @@ from bench import snapshot, tools  # noqa: E402
 from bench.cache_bench import KB, RESOURCES, measure_sync, print_sync, seed_pending, warm_pages  # noqa: E402
 from bench.profiles import listed_size  # noqa: E402
 from extres_demo import testenv  # noqa: E402
+from tests.serving import Server  # noqa: E402
 
 MIB = 2**20
 PENDING = 30
@@ -128,6 +129,30 @@ def side_by_side(plane: testenv.ControlPlane, nodes: int, label: str) -> tuple[d
     return figures, failures
 
 
+# helm/extres/values.yaml's preset for up to 5,000 nodes and 150,000 running pods (the default)
+PRESET = {"request": 384 * MIB, "limit": 768 * MIB}
+
+
+def served(plane: testenv.ControlPlane, label: str, growth: float) -> dict[str, float]:
+    """The app as the container runs it (gunicorn): its RSS once synced and its worker's peak,
+    against the chart's preset; ``growth``: a cold sync's peak RSS growth (bench/sync_probe.py)."""
+    server = Server(plane, ready_timeout=900, EXTRES_HISTORY_STORE="off")
+    try:
+        time.sleep(5)
+        _, rss, peak = tools.group_usage(server.proc.pid)
+    finally:
+        server.stop()
+    # a relist builds its new state beside the old: at most the synced RSS plus a sync's growth
+    relist = rss + growth
+    print(
+        f"[{label}] served by gunicorn: RSS once synced {rss / MIB:.0f} MiB (master and worker), the "
+        f"worker's peak {peak / MIB:.0f} MiB, a relist at most ~{relist / MIB:.0f} MiB; the chart's "
+        f"preset: request {PRESET['request'] // MIB}Mi ({'holds' if rss <= PRESET['request'] else 'SHORT'}), "
+        f"limit {PRESET['limit'] // MIB}Mi ({'holds' if max(peak, relist) <= PRESET['limit'] else 'SHORT'})"
+    )
+    return {"rss": rss, "peak": peak, "relist": relist}
+
+
 def step(nodes: int, pods: int, requests: int) -> tuple[dict[str, Any], int]:
     plane, restored = snapshot.restore(nodes, pods)
     label = f"{pods // 1000}k" if pods >= 1000 else str(pods)
@@ -145,12 +170,13 @@ def step(nodes: int, pods: int, requests: int) -> tuple[dict[str, Any], int]:
         sync = measure_sync(plane.kubeconfig, pods)
         print_sync(label, sync)
         tools_figures, failures = side_by_side(plane, nodes, label)
+        serving = served(plane, label, sync["peak_per_pod"] * sync["pods"])
         pages = warm_pages(plane.kubeconfig, nodes, requests, label)
         api.close()
     finally:
         plane.stop()
         shutil.rmtree(plane.state_dir, ignore_errors=True)
-    return {"pods": pods, "sync": sync, "tools": tools_figures, "pages": pages}, failures
+    return {"pods": pods, "sync": sync, "tools": tools_figures, "pages": pages, "served": serving}, failures
 
 
 def summary(results: list[dict[str, Any]]) -> None:

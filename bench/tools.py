@@ -111,6 +111,33 @@ def measured(cmd: list[str], env: dict[str, str] | None = None, limit: int = 5 *
     return Run(wall, peak_kb / 1024, out.getvalue(), stopped)
 
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def group_usage(pgid: int) -> tuple[float, int, int]:
+    """(CPU seconds, RSS bytes, the largest peak RSS) of the processes in a process group (gunicorn's
+    master and worker), from /proc."""
+    cpu, rss, peak = 0.0, 0, 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            if int(stat[2]) != pgid:  # field 5: the process group
+                continue
+            cpu += (int(stat[11]) + int(stat[12])) / TICKS  # utime, stime
+            status = dict(
+                line.split(":", 1)
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                if ":" in line
+            )
+            rss += int(status["VmRSS"].split()[0]) * 1024
+            peak = max(peak, int(status["VmHWM"].split()[0]) * 1024)
+        except (OSError, KeyError, IndexError, ValueError):
+            continue
+    return cpu, rss, peak
+
+
 def kva_requested(text: str, resources: tuple[str, ...]) -> dict[tuple[str, str], int]:
     """(node, resource) -> requested, from kubectl-view-allocations' CSV (grouped by resource, node)."""
     out = {}

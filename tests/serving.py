@@ -13,7 +13,7 @@ from tests.conftest import repo_root, wait_until_serving
 
 
 class Server:
-    def __init__(self, plane: testenv.ControlPlane, **env: str) -> None:
+    def __init__(self, plane: testenv.ControlPlane, ready_timeout: float = 30, **env: str) -> None:
         self.port = testenv.free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.metrics_port = testenv.free_port()
@@ -38,7 +38,7 @@ class Server:
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # its own process group: kill() takes the workers too
         )
-        wait_until_serving(self.proc, self.url + "/readyz", timeout=30)
+        wait_until_serving(self.proc, self.url + "/readyz", timeout=ready_timeout)
 
     def kill(self) -> None:
         """SIGKILL the master and its workers at once: a crash, nothing cleans up."""
