@@ -115,12 +115,14 @@ def seed_pending(core: client.CoreV1Api, nodes: int, count: int, condition: bool
 
 
 def probe(kubeconfig: Path, mode: str, *extra: str) -> dict[str, Any]:
-    out = subprocess.run(
+    done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "sync_probe.py"), str(kubeconfig), mode, *extra],
-        check=True,
         capture_output=True,
         text=True,
-    ).stdout
+    )
+    if done.returncode:
+        raise RuntimeError(f"sync_probe.py {mode} failed:\n{done.stderr[-3000:]}")
+    out = done.stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

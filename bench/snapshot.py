@@ -49,7 +49,7 @@ from bench.cache_bench import RESOURCES, seed_nodes  # noqa: E402
 from bench.profiles import RealProfile  # noqa: E402
 from extres_demo import testenv  # noqa: E402
 
-RECIPE = "r1"  # bump when what a snapshot holds changes
+RECIPE = "r2"  # bump when what a snapshot holds changes
 APPS = 30
 NAMESPACE = "default"
 KEEP_RUNNING = "extres.test/keep-running"
@@ -152,7 +152,8 @@ def _stored(made: dict[str, Any], body: dict[str, Any], j: int, node: str, seed:
     own = seed.status(j, node)["status"]
     for field in ("podIP", "podIPs", "hostIP"):
         status[field] = own[field]
-    status["hostIPs"] = [{"ip": own["hostIP"]}]
+    if "hostIPs" in status:
+        status["hostIPs"] = [{"ip": own["hostIP"]}]
     for mine, theirs in zip(status.get("containerStatuses", []), own["containerStatuses"], strict=False):
         mine["containerID"] = theirs["containerID"]
     return pod

@@ -6,9 +6,9 @@
     Kubernetes version as the API server);
   * extres's cold sync as a process of its own (bench/sync_probe.py).
 
-Each runs under a memory guard: past ``limit`` bytes of resident memory (the process and its
-children) it is stopped and reported as such, so that a tool that would hold the whole cluster
-cannot push the control plane out of memory.
+Each runs under a memory guard: once its resident memory (the process and its children) would
+leave the machine less than 2 GiB available, it is stopped and reported as such, so that a tool
+that holds the whole cluster cannot push the control plane out of memory.
 """
 
 from __future__ import annotations
@@ -79,8 +79,20 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def measured(cmd: list[str], env: dict[str, str] | None = None, limit: int = 5 * 2**30) -> Run:
+HEADROOM = 2 * 2**30
+
+
+def available() -> int:
+    """MemAvailable from /proc/meminfo, in bytes."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no MemAvailable in /proc/meminfo")
+
+
+def measured(cmd: list[str], env: dict[str, str] | None = None) -> Run:
     """Wall time, peak RSS (GNU time's maximum resident set) and stdout of one command."""
+    limit = available() - HEADROOM
     report = Path(os.environ.get("TMPDIR", "/tmp")) / f"extres-time-{os.getpid()}-{threading.get_ident()}"
     out = io.StringIO()
     t = time.perf_counter()
@@ -157,6 +169,26 @@ def describe_requested(text: str, resources: tuple[str, ...]) -> dict[tuple[str,
             m = re.match(rf"\s+{re.escape(r)}\s+(\d+)\s+\d+", line)
             if m and node:
                 out[(node, r)] = int(m.group(1))
+    return out
+
+
+def listed_requested(text: str, resources: tuple[str, ...]) -> dict[tuple[str, str], int]:
+    """(node, resource) -> requested, summed from ``kubectl get pods -o json``: bound pods not
+    terminated, their containers' requests against the largest init container's (the bench's pods
+    have no sidecars, no pod-level resources and no overhead)."""
+    out: dict[tuple[str, str], int] = {}
+    for pod in json.loads(text)["items"]:
+        node, phase = pod["spec"].get("nodeName"), pod.get("status", {}).get("phase")
+        if not node or phase in ("Succeeded", "Failed"):
+            continue
+        for r in resources:
+            asked = [
+                [int(c.get("resources", {}).get("requests", {}).get(r, 0)) for c in pod["spec"].get(kind, [])]
+                for kind in ("containers", "initContainers")
+            ]
+            amount = max(sum(asked[0]), max(asked[1], default=0))
+            if amount:
+                out[(node, r)] = out.get((node, r), 0) + amount
     return out
 
 
