@@ -128,7 +128,8 @@ def probe(kubeconfig: Path, mode: str, *extra: str) -> dict[str, Any]:
 
 def measure_sync(kubeconfig: Path, pods: int) -> dict[str, float]:
     """Cold-sync figures at one step, each from fresh processes (best of two for times)."""
-    floor = min(probe(kubeconfig, "floor")["seconds"] for _ in range(2))
+    floors = [probe(kubeconfig, "floor") for _ in range(2)]
+    floor = min(r["seconds"] for r in floors)
     syncs = [probe(kubeconfig, "sync") for _ in range(2)]
     sync = min(syncs, key=lambda r: r["seconds"])
     trace = probe(kubeconfig, "trace")
@@ -148,6 +149,8 @@ def measure_sync(kubeconfig: Path, pods: int) -> dict[str, float]:
         "all_sync": everything["seconds"],
         "all_after": everything["after"],
         "seeded": pods,
+        # lists begun again after a 410 (a continue token outlived etcd's history)
+        "restarts": sum(r.get("restarts", 0) for r in (*floors, *syncs, trace, everything)),
     }
 
 
@@ -170,6 +173,8 @@ def print_sync(label: str, m: dict[str, float]) -> None:
         f"({m['all_sync'] / m['sync']:.2f}x), RSS after {m['all_after'] / mib:.1f} MiB "
         f"({m['all_after'] / max(m['after'], 1):.2f}x)"
     )
+    if m.get("restarts"):
+        print(f"[{label}]   lists begun again after a 410 (continue token expired): {m['restarts']:.0f}")
 
 
 def timed(fn):  # type: ignore[no-untyped-def]

@@ -8,13 +8,14 @@ The full control plane (etcd, kube-apiserver, kube-scheduler, kube-controller-ma
 as every node's kubelet at kubelet defaults: a Lease renewed every 10 s (a 40 s lease, a quarter of
 it), the node's status reported every 5 min with jitter (demo/extres_demo/kwok-stages.yaml); the
 app served by gunicorn as in the container. The cluster is a cached snapshot of real-sized pods
-that the controllers leave as they are (bench/snapshot.py). The control plane runs at nice 10:
-on a cluster it has machines of its own, here it shares two cores with the app. Then, for each
-rate N (pod events a second, ``--rates``), for ``--seconds``:
+that the controllers leave as they are (bench/snapshot.py). The app has a core of its own (CPU 1,
+as its container would have one), beside the bench's timing client (a browser); the control plane
+and the bench's other clients share the other. Then, for each rate N (pod events a second,
+``--rates``), for ``--seconds``:
   * a Job-like stream: bound pods created at N/4 a second, run by kwok, after 3 s marked
     Succeeded (the bench writes the phase, as their kubelet would) and deleted (four pod events
     each), sent by a pool of clients;
-  * a Deployment scaled between 10 and 40 replicas every 20 s; 30 pending pods of three shapes;
+  * a Deployment scaled between 10 and 40 replicas every 20 s; 6 pending pods of three shapes;
   * a marker: every 2 s one node's extended capacity is patched, and the time until the overview
     and /metrics show it is the event-to-screen lag;
   * meanwhile the overview page and its fragment are timed, and the app's CPU (its processes'
@@ -53,16 +54,26 @@ from bench.envelope import settle  # noqa: E402
 from tests.serving import Server  # noqa: E402
 
 MARKER = "n00000"
+PENDING = 6  # two of each shape
 D = RESOURCES[0]
 
 
-def yield_cpu(plane: Any, nice: int = 10) -> None:
-    """Every thread of the control plane's processes at a lower priority: on a cluster they have
-    machines of their own, and here they share two cores with the app being measured."""
-    for pidfile in plane.state_dir.glob("*.pid"):
-        for task in Path(f"/proc/{pidfile.read_text().strip()}/task").glob("*"):
+def pin(pids: list[int], cpus: set[int]) -> None:
+    """Every thread of these processes on these CPUs (threads they start later inherit it)."""
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").glob("*"):
             with contextlib.suppress(OSError):
-                os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
+                os.sched_setaffinity(int(task.name), cpus)
+
+
+def on_load_cpu() -> None:
+    """The calling thread (and the threads it starts) on CPU 0, with the control plane."""
+    if (os.cpu_count() or 1) >= 2:
+        os.sched_setaffinity(0, {0})
+
+
+def gunicorn_workers(master: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
 
 
 def fetch(url: str) -> tuple[str, float]:
@@ -94,6 +105,7 @@ class Churn:
         slow request does not hold the stream back."""
         interval, j = 4.0 / self.rate, 0
         live: collections.deque[tuple[float, str]] = collections.deque()
+        on_load_cpu()
         next_at = time.monotonic()
         with ThreadPoolExecutor(8) as pool:
             while not self.stop.is_set():
@@ -146,6 +158,7 @@ class Churn:
             },
         }
         body: Any = {"metadata": {"name": "churn-deploy"}, "spec": spec}
+        on_load_cpu()
         with contextlib.suppress(client.ApiException):  # made by an earlier rate's run
             self.apps.create_namespaced_deployment("default", body)
         up = True
@@ -250,20 +263,28 @@ def main() -> None:
     a = p.parse_args()
     if a.quick:
         a.nodes, a.pods, a.rates, a.seconds = 300, 1000, "10", 60
+    split = (os.cpu_count() or 1) >= 2
+    if split:
+        os.sched_setaffinity(0, {0})  # the bench's own clients and everything they start: CPU 0
     plane, restored = snapshot.restore(a.nodes, a.pods)
     try:
         api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
         api.configuration.connection_pool_maxsize = 32
         core = client.CoreV1Api(api)
         settled = settle(core, a.nodes, a.pods)
-        yield_cpu(plane)
-        seed_pending(core, a.nodes, 30, condition=False)  # three shapes; none fits (kube-scheduler says why)
+        seed_pending(
+            core, a.nodes, PENDING, condition=False
+        )  # three shapes; none fits (kube-scheduler says why)
         print(
             f"{a.nodes} nodes and {a.pods} real-sized pods from a snapshot (bench/snapshot.py): copied and "
             f"control plane up in {restored:.0f}s, settled in {settled:.0f}s",
             flush=True,
         )
         server = Server(plane, EXTRES_HISTORY_STORE="off")
+        if split:  # the app a core of its own, as its container would have; the rest the other
+            pin([int(f.read_text()) for f in plane.state_dir.glob("*.pid")], {0})
+            pin([server.proc.pid, *gunicorn_workers(server.proc.pid)], {1})
+            os.sched_setaffinity(0, {1})  # this thread times the pages; the load's threads move to CPU 0
         try:
             fetch(server.url + "/")  # the cache syncs on the first request
             time.sleep(10)

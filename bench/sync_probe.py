@@ -4,6 +4,7 @@
 
 Prints one JSON object:
   floor: seconds to GET the same pages (nodes, then pods) and json.loads each: the raw-parse floor
+         (begun again if a continue token expires; "restarts" counts them)
   sync:  seconds for the cache's list of nodes and pods; RSS before, at the peak (VmHWM, reset
          just before the sync) and after; the cache's own size estimate
   trace: bytes the synced pods cache retains and the peak of traced allocation (tracemalloc)
@@ -17,8 +18,9 @@ import json
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -26,6 +28,8 @@ from kubernetes import client
 
 from app.kube.cache import ClusterCache
 from app.kube.client import ClusterConfig, api_client, load_configuration
+
+T = TypeVar("T")
 
 
 def rss() -> int:
@@ -43,6 +47,40 @@ def reset_peak() -> None:
         f.write("5")
 
 
+def again_if_gone(fn: Callable[[], T], out: dict[str, Any]) -> T:
+    """``fn`` again from the start when a list's continue token has outlived etcd's history (410),
+    as the app's cache does; out["restarts"] counts them."""
+    while True:
+        try:
+            return fn()
+        except client.ApiException as exc:
+            if exc.status != 410:
+                raise
+            out["restarts"] = out.get("restarts", 0) + 1
+
+
+def floor(core: client.CoreV1Api, cache: ClusterCache, page_size: int) -> dict[str, int]:
+    """GET the pages the cache would (nodes, then pods) and json.loads each: pods and bytes."""
+    pods = size = 0
+    for kind in ("nodes", "pods"):
+        cont = None
+        while True:
+            kwargs: dict[str, Any] = {"limit": page_size, "_preload_content": False}
+            if cont:
+                kwargs["_continue"] = cont
+            fn = core.list_node if kind == "nodes" else core.list_pod_for_all_namespaces
+            resp = fn(**cache._selection(kind), **kwargs)
+            body = json.loads(resp.data)
+            if kind == "pods":
+                pods += len(body["items"])
+                size += len(resp.data)
+            cont = body["metadata"].get("continue")
+            del body, resp
+            if not cont:
+                break
+    return {"pods": pods, "bytes": size}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("kubeconfig")
@@ -55,32 +93,14 @@ def main() -> None:
     out: dict[str, Any] = {}
     gc.collect()
     if args.mode == "floor":
-        core = client.CoreV1Api(api)
         t = time.perf_counter()
-        pods = 0
-        for kind in ("nodes", "pods"):
-            cont = None
-            while True:
-                kwargs: dict[str, Any] = {"limit": args.page_size, "_preload_content": False}
-                if cont:
-                    kwargs["_continue"] = cont
-                fn = core.list_node if kind == "nodes" else core.list_pod_for_all_namespaces
-                resp = fn(**cache._selection(kind), **kwargs)
-                body = json.loads(resp.data)
-                if kind == "pods":
-                    pods += len(body["items"])
-                    out["bytes"] = out.get("bytes", 0) + len(resp.data)
-                cont = body["metadata"].get("continue")
-                del body, resp
-                if not cont:
-                    break
-        out.update(seconds=time.perf_counter() - t, pods=pods)
+        out.update(again_if_gone(lambda: floor(client.CoreV1Api(api), cache, args.page_size), out))
+        out["seconds"] = time.perf_counter() - t
     elif args.mode == "sync":
         before = rss()
         reset_peak()
         t = time.perf_counter()
-        cache._list("nodes")
-        cache._list("pods")
+        again_if_gone(lambda: (cache._list("nodes"), cache._list("pods")), out)
         out["seconds"] = time.perf_counter() - t
         out["peak"] = peak() - before
         gc.collect()
@@ -90,8 +110,7 @@ def main() -> None:
     else:
         cache.freeze_gc = False
         tracemalloc.start()
-        cache._list("nodes")
-        cache._list("pods")
+        again_if_gone(lambda: (cache._list("nodes"), cache._list("pods")), out)
         gc.collect()
         out["retained"], out["traced_peak"] = tracemalloc.get_traced_memory()
         out["pods"] = len(cache.store.pods)
