@@ -37,6 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import yaml  # noqa: E402
 from kubernetes import client  # noqa: E402
 
 from app import create_app  # noqa: E402
@@ -141,8 +142,16 @@ def side_by_side(plane: testenv.ControlPlane, nodes: int, label: str) -> tuple[d
     return figures, failures
 
 
-# helm/extres/values.yaml's preset for up to 5,000 nodes and 150,000 running pods (the default)
-PRESET = {"request": 384 * MIB, "limit": 768 * MIB}
+def preset() -> dict[str, int]:
+    """The chart's default memory request and limit (its preset for up to 5,000 nodes and 150,000
+    running pods), read from helm/extres/values.yaml."""
+    resources = yaml.safe_load((ROOT / "helm" / "extres" / "values.yaml").read_text())["resources"]
+    units = {"Mi": MIB, "Gi": 1024 * MIB}
+
+    def size(text: str) -> int:
+        return int(text[:-2]) * units[text[-2:]]
+
+    return {"request": size(resources["requests"]["memory"]), "limit": size(resources["limits"]["memory"])}
 
 
 def served(plane: testenv.ControlPlane, label: str, growth: float) -> dict[str, float]:
@@ -156,11 +165,12 @@ def served(plane: testenv.ControlPlane, label: str, growth: float) -> dict[str, 
         server.stop()
     # a relist builds its new state beside the old: at most the synced RSS plus a sync's growth
     relist = rss + growth
+    chart = preset()
     print(
         f"[{label}] served by gunicorn: RSS once synced {rss / MIB:.0f} MiB (master and worker), the "
         f"worker's peak {peak / MIB:.0f} MiB, a relist at most ~{relist / MIB:.0f} MiB; the chart's "
-        f"preset: request {PRESET['request'] // MIB}Mi ({'holds' if rss <= PRESET['request'] else 'SHORT'}), "
-        f"limit {PRESET['limit'] // MIB}Mi ({'holds' if max(peak, relist) <= PRESET['limit'] else 'SHORT'})"
+        f"preset: request {chart['request'] // MIB}Mi ({'holds' if rss <= chart['request'] else 'SHORT'}), "
+        f"limit {chart['limit'] // MIB}Mi ({'holds' if max(peak, relist) <= chart['limit'] else 'SHORT'})"
     )
     return {"rss": rss, "peak": peak, "relist": relist}
 
