@@ -75,10 +75,6 @@ def on_load_cpu() -> None:
         os.sched_setaffinity(0, {0})
 
 
-def gunicorn_workers(master: int) -> list[int]:
-    return [int(c) for c in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
-
-
 def fetch(url: str) -> tuple[str, float]:
     t = time.perf_counter()
     with urllib.request.urlopen(url, timeout=10) as resp:
@@ -289,7 +285,7 @@ def main() -> None:
         server = Server(plane, EXTRES_HISTORY_STORE="off")
         if split:  # the app a core of its own, as its container would have; the rest the other
             pin([int(f.read_text()) for f in plane.state_dir.glob("*.pid")], {0})
-            pin([server.proc.pid, *gunicorn_workers(server.proc.pid)], {1})
+            pin([server.proc.pid, *tools.children(server.proc.pid)], {1})
             os.sched_setaffinity(0, {1})  # this thread times the pages; the load's threads move to CPU 0
         try:
             fetch(server.url + "/")  # the cache syncs on the first request

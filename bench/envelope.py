@@ -41,6 +41,7 @@ import yaml  # noqa: E402
 from kubernetes import client  # noqa: E402
 
 from app import create_app  # noqa: E402
+from app.domain.quantity import parse_quantity  # noqa: E402
 from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
 from bench import snapshot, tools  # noqa: E402
 from bench.cache_bench import KB, RESOURCES, measure_sync, print_sync, seed_pending, warm_pages  # noqa: E402
@@ -149,12 +150,10 @@ def preset() -> dict[str, int]:
     """The chart's default memory request and limit (its preset for up to 5,000 nodes and 150,000
     running pods), read from helm/extres/values.yaml."""
     resources = yaml.safe_load((ROOT / "helm" / "extres" / "values.yaml").read_text())["resources"]
-    units = {"Mi": MIB, "Gi": 1024 * MIB}
-
-    def size(text: str) -> int:
-        return int(text[:-2]) * units[text[-2:]]
-
-    return {"request": size(resources["requests"]["memory"]), "limit": size(resources["limits"]["memory"])}
+    return {
+        "request": int(parse_quantity(resources["requests"]["memory"])),
+        "limit": int(parse_quantity(resources["limits"]["memory"])),
+    }
 
 
 def served(plane: testenv.ControlPlane, label: str, growth: float) -> dict[str, float]:

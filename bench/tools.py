@@ -63,7 +63,7 @@ class Run:
 def _tree_rss(pid: int) -> int:
     """Resident bytes of a process and its children (one level is enough here)."""
     total = 0
-    for p in (pid, *_children(pid)):
+    for p in (pid, *children(pid)):
         try:
             status = Path(f"/proc/{p}/status").read_text()
         except OSError:
@@ -72,7 +72,8 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def _children(pid: int) -> list[int]:
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started (from its main thread)."""
     try:
         return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
@@ -110,7 +111,7 @@ def measured(cmd: list[str], env: dict[str, str] | None = None) -> Run:
     while proc.poll() is None:
         if _tree_rss(proc.pid) > limit:
             stopped = True
-            for child in _children(proc.pid):
+            for child in children(proc.pid):
                 os.kill(child, 9)
         time.sleep(0.2)
     reader.join()
