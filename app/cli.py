@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app import logs
 from app.config import Settings
 from app.serving import gunicorn_options
 
@@ -73,9 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_env(**overrides)
     except ValueError as exc:
         parser.error(str(exc))
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    logs.configure(settings.log_level, settings.access_log)
     if args.command == "serve":
         from app.kube.client import ClusterConfig, cluster_configured
 

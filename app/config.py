@@ -35,6 +35,7 @@ class Settings:
     device_plugin_resources: tuple[str, ...] = DEFAULT_DEVICE_PLUGIN_PATTERNS
     max_quantity: int = 1_000_000
     log_level: str = "INFO"
+    access_log: bool = False  # a log line per request (every poll of every open tab): off unless set
     auth_mode: str = "service-account"  # service-account | impersonate | token
     read_only: bool = True  # service-account mode: no write route at all unless set to false
     user_header: str = "X-Forwarded-User"  # impersonate mode: set by the trusted auth proxy

@@ -18,6 +18,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from app import logs
 from app.config import Settings
 
 log = logging.getLogger(__name__)
@@ -119,8 +120,9 @@ def gunicorn_options(settings: Settings) -> dict[str, Any]:
         "workers": 1,
         "worker_class": "gthread",
         "threads": settings.threads,
-        "accesslog": "-",
-        "errorlog": "-",
+        # every logger, gunicorn's too, as JSON lines on stderr (app.logs); access lines only when
+        # EXTRES_ACCESS_LOG is set
+        "logconfig_dict": logs.config(settings.log_level, settings.access_log),
         "loglevel": settings.log_level.lower(),
         "worker_tmp_dir": "/tmp",  # the root filesystem is read-only in the container
         "limit_request_line": 8190,

@@ -10,6 +10,7 @@ from typing import Protocol
 
 from kubernetes import client
 
+from app import audit
 from app.domain.admission import Namespace
 from app.kube.access import Access, Identity
 from app.kube.admission_reads import AdmissionReads
@@ -71,7 +72,7 @@ class ClusterPort(Protocol):
     def unreadable_named(self) -> list[Unreadable]: ...
     def watch_counters(self) -> dict[str, WatchCounters]: ...
     def dra_state(self) -> str: ...
-    def writer_for(self, identity: Identity, client_addr: str = "", request_id: str = "") -> NodeWriter: ...
+    def writer_for(self, identity: Identity, who: audit.Who | None = None) -> NodeWriter: ...
     def close(self) -> None: ...
 
 
@@ -160,15 +161,16 @@ class Cluster:
     def _log_size(self, kind: str) -> None:
         log.info("cache synced %s: holds %s", kind, self.cache.store.size())
 
-    def writer_for(self, identity: Identity, client_addr: str = "", request_id: str = "") -> NodeWriter:
-        """Writes go out as the acting user, so the API server's RBAC decides too."""
+    def writer_for(self, identity: Identity, who: audit.Who | None = None) -> NodeWriter:
+        """Writes go out as the acting user, so the API server's RBAC decides too; ``who`` is
+        on their audit lines."""
         return NodeWriter(
             self.access.client_for(identity),
             timeout=self.request_timeout,
             on_node=self.cache.store.apply_node,
             on_error=self.cache.on_error,
             event_namespace=self.event_namespace,
-            audit_context={"actor": identity.label, "client": client_addr, "request_id": request_id},
+            who=who,
             on_changed=self.capacity_log.own,
         )
 

@@ -5,7 +5,6 @@ Writes are never retried: a failure is reported to the user as it happened.
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 from collections.abc import Callable, Mapping
@@ -16,6 +15,7 @@ from typing import Any
 import orjson
 from kubernetes import client
 
+from app import audit
 from app.domain import changes
 from app.domain.quantity import QuantityError, parse_count
 from app.kube.errors import TEST_FAILED, Conflict, Invalid, KubeError, NotFound, translate
@@ -24,7 +24,6 @@ FIELD_MANAGER = "extres"
 EVENT_REASON = "ExtendedResourceChanged"
 EVENT_LABELS = {"app.kubernetes.io/managed-by": FIELD_MANAGER}
 log = logging.getLogger(__name__)
-audit = logging.getLogger("extres.audit")
 
 
 @dataclass(frozen=True)
@@ -51,12 +50,12 @@ class NodeWriter:
         on_node: Callable[[Mapping[str, Any]], None] | None = None,
         on_error: Callable[[str, str], None] | None = None,
         event_namespace: str = "default",
-        audit_context: Mapping[str, str] | None = None,
+        who: audit.Who | None = None,
         on_changed: Callable[[str, str, int | None, int | None, str, str], None] | None = None,
     ) -> None:
         self.core = client.CoreV1Api(api)
         self.event_namespace = event_namespace
-        self.audit_context = dict(audit_context or {})  # who and from where, for every audit line
+        self.who = who or audit.Who()  # who and from where, for every audit line
         self.timeout = timeout
         self.on_node = on_node  # read-your-writes: feed the patched node to the cache
         self.on_error = on_error  # (operation, error kind), for /metrics
@@ -128,9 +127,7 @@ class NodeWriter:
                 self.event_namespace, body, field_manager=FIELD_MANAGER, _request_timeout=self.timeout
             )
         except Exception as exc:  # noqa: BLE001
-            audit.warning(
-                "could not record an Event for node %s: %s", meta.get("name"), translate(exc).message
-            )
+            log.warning("could not record an Event for node %s: %s", meta.get("name"), translate(exc).message)
 
     # ---- operations -----------------------------------------------------------
     def set(
@@ -222,16 +219,16 @@ class NodeWriter:
                 message = f"{name} changed since you loaded it. Nothing was changed; try again."
             status = 409 if isinstance(err, Conflict) else err.status if 400 <= err.status < 600 else 503
             if not dry_run:
-                self._audit(
+                audit.record(
                     "refused" if status in (401, 403) else "failed",
-                    name,
-                    resource,
-                    action,
-                    old,
-                    new,
+                    self.who,
+                    node=name,
+                    resource=resource,
+                    old=old,
+                    new=new,
+                    action=action,
                     status=status,
-                    message=message,
-                    detail=err.detail,
+                    reason=message,
                 )
             return Outcome(name, resource, action, old, new, False, message, dry_run, status)
         summary = f"{resource} {_show(old)} -> {_show(new)}"
@@ -242,25 +239,16 @@ class NodeWriter:
                 version = str((patched.get("metadata") or {}).get("resourceVersion", ""))
                 self.on_changed(name, resource, old, new, actor, version)
             self.event(patched, actor, f"{action} {summary}")
-            self._audit("changed", name, resource, action, old, new)
+            audit.record(
+                "changed",
+                self.who,
+                node=name,
+                resource=resource,
+                old=old,
+                new=new,
+                action=action,
+            )
         return outcome
-
-    def _audit(
-        self, outcome: str, node: str, resource: str, action: str, old: Any, new: Any, **extra: Any
-    ) -> None:
-        """One JSON line on the ``extres.audit`` logger per write, made or not."""
-        line = {
-            "event": "extended_resource_change",
-            "outcome": outcome,
-            **self.audit_context,
-            "node": node,
-            "resource": resource,
-            "action": action,
-            "old": old,
-            "new": new,
-            **extra,
-        }
-        (audit.info if outcome == "changed" else audit.warning)(json.dumps(line))
 
 
 def _annotations(node: Mapping[str, Any]) -> dict[str, str]:

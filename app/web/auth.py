@@ -8,8 +8,10 @@ from datetime import UTC, datetime
 from flask import current_app, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
+from app import audit
 from app.kube.access import Identity
 from app.kube.errors import KubeError
+from app.web import security
 from app.web.hx import Page
 from app.web.security import csrf_ok, csrf_token, identity, safe_next, same_origin
 from app.web.services import Services
@@ -32,10 +34,12 @@ def login() -> Response | tuple[str, int]:
     token = request.form.get("token", "").strip()
     target = safe_next(request.form.get("next"))
     error = ""
+    verified: Identity | None = None
     if not same_origin() or not csrf_ok():
         error = "The form expired; try again."
-    elif not Services.get().sign_ins.allow(request.remote_addr or ""):
+    elif not Services.get().sign_ins.allow(security.who().client):  # through the trusted proxies
         error = "Too many sign-in attempts from this address; wait a minute and try again."
+        audit.record("sign_in_refused", security.who(), reason="too many attempts", status=429)
         return render_template("auth/login.html", error=error, next=target), 429
     elif not token:
         error = "Token: paste a bearer token."
@@ -44,25 +48,31 @@ def login() -> Response | tuple[str, int]:
             f"Token: longer than {MAX_TOKEN:,} characters, too long for a browser to keep in its "
             "cookie. Sign in through the authentication proxy instead (its header carries it)."
         )
-    elif not _accepted(Identity(token=token, mode="token")):
+    elif (verified := _accepted(Identity(token=token, mode="token"))) is None:
         error = "Token: the API server did not accept this token, or it may not list nodes."
     if error:
+        audit.record("sign_in_refused", security.who(), reason=error, status=401)
         return render_template("auth/login.html", error=error, next=target), 401
     current_app.extensions["extres_tokens"].sign_in(session, token)
+    assert verified is not None
+    base = security.who()  # the session is not yet this user's: name them as the API server did
+    audit.record("signed_in", audit.Who(verified.user, verified.groups, base.client, base.request_id))
     session.permanent = True  # the cookie ends with the session's absolute lifetime
     return redirect(target, code=303)
 
 
-def _accepted(who: Identity) -> bool:
+def _accepted(who: Identity) -> Identity | None:
+    """The token's user, when the API server accepts the token and lets it list nodes."""
     access = Services.get().cluster.access
     verified = access.authenticate(who)
-    return verified is not None and access.allowed(verified, "list", "nodes")
+    return verified if verified is not None and access.allowed(verified, "list", "nodes") else None
 
 
 @bp.post("/logout")
 def logout() -> Response | tuple[str, int]:
     """Ends the session here and, through the shared revocation list, on every replica: a copy
     of the cookie stops working too. When the list cannot be written, the page says so."""
+    acting = security.who()
     ended = current_app.extensions["extres_tokens"].sign_out(session)
     if ended is not None:
         try:
@@ -74,5 +84,7 @@ def logout() -> Response | tuple[str, int]:
                 "Signed out in this browser, but the sign-out could not be recorded on the server (the "
                 f"API server did not answer). A copy of this session's cookie stays valid until {until}."
             )
+            audit.record("signed_out", acting, reason="not recorded for other replicas", status=503)
             return render_template("auth/login.html", error=error, next="/"), 503
+        audit.record("signed_out", acting)
     return redirect(url_for("overview.index"), code=303)

@@ -4,18 +4,20 @@ results pages."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from flask import abort, render_template, request, url_for
 from werkzeug.wrappers import Response
 
+from app import audit
 from app.domain.changes import ChangeError, validate_expected, validate_resource, validate_set
 from app.domain.selectors import SelectorError, parse_selector
 from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
+from app.web import security
 from app.web.bulk_jobs import BulkJob, BulkJobs, JobRefused
-from app.web.changes import _node_or_404, actor, audit, bp, writer
+from app.web.changes import _node_or_404, actor, bp, writer
 from app.web.hx import page_or_fragment, redirect
 from app.web.paging import paginate
 from app.web.security import identity
@@ -209,17 +211,24 @@ def _start_job(
         count=count,
         owner=identity().key,
     )
-    w, who = writer(), actor()
+    w, who, acting = writer(), actor(), security.who()
+    trail: dict[str, Any] = {"resource": resource, "new": count, "action": action, "nodes": len(planned)}
 
     def work(job: BulkJob) -> None:
         _run_each(
             w, who, action, resource, count, planned, dry_run, job.outcomes.append, lambda: job.cancelled
         )
+        if not dry_run:
+            ok = sum(o.ok for o in job.outcomes)
+            counts = {"ok": ok, "failed": len(job.outcomes) - ok, "left": job.total - len(job.outcomes)}
+            audit.record("bulk_finished", acting, **trail, counts=counts)
 
     try:
         key = BulkJobs.get().start(job, work)
     except JobRefused as exc:
         abort(429, description=str(exc))
+    if not dry_run:
+        audit.record("bulk_started", acting, **trail, job=key)
     return redirect(url_for("changes.results", key=key), code=303)
 
 
@@ -235,7 +244,7 @@ def cancel(key: str) -> Response:
     if job is None:
         abort(404, description="There is no such bulk change of yours.")
     job.cancelled = True
-    audit.info(json.dumps({"event": "bulk_change_cancelled", "actor": actor(), "job": key}))
+    audit.record("bulk_cancelled", security.who(), resource=job.resource, action=job.action, job=key)
     return redirect(url_for("changes.results", key=key), code=303)
 
 

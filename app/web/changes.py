@@ -8,9 +8,6 @@ nothing and is answered with 422 and a message next to the field.
 
 from __future__ import annotations
 
-import json
-import logging
-
 from flask import abort, flash, g, render_template, request, url_for
 from werkzeug.wrappers import Response
 
@@ -18,12 +15,12 @@ from app.domain.changes import ChangeError, validate_expected, validate_resource
 from app.domain.names import is_dns_label, is_dns_subdomain
 from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
+from app.web import security
 from app.web.hx import NODES_AND_PODS, Page, redirect
-from app.web.security import identity, request_id
+from app.web.security import identity, refused
 from app.web.services import Services
 
 bp = Page("changes", __name__, reads=NODES_AND_PODS)
-audit = logging.getLogger("extres.audit")
 
 
 @bp.before_request
@@ -52,19 +49,7 @@ def require_edit_right() -> None:
     who = identity()
     if not Services.get().cluster.access.can_edit(who):
         if request.method == "POST":
-            audit.warning(
-                json.dumps(
-                    {
-                        "event": "extended_resource_change",
-                        "outcome": "refused",
-                        "actor": who.label,
-                        "client": request.remote_addr or "",
-                        "path": request.path,
-                        "status": 403,
-                        "request_id": request_id(),
-                    }
-                )
-            )
+            refused("may not patch nodes/status", 403)
         abort(
             403, description=f"{who.label} may view but not change nodes (patch nodes/status is not allowed)."
         )
@@ -89,7 +74,7 @@ def actor() -> str:
 
 
 def writer() -> NodeWriter:
-    return Services.get().cluster.writer_for(identity(), request.remote_addr or "", request_id())
+    return Services.get().cluster.writer_for(identity(), security.who())
 
 
 def _node_or_404(name: str) -> NodeView:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import json
 import logging
 import re
 import secrets
@@ -16,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 from flask import Flask, abort, current_app, g, request, session, url_for
 from werkzeug.wrappers import Response
 
+from app import audit
 from app.config import Settings
 from app.kube.access import Identity
 from app.serving import REPEATED
@@ -105,31 +105,53 @@ def _secrets() -> list[str]:
     return [_secret(), *current_app.config["EXTRES"].previous_secret_keys]
 
 
-_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")  # a proxy's X-Request-Id is kept when it looks like one
-audit = logging.getLogger("extres.audit")
+# a trusted proxy's X-Request-Id is kept when it looks like one; anyone else's is replaced
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def request_id() -> str:
-    """This request's id: the proxy's X-Request-Id, or one made here; on every audit line and
+    """This request's id: a trusted proxy's X-Request-Id, or one made here; on every audit line and
     in the response's X-Request-Id header."""
     return str(g.get("request_id", ""))
 
 
-def refused(reason: str) -> None:
+def refused(reason: str, status: int) -> None:
     """An audit line for a write refused before it reached the API server."""
-    audit.warning(
-        json.dumps(
-            {
-                "event": "request_refused",
-                "reason": reason,
-                "actor": identity().label,
-                "client": request.remote_addr or "",
-                "method": request.method,
-                "path": request.path,
-                "request_id": request_id(),
-            }
-        )
+    audit.record("refused", who(), reason=reason, status=status, method=request.method, path=request.path)
+
+
+def who() -> audit.Who:
+    """Who is acting, for the audit trail: the user and groups once verified (never as merely
+    claimed), the client address through the trusted proxies, the request id."""
+    found: Identity | None = g.get("identity")
+    trusted = found is not None and verified()
+    return audit.Who(
+        user=found.user if trusted and found is not None else None,
+        groups=found.groups if trusted and found is not None else (),
+        client=str(g.get("client", "")),
+        request_id=request_id(),
     )
+
+
+MAX_HOPS = 32  # X-Forwarded-For entries read, from the right
+
+
+def client_address(remote_addr: str | None, forwarded_for: str, networks: list) -> str:
+    """The client as seen through the trusted proxies: the peer, unless it is a trusted proxy;
+    then X-Forwarded-For read from the right, past every trusted proxy, to the first address
+    that is not one. An entry that is not an address stops the walk at the proxy that sent it."""
+    addr = remote_addr or ""
+    if not _trusted(addr, networks):
+        return addr
+    for hop in reversed([h.strip() for h in forwarded_for.split(",")][-MAX_HOPS:]):
+        try:
+            ipaddress.ip_address(hop)
+        except ValueError:
+            return addr
+        addr = hop
+        if not _trusted(hop, networks):
+            return hop
+    return addr
 
 
 def csrf_token() -> str:
@@ -205,8 +227,10 @@ def init_app(app: Flask, settings: Settings) -> None:
     @app.before_request
     def check_request() -> Response | None:
         g.verified = False
-        sent = request.headers.get("X-Request-Id", "")
+        from_proxy = _trusted(request.remote_addr, networks)
+        sent = request.headers.get("X-Request-Id", "") if from_proxy else ""
         g.request_id = sent if _REQUEST_ID.fullmatch(sent) else secrets.token_hex(8)
+        g.client = client_address(request.remote_addr, request.headers.get("X-Forwarded-For", ""), networks)
         try:
             g.identity = identity_from(
                 settings, networks, request.headers, request.remote_addr, tokens.token(session)
@@ -248,10 +272,10 @@ def init_app(app: Flask, settings: Settings) -> None:
         g.verified = True
         if request.method not in SAFE_METHODS:
             if not same_origin():
-                refused("another site")
+                refused("another site", 403)
                 abort(403, description="This form was sent from another site; nothing was changed.")
             if not csrf_ok():
-                refused("no valid CSRF token")
+                refused("no valid CSRF token", 400)
                 abort(
                     400,
                     description="This form did not carry a valid CSRF token (it may have expired). "

@@ -273,8 +273,8 @@ def test_nothing_leaks_to_unknown_users_and_odd_queries_do_not_fail(make_app, no
     # refused writes are audited with the person and the client address
     with caplog.at_level(logging.INFO, logger="extres.audit"):
         web.post(f"/changes/nodes/{node}/resources", data=writes(node)[0][1], headers=alice)
-    [line] = [json.loads(r.message) for r in caplog.records if r.name == "extres.audit"]
-    assert (line["outcome"], line["actor"], line["client"], line["status"]) == (
+    [line] = [r.audit for r in caplog.records if r.name == "extres.audit"]
+    assert (line["outcome"], line["user"], line["client"], line["status"]) == (
         "refused",
         "alice",
         "127.0.0.1",

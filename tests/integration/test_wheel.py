@@ -4,18 +4,23 @@ the dashboard with its templates and static files and carries nothing of the dem
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
+import tempfile
 import urllib.request
 import venv
 import zipfile
 from pathlib import Path
 
 import pytest
+import requests
+from bs4 import BeautifulSoup
 
 from extres_demo import testenv
 from tests.conftest import eventually, repo_root
+from tests.kube_helpers import create_node
 
 pytestmark = pytest.mark.kube
 
@@ -129,3 +134,70 @@ def test_the_wheel_carries_every_template_and_static_file_and_no_demo(wheels):
             if path.is_file():
                 assert f"app/{path.relative_to(root)}" in names, path
     assert not [n for n in names if "extres_demo" in n or "kube-testenv" in n]
+
+
+def dockerfile_command() -> list[str]:
+    """The image's command line, exactly as the Dockerfile's last CMD gives it."""
+    text = (repo_root() / "Dockerfile").read_text()
+    [*_, last] = [line for line in text.splitlines() if line.startswith("CMD ")]
+    command: list[str] = json.loads(last[4:])
+    return command
+
+
+def test_the_images_command_writes_one_json_audit_line_per_change(installed, control_plane, core, uid):
+    """The installed wheel started with the Dockerfile's CMD and environment (not ``extres serve``):
+    a change made through its form leaves one "changed" audit line on stderr, in JSON; a page
+    view leaves no access line (access logs are off unless asked for)."""
+    name = f"{uid}-img"
+    create_node(core, name, {"example.com/dongle": "4"})
+    port = testenv.free_port()
+    image_env = {"PYTHONUNBUFFERED": "1", "EXTRES_HOST": "127.0.0.1", "EXTRES_PORT": str(port)}
+    test_env = {
+        "EXTRES_KUBECONFIG": str(control_plane.kubeconfig),
+        "EXTRES_READ_ONLY": "false",
+        "EXTRES_COOKIE_SECURE": "false",  # plain http on loopback
+        "EXTRES_METRICS_PORT": "0",
+    }
+    elsewhere = Path(tempfile.mkdtemp())  # the image's WORKDIR is /tmp: not the checkout
+    proc = subprocess.Popen(
+        dockerfile_command(),
+        cwd=elsewhere,
+        env={**_env(installed), **image_env, **test_env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        session = requests.Session()
+        base = f"http://127.0.0.1:{port}"
+
+        def node_page() -> str:
+            assert proc.poll() is None, "gunicorn exited"
+            try:
+                resp = session.get(f"{base}/nodes/{name}", timeout=5)
+            except requests.ConnectionError as exc:
+                raise AssertionError(f"not serving yet: {exc}") from exc
+            assert resp.status_code == 200, resp.status_code
+            return resp.text
+
+        html = eventually(node_page, timeout=60, interval=0.3)
+        token = BeautifulSoup(html, "html.parser").select_one("input[name=csrf_token]")["value"]
+        form = {"csrf_token": token, "resource": "example.com/dongle", "quantity": "6", "expected": "4"}
+        sent = session.post(
+            f"{base}/changes/nodes/{name}/resources", data=form, allow_redirects=False, timeout=10
+        )
+        assert sent.status_code == 303, sent.text
+        assert core.read_node(name).status.capacity["example.com/dongle"] == "6"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    assert len(lines) == len(err.splitlines()), f"every log line is JSON:\n{err}"
+    changed = [line for line in lines if line["logger"] == "extres.audit" and line["outcome"] == "changed"]
+    assert len(changed) == 1, lines
+    [line] = changed
+    assert (line["node"], line["resource"], line["old"], line["new"]) == (name, "example.com/dongle", 4, 6)
+    assert line["client"] == "127.0.0.1" and line["request_id"] == sent.headers["X-Request-Id"]
+    assert line["time"].endswith("Z") and line["action"] == "set"
+    assert not [line for line in lines if line["logger"] == "gunicorn.access"]

@@ -108,7 +108,7 @@ class FakeCluster:
 
     writer: Any = None  # a test of the bulk jobs' bookkeeping may give a writer of its own
 
-    def writer_for(self, identity: Identity, client_addr: str = "", request_id: str = "") -> Any:
+    def writer_for(self, identity: Identity, who: Any = None) -> Any:
         if self.writer is None:
             raise AssertionError("the web lane does not write: see tests/integration")
         return self.writer
