@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from app.domain.names import escape_json_pointer, extended_resource_name_errors, is_standard_resource
-from app.domain.quantity import QuantityError, parse_count
+from app.domain.quantity import QuantityError, parse_count, parse_typed_count
 
 DESIRED_ANNOTATION = "extres.dev/desired-capacity"
 
@@ -82,9 +82,9 @@ def validate_quantity(text: str, maximum: int) -> tuple[int | None, str | None]:
     if not text:
         return None, "Quantity is required."
     try:
-        count = parse_count(text, maximum=maximum)
+        count = parse_typed_count(text, maximum=maximum)
     except QuantityError as exc:
-        return None, f"Quantity {exc}."
+        return None, f"Quantity: {exc}."
     if count == 0:
         return None, "Quantity must be at least 1; to take a resource away, remove it instead of setting 0."
     return count, None

@@ -45,7 +45,7 @@ def parse_quantity(text: str) -> Decimal:
     s = text.strip()
     match = _QUANTITY.fullmatch(s)
     if not match or not s:
-        raise QuantityError(f"{text!r} is not a quantity (examples: 3, 3000m, 1Ki, 2e3)")
+        raise QuantityError(f"{text!r} is not a quantity (like 2, 500m or 64Mi)")
     number = Decimal(match["num"])
     suffix = match["suffix"] or ""
     if suffix in _BINARY:
@@ -75,6 +75,35 @@ def parse_count(text: str, *, maximum: int | None = None) -> int:
     if maximum is not None and count > maximum:
         raise QuantityError(f"{text!r} is more than the allowed maximum of {maximum}")
     return count
+
+
+_DIGITS = re.compile(r"[0-9]{1,100}")
+
+
+def parse_typed_count(text: str, *, maximum: int | None = None) -> int:
+    """A device count as an operator types it: plain ASCII digits (``4``), nothing else.
+
+    Every other form Kubernetes accepts (``2Ki``, ``1e3``, ``2k``, ``1000m``) is refused with the
+    integer it stands for, so a slip never advertises 2,048 devices unseen: "2Ki means 2048: type
+    2048 if you mean it"."""
+    s = (text or "").strip()[:100]
+    if _DIGITS.fullmatch(s):
+        count = int(s)
+        if maximum is not None and count > maximum:
+            raise QuantityError(f"{count} is more than the allowed maximum of {maximum}")
+        return count
+    try:
+        value = parse_quantity(s)
+    except QuantityError:
+        raise QuantityError(f"{s!r} is not a whole number: type digits only, like 4") from None
+    if value < 0:
+        raise QuantityError(f"{s!r} is negative; devices are counted from 0")
+    if value != value.to_integral_value():
+        raise QuantityError(f"{s!r} is not a whole number of devices: type digits only, like 4")
+    count = int(value)
+    if maximum is not None and count > maximum:
+        raise QuantityError(f"{s!r} means more than the allowed maximum of {maximum}")
+    raise QuantityError(f"{s} means {count}: type {count} if you mean it")
 
 
 @functools.lru_cache(maxsize=4096)  # pods repeat a few quantities ("100m", "64Mi", "1")

@@ -47,7 +47,7 @@ def parse_filters(args) -> tuple[Filters, dict[str, str]]:
                 if not free_of
                 else f"Free at least: resource {free_of[:80]!r} {problems[0]}."
             )
-        elif not at_least.isdigit() or len(at_least) > 12:
+        elif not (at_least.isascii() and at_least.isdigit()) or len(at_least) > 12:
             errors["min"] = f"Free at least: {at_least[:20]!r} is not a whole number of 0 or more."
         else:
             free_at_least = (free_of, int(at_least))

@@ -22,7 +22,7 @@ def _render(values: Any, planned: Planned | None, errors: dict[str, str], status
     replicas = planned.replicas if planned is not None else None
     text = (values.get("replicas") or "").strip()
     if text:
-        if not text.isdigit() or not 0 < int(text) <= MAX_REPLICAS:
+        if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_REPLICAS:
             errors["replicas"] = f"Replicas: a whole number from 1 to {MAX_REPLICAS}."
         else:
             replicas = int(text)

@@ -2,7 +2,14 @@ from decimal import Decimal
 
 import pytest
 
-from app.domain.quantity import QuantityError, format_amount, parse_count, parse_quantity, to_amount
+from app.domain.quantity import (
+    QuantityError,
+    format_amount,
+    parse_count,
+    parse_quantity,
+    parse_typed_count,
+    to_amount,
+)
 
 
 @pytest.mark.parametrize(
@@ -70,3 +77,38 @@ def test_format_amount():
     assert format_amount("memory", 2**30) == "1Gi"
     assert format_amount("memory", 64 * 2**20) == "64Mi"
     assert format_amount("example.com/dongle", 7) == "7"
+
+
+@pytest.mark.parametrize(("text", "count"), [("4", 4), (" 12 ", 12), ("0", 0), ("007", 7)])
+def test_typed_device_counts_are_plain_digits(text, count):
+    assert parse_typed_count(text) == count
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("2Ki", "2Ki means 2048: type 2048 if you mean it"),
+        ("1e3", "1e3 means 1000: type 1000 if you mean it"),
+        ("2k", "2k means 2000: type 2000 if you mean it"),
+        ("1000m", "1000m means 1: type 1 if you mean it"),
+        ("+3", "+3 means 3: type 3 if you mean it"),
+        ("1.5", "'1.5' is not a whole number of devices: type digits only, like 4"),
+        ("1500m", "not a whole number of devices"),
+        ("-1", "negative"),
+        ("\uff13", "is not a whole number: type digits only, like 4"),
+        ("four", "is not a whole number: type digits only, like 4"),
+    ],
+)
+def test_typed_device_counts_refuse_every_other_spelling_with_the_integer_it_means(text, message):
+    with pytest.raises(QuantityError) as refused:
+        parse_typed_count(text)
+    assert message in str(refused.value)
+    assert "Ki," not in str(refused.value) and "e3)" not in str(refused.value)  # teaches no such form
+
+
+def test_typed_device_counts_keep_the_maximum():
+    assert parse_typed_count("1000", maximum=1000) == 1000
+    with pytest.raises(QuantityError, match="1001 is more than the allowed maximum of 1000"):
+        parse_typed_count("1001", maximum=1000)
+    with pytest.raises(QuantityError, match="means more than the allowed maximum"):
+        parse_typed_count("1Mi", maximum=1000)

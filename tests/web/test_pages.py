@@ -100,6 +100,9 @@ def test_a_missing_node_is_404_and_an_unsynced_store_503(client, cluster, two):
         ("/?resource=example.com/gpu", "resource", "No such resource 'example.com/gpu'"),
         ("/plan/?requests=dongle", "requests", "is not name=quantity"),
         ("/plan/?requests=example.com/dongle%3D0.5", "requests", "0.5"),
+        ("/plan/?requests=example.com/dongle%3D2Ki", "requests", "2Ki means 2048: type 2048 if you mean it"),
+        ("/plan/?requests=example.com/dongle%3D1&replicas=%C2%B2", "replicas", "a whole number from 1"),
+        ("/?free=example.com/dongle&min=%C2%B2", "min", "is not a whole number of 0 or more"),
         ("/plan/?requests=example.com/dongle%3D1&replicas=0", "replicas", "a whole number from 1"),
         ("/plan/?requests=example.com/dongle%3D1&tolerations=a:Sometimes", "tolerations", "Sometimes"),
     ],
@@ -117,6 +120,7 @@ def test_bad_arguments_are_named_at_their_field(client, two, url, field, message
         ({"action": "set", "resource": D, "quantity": "1500m", "nodes": "n1"}, "quantity", "whole"),
         ({"action": "set", "resource": "dongle", "quantity": "1", "nodes": "n1"}, "resource", "dongle"),
         ({"action": "set", "resource": GPU, "quantity": "1", "nodes": "n1"}, "resource", "device plugin"),
+        ({"action": "set", "resource": D, "quantity": "2k", "nodes": "n1"}, "quantity", "2k means 2000"),
         ({"action": "set", "resource": D, "quantity": "1", "nodes": "ghost"}, "nodes", "Unknown node"),
         ({"action": "set", "resource": D, "quantity": "1"}, "nodes", "Choose at least one node"),
         ({"action": "set", "resource": D, "quantity": "1", "selector": "zone in (a"}, "selector", "Label"),
@@ -136,7 +140,10 @@ def test_bad_bulk_forms_are_named_and_nothing_is_written(client, two, form, fiel
     ("form", "field", "message"),
     [
         ({"resource": D, "quantity": "0.5"}, "quantity", "whole"),
-        ({"resource": D, "quantity": "\uff13"}, "quantity", "not a quantity"),  # a fullwidth 3
+        ({"resource": D, "quantity": "\uff13"}, "quantity", "type digits only, like 4"),  # a fullwidth 3
+        ({"resource": D, "quantity": "2Ki"}, "quantity", "2Ki means 2048: type 2048 if you mean it"),
+        ({"resource": D, "quantity": "1e3"}, "quantity", "1e3 means 1000"),
+        ({"resource": D, "quantity": "1000m"}, "quantity", "1000m means 1"),
         ({"resource": "kubernetes.io/dongle", "quantity": "1"}, "resource", "kubernetes.io"),
         ({"resource": "requests.example.com/dongle", "quantity": "1"}, "resource", "requests."),
         ({"resource": "cpu", "quantity": "1"}, "resource", ""),
