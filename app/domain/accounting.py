@@ -231,6 +231,10 @@ class ResourceUsage:
     requested: int = 0
     advertised: bool = True
     allocated: int | None = None
+    # totals only: the sum of each node's own over-commitment (one node over by 2 and another
+    # with 2 free are not "0 free": the sums would hide it); None: computed from this usage (the
+    # same where no node is over: the sums then fit)
+    excess: int | None = None
 
     @property
     def used(self) -> int:
@@ -241,10 +245,12 @@ class ResourceUsage:
         return self.allocatable - self.used
 
     @property
-    def percent(self) -> int:
-        if self.allocatable <= 0:
-            return 100 if self.used else 0
-        return min(100, round(100 * self.used / self.allocatable))
+    def percent(self) -> int | None:
+        """The share of allocatable in use, for a bar; None where nothing is allocatable (a
+        percentage of 0 means nothing) or where it is over-committed (that is said instead)."""
+        if self.allocatable <= 0 or self.overcommitted:
+            return None
+        return round(100 * self.used / self.allocatable)
 
     @property
     def meter_max(self) -> int:
@@ -252,8 +258,15 @@ class ResourceUsage:
         return max(self.allocatable, self.used, 1)
 
     @property
+    def over(self) -> int:
+        """By how much more is requested (held, for DRA) than is allocatable: 0 when it fits."""
+        if self.excess is not None:
+            return self.excess
+        return max(0, self.used - self.allocatable)
+
+    @property
     def overcommitted(self) -> bool:
-        return self.used > self.allocatable
+        return self.over > 0
 
     def __add__(self, other: ResourceUsage) -> ResourceUsage:
         dra = self.allocated is not None or other.allocated is not None
@@ -263,6 +276,7 @@ class ResourceUsage:
             self.requested + other.requested,
             self.advertised or other.advertised,
             self.used + other.used if dra else None,
+            (self.over + other.over) or None,
         )
 
 
@@ -288,6 +302,7 @@ class Totals:
 
     by_resource: dict[str, ResourceUsage] = field(default_factory=dict)
     nodes_with: dict[str, int] = field(default_factory=dict)  # nodes advertising each resource
+    nodes_over: dict[str, int] = field(default_factory=dict)  # nodes where it is over-committed
 
     @classmethod
     def of(cls, usages: Iterable[Mapping[str, ResourceUsage]]) -> Totals:
@@ -303,14 +318,16 @@ class RunningTotals:
 
     def __init__(self) -> None:
         # resource -> [capacity, allocatable, requested, nodes advertising, nodes with it at all,
-        # used (requested, or allocated where DRA serves it), nodes where DRA serves it]
+        # used (requested, or allocated where DRA serves it), nodes where DRA serves it,
+        # over-commitment summed per node, nodes over-committed]
         self._sums: dict[str, list[int]] = {}
 
     def add(self, usage: Mapping[str, ResourceUsage], sign: int = 1) -> None:
         for name, u in usage.items():
             s = self._sums.get(name)
             if s is None:
-                s = self._sums[name] = [0, 0, 0, 0, 0, 0, 0]
+                s = self._sums[name] = [0, 0, 0, 0, 0, 0, 0, 0, 0]
+            over = u.over
             s[0] += sign * u.capacity
             s[1] += sign * u.allocatable
             s[2] += sign * u.requested
@@ -318,14 +335,17 @@ class RunningTotals:
             s[4] += sign
             s[5] += sign * u.used
             s[6] += sign * (u.allocated is not None)
+            s[7] += sign * over
+            s[8] += sign * (over > 0)
             if not s[4]:
                 del self._sums[name]
 
     def totals(self) -> Totals:
         return Totals(
             {
-                name: ResourceUsage(c, a, r, n > 0, used if dra else None)
-                for name, (c, a, r, n, _, used, dra) in self._sums.items()
+                name: ResourceUsage(c, a, r, n > 0, used if dra else None, over or None)
+                for name, (c, a, r, n, _, used, dra, over, _) in self._sums.items()
             },
             {name: s[3] for name, s in self._sums.items() if s[3]},
+            {name: s[8] for name, s in self._sums.items() if s[8]},
         )

@@ -159,6 +159,8 @@ def summary_strip(state: Services) -> list[dict[str, object]]:
                 "requested": u.requested if u else 0,
                 "nodes": totals.nodes_with.get(resource, 0),
                 "waiting": waiting.get(resource, 0),
+                "over": u.over if u else 0,  # summed per node: the sums alone would hide it
+                "nodes_over": totals.nodes_over.get(resource, 0),
             }
         )
     return out

@@ -6,6 +6,7 @@ from app.domain.accounting import (
     Part,
     Reported,
     ResourceUsage,
+    RunningTotals,
     Totals,
     counts_on_node,
     extended_only,
@@ -154,10 +155,13 @@ def test_node_usage_and_free():
     fpga = usage["acme.io/fpga"]
     assert not fpga.advertised
     assert fpga.free == -1
-    assert fpga.overcommitted
-    assert fpga.percent == 100
+    assert fpga.overcommitted and fpga.over == 1
+    assert fpga.percent is None  # nothing allocatable: no percentage, "over-committed by 1"
     assert fpga.meter_max == 1
     assert ResourceUsage(0, 0, 0).meter_max == 1
+    assert ResourceUsage(0, 0, 0).percent is None and not ResourceUsage(0, 0, 0).overcommitted
+    assert ResourceUsage(4, 4, 6).over == 2 and ResourceUsage(4, 4, 6).percent is None
+    assert ResourceUsage(4, 4, 3, allocated=5).over == 1  # DRA: what claims hold counts
 
 
 def test_totals():
@@ -171,8 +175,26 @@ def test_totals():
     )
     assert t.by_resource[D] == ResourceUsage(6, 6, 3, True)
     assert t.nodes_with == {D: 2}
-    assert t.by_resource[F] == ResourceUsage(0, 0, 1, False)
+    assert t.by_resource[F] == ResourceUsage(0, 0, 1, False, excess=1)
     assert t.by_resource[F].overcommitted
+    assert t.nodes_over == {F: 1}
+
+
+def test_totals_name_each_nodes_over_commitment_the_sums_would_hide():
+    """One node over by 2 beside one with 2 free: the sums say 0 free, the totals say over by 2."""
+    t = Totals.of([node_usage({D: 2}, {D: 2}, {D: 4}), node_usage({D: 4}, {D: 4}, {D: 2})])
+    u = t.by_resource[D]
+    assert (u.free, u.over, u.overcommitted, t.nodes_over) == (0, 2, True, {D: 1})
+    running = RunningTotals()
+    over = node_usage({D: 2}, {D: 2}, {D: 4})
+    running.add(over)
+    running.add(over, sign=-1)
+    running.add(node_usage({D: 2}, {D: 2}, {D: 1}))
+    assert running.totals().nodes_over == {} and not running.totals().by_resource[D].overcommitted
+    assert (
+        sum((node_usage({D: 2}, {D: 2}, {D: 4})[D], node_usage({D: 4}, {D: 4}, {})[D]), ResourceUsage()).over
+        == 2
+    )
 
 
 def test_extended_only():

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
+D = "example.com/dongle"
+
 R = "example.com/dongle"
 
 
@@ -130,3 +132,31 @@ def test_pending_pods_coming_and_going_leave_the_grid_memo_alone(app, client, cl
     assert cluster.store.rows_version == version
     memo = grids.at(version)
     assert all(memo.get(k) is v for k, v in kept.items())
+
+
+def test_over_commitment_is_named_on_the_row_the_strip_the_totals_and_the_node_page(client, cluster):
+    """The README's story: a resource taken away while a pod still asks for it. A node over by 2
+    beside one with 2 free: the sums alone would say "0 free"."""
+    cluster.node("over", {D: "2"})
+    cluster.node("roomy", {D: "4"})
+    cluster.node("none", {D: "0"})
+    cluster.pod("hog", "over", {D: "4"})
+    cluster.pod("small", "roomy", {D: "2"})
+    soup = BeautifulSoup(client.get("/").get_data(as_text=True), "html.parser")
+    over = soup.select_one('#grid tbody tr[data-node="over"]')
+    assert "over" in over.select_one(f'td[data-resource="{D}"][data-field="free"]')["class"]
+    assert over.select_one("td.bar.over .pct").get_text(strip=True) == "over-committed by 2"
+    assert soup.select_one('#grid tbody tr[data-node="roomy"] td.bar .pct').get_text(strip=True) == "50%"
+    empty = soup.select_one('#grid tbody tr[data-node="none"] td.bar')
+    assert empty.get_text(" ", strip=True).endswith("nothing allocatable") and "%" not in empty.get_text()
+    totals = soup.select_one("#grid tfoot tr.totals td.bar.over .pct")
+    assert totals is not None and totals.get_text(strip=True) == "over-committed by 2"
+    strip = soup.select_one(f'ul.strip li[data-resource="{D}"] [data-field="over"]')
+    assert strip is not None and strip.get_text(" ", strip=True) == "over-committed by 2 on 1 node"
+    page = BeautifulSoup(client.get("/nodes/over").get_data(as_text=True), "html.parser")
+    row = page.select_one(f'table.resources tr[data-resource="{D}"]')
+    assert row.select_one('td[data-field="free"]').get_text(strip=True) == "-2"
+    assert row.select_one("td.bar.over .pct").get_text(strip=True) == "over-committed by 2"
+    assert "100%" not in row.get_text()
+    pod = page.select_one('#node-pods tr[data-pod="default/hog"] [data-over]')
+    assert pod is not None and pod.get_text(strip=True) == "over-committed here by 2"
