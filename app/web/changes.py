@@ -128,25 +128,50 @@ def set_resource(name: str) -> Response | tuple[str, int]:
     state = Services.get()
     node = _node_or_404(name)
     form = request.form
+    typed = {k: form.get(k, "") for k in ("resource", "quantity", "expected")}
     try:
         resource, count, expected = validate_set(
-            form.get("resource", ""),
-            form.get("quantity", ""),
-            form.get("expected"),
+            typed["resource"],
+            typed["quantity"],
+            typed["expected"],
             maximum=state.settings.max_quantity,
             owner=state.read_only,
         )
     except ChangeError as exc:
-        html = render_template(
-            "changes/set.html",
-            node=node,
-            resource=form.get("resource", ""),
-            quantity=form.get("quantity", ""),
-            expected=form.get("expected", ""),
-            errors=exc.errors,
-        )
-        return html, 422
-    return _finish(name, writer().set(name, resource, count, expected, actor()))
+        return _set_form(node, typed, errors=exc.errors, status=422)
+    if expected is None and resource in node.capacity:
+        # the add form names a resource the node already advertises: a change, not a conflict.
+        # Nothing is written: the form comes back with the current value as the expected one.
+        current = node.capacity[resource]
+        notice = f"{name} already advertises {resource}: currently {current}. Save to change it to {count}."
+        return _set_form(node, {**typed, "resource": resource, "expected": str(current)}, notice=notice)
+    outcome = writer().set(name, resource, count, expected, actor())
+    if outcome.status == 409:
+        # changed by someone else since the page was read: the typed values stay, with what is
+        # there now as the expected value, so a second Save is a decision made on the new value
+        now = "" if outcome.old is None else str(outcome.old)
+        return _set_form(node, {**typed, "expected": now}, errors={"expected": outcome.message}, status=409)
+    return _finish(name, outcome)
+
+
+def _set_form(
+    node: NodeView,
+    values: dict[str, str],
+    *,
+    errors: dict[str, str] | None = None,
+    notice: str = "",
+    status: int = 200,
+) -> tuple[str, int]:
+    html = render_template(
+        "changes/set.html",
+        node=node,
+        resource=values.get("resource", ""),
+        quantity=values.get("quantity", ""),
+        expected=values.get("expected", ""),
+        errors=errors or {},
+        notice=notice,
+    )
+    return html, status
 
 
 @bp.get("/nodes/<name>/resources/remove")

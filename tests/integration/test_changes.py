@@ -106,6 +106,25 @@ def test_concurrent_change_is_refused_not_overwritten(web, core, node):
     assert "changed since you loaded it" in text(resp)
     assert "you saw 4, it is now 5" in text(resp)
     assert capacity(core, node)[D] == "5"
+    # the typed values are kept, with what is there now as the expected value: Save again applies
+    form = BeautifulSoup(text(resp), "html.parser").select_one("form.change")
+    kept = {i["name"]: i.get("value", "") for i in form.select("input[name]") if i["name"] != "csrf_token"}
+    assert kept == {"resource": D, "quantity": "8", "expected": "5"}
+    assert web.post(f"/changes/nodes/{node}/resources", data=kept).status_code == 303
+    assert capacity(core, node)[D] == "8"
+
+
+def test_adding_a_name_the_node_advertises_is_a_change_from_its_value_never_a_conflict(web, core, node):
+    """The node page's add form sends no expected value. Given a name the node already has, the
+    answer is the form again, "currently 4 -> 6", nothing written; saving it writes 6."""
+    before = core.read_node(node).metadata.resource_version
+    add = {"resource": D, "quantity": "6", "expected": ""}
+    resp = web.post(f"/changes/nodes/{node}/resources", data=add)
+    assert resp.status_code == 200 and "currently 4. Save to change it to 6" in text(resp)
+    assert "changed since" not in text(resp)
+    assert core.read_node(node).metadata.resource_version == before
+    resp = web.post(f"/changes/nodes/{node}/resources", data={**add, "expected": "4"})
+    assert resp.status_code == 303 and capacity(core, node)[D] == "6"
     assert events(core, node) == []
 
 

@@ -73,3 +73,41 @@ def test_the_node_page_refreshes_itself_and_an_unchanged_poll_is_204(client, clu
     cluster.node("n1", {D: "4"})
     fresh = BeautifulSoup(client.get(url, headers=head).get_data(as_text=True), "html.parser")
     assert fresh.select_one(f'tr[data-resource="{D}"] [data-field="capacity"]').get_text() == "4"
+
+
+def test_adding_a_name_the_node_already_advertises_becomes_a_change_with_no_false_conflict(client, cluster):
+    """The add form sends no expected value; the node has the resource: nothing is written (the
+    fake cluster refuses any write), the form comes back as a change from the current value."""
+    cluster.node("n1", {D: "2"})
+    resp = client.post("/changes/nodes/n1/resources", data={"resource": D, "quantity": "3", "expected": ""})
+    assert resp.status_code == 200
+    html = BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+    assert "already advertises example.com/dongle: currently 2" in html.select_one("[data-notice]").get_text()
+    assert html.select_one(".change-summary")["data-change"] == f"{D} 2 3"
+    form = html.select_one("form.change")
+    assert form.select_one("input[name=expected]")["value"] == "2"
+    assert form.select_one("input[name=quantity]")["value"] == "3"
+    assert "changed since" not in html.get_text()
+
+
+class ConflictWriter:
+    """The API server's answer when someone else changed the value: 5 now, not the 2 the user saw."""
+
+    def set(self, name, resource, count, expected, actor, dry_run=False):
+        from app.kube.writer import Outcome
+
+        message = f"{resource} on {name} changed since you loaded it: you saw {expected}, it is now 5."
+        return Outcome(name, resource, "set", 5, count, False, message, dry_run, 409)
+
+
+def test_a_real_conflict_keeps_the_typed_values_with_what_is_there_now(client, cluster):
+    cluster.node("n1", {D: "2"})
+    cluster.writer = ConflictWriter()
+    resp = client.post("/changes/nodes/n1/resources", data={"resource": D, "quantity": "7", "expected": "2"})
+    assert resp.status_code == 409
+    html = BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+    assert "you saw 2, it is now 5" in html.select_one(".flash.error").get_text()
+    form = html.select_one("form.change")
+    assert form.select_one("input[name=quantity]")["value"] == "7"
+    assert form.select_one("input[name=resource]")["value"] == D
+    assert form.select_one("input[name=expected]")["value"] == "5"
