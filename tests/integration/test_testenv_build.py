@@ -29,5 +29,6 @@ def test_a_built_version_takes_no_lock_while_other_builds_hold_theirs():
         done = subprocess.run(
             ["bash", str(testenv.SCRIPT), "build"], env=os.environ, capture_output=True, text=True, timeout=60
         )
+    locks[0].unlink()  # a stand-in: no such build exists
     assert done.returncode == 0, done.stderr
     assert "building" not in done.stderr
