@@ -147,6 +147,15 @@ def suggest(value: str, known: Iterable[str], limit: int = 3) -> list[str]:
     return found[:limit]
 
 
+TYPO_RATIO = 0.85  # "example.com/dongel" ~ "example.com/dongle" (0.94); "…/brand-new" is not (0.72)
+
+
+def likely_typos(value: str, known: Iterable[str]) -> list[str]:
+    """Known names so close to ``value`` that it is most likely a slip of the keyboard (closer than
+    ``suggest``'s pick, which also offers names that merely share a domain)."""
+    return difflib.get_close_matches(value[:253], sorted(set(known)), n=3, cutoff=TYPO_RATIO)
+
+
 def unknown_resource(value: str, known: Iterable[str]) -> str:
     """What a filter says of a name nobody knows: "No such resource 'gpu'; did you mean …?"."""
     close = suggest(value, known)

@@ -42,6 +42,11 @@ class SchedulerMessage:
     def other_reasons(self) -> list[tuple[int, str]]:
         return [(c, t) for c, t in self.reasons if not _INSUFFICIENT.match(t)]
 
+    @property
+    def reasons_besides_devices(self) -> list[tuple[int, str]]:
+        """``other_reasons`` less the DRA plugin's, for a page that says those already."""
+        return [(c, t) for c, t in self.other_reasons if t not in DRA_REASONS]
+
 
 def parse_scheduler_message(message: str) -> SchedulerMessage:
     """Parse ``0/N nodes are available: 3 Insufficient x, 1 node(s) didn't match ...``.

@@ -125,7 +125,7 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
                     every_node = every_node if every_node is not None else store.node_facts()
                     index.update(every_node, version)
                 diagnosis = index.diagnosis(counts[key])
-                html = advice_html(diagnosis, bool(pod.node_selector), writable, owns)
+                html = advice_html(diagnosis, bool(pod.node_selector), writable, services.ownership)
                 made[key] = (diagnosis, html, index)
             diagnosis, advice, index = made[key]
             group = (pod.namespace, pod.owner, key) if pod.owner and pod.owner.name else None

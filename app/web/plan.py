@@ -8,8 +8,10 @@ from flask import render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_manifest
+from app.domain.names import likely_typos
 from app.domain.plan_fields import parse_fields
 from app.web.hx import NODES_AND_PODS, Page
+from app.web.overview import known_resources
 from app.web.services import Services
 
 bp = Page("plan", __name__, url_prefix="/plan", reads=NODES_AND_PODS)
@@ -79,7 +81,21 @@ def _plan(values: Any):
             )
     except ManifestError as exc:
         errors.update(exc.errors)
+    if planned is not None and (typo := _misspelled(planned)):
+        field = "manifest" if (values.get("manifest") or "").strip() else "requests"
+        errors[field] = f"{typo} Nothing was planned."
     return _render(values, planned, errors)
+
+
+def _misspelled(planned: Planned) -> str | None:
+    """A requested extended resource nobody knows, when a known name is a likely typo of it ("No
+    such resource 'example.com/dongel'; did you mean example.com/dongle?"). A name with no close
+    match is planned: asking what a new resource would need is a fair question."""
+    known = known_resources()
+    for name in sorted(planned.shape.extended):
+        if name not in known and (close := likely_typos(name, known)):
+            return f"No such resource {name[:80]!r}; did you mean {', '.join(close)}?"
+    return None
 
 
 @bp.get("/")

@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from app.domain.diagnosis import Diagnosis
 from app.domain.overview import NodeRow
+from app.domain.ownership import Ownership
 
 
 class VersionedMemo:
@@ -64,15 +65,15 @@ class AdviceHTML:
         self._lock = threading.Lock()
 
     def __call__(
-        self, diagnosis: Diagnosis, selector: bool, writable: bool, owns: Callable[[str], bool]
+        self, diagnosis: Diagnosis, selector: bool, writable: bool, ownership: Callable[[str], Ownership]
     ) -> Markup:
-        """``owns``: the app's device-plugin rule (the same for every call)."""
+        """``ownership``: the app's rule of who sets a resource (the same for every call)."""
         key = (id(diagnosis), selector, writable)
         hit = self._kept.get(key)
         if hit is not None and hit[0] is diagnosis:
             return hit[1]
         macro = get_template_attribute("pending/_advice.html", "advice")
-        html = Markup(macro(diagnosis, selector, writable, owns))
+        html = Markup(macro(diagnosis, selector, writable, ownership))
         with self._lock:
             if len(self._kept) >= self.limit:
                 self._kept = {}

@@ -9,8 +9,8 @@ from flask import current_app
 
 from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
-from app.domain.devices import IMPLICIT_PREFIX
 from app.domain.diagnosis import ShapeCache
+from app.domain.ownership import Ownership, ownership_of
 from app.kube.cache import Freshness
 from app.kube.client import ClusterConfig
 from app.kube.cluster import Cluster, ClusterPort
@@ -74,26 +74,26 @@ class Services:
         except KubeError:
             return []
 
+    def ownership(self, resource: str) -> Ownership:
+        """Who sets ``resource``'s amount (app.domain.ownership): the one rule for every page that
+        offers or describes a change."""
+
+        def dra_class_for(name: str) -> str | None:
+            try:
+                return self.cluster.store.dra_class_for(name)
+            except KubeError:
+                return None
+
+        return ownership_of(resource, self.device_plugins.owns, dra_class_for)
+
     def read_only(self, resource: str) -> str | None:
         """What sets ``resource``'s amount instead of this dashboard, if anything: a device
         plugin (the kubelet rewrites it) or DRA devices (their driver publishes them)."""
-        if self.device_plugins.owns(resource):
-            return "advertised by a device plugin; the kubelet rewrites it"
-        if resource.startswith(IMPLICIT_PREFIX):
-            return "a DeviceClass's name for its DRA devices; their driver publishes them in ResourceSlices"
-        try:
-            served_by = self.cluster.store.dra_class_for(resource)
-        except KubeError:
-            return None
-        if served_by is None:
-            return None
-        return (
-            f"served by DRA devices (DeviceClass {served_by}); their driver publishes them in ResourceSlices"
-        )
+        return self.ownership(resource).source or None
 
     def owns(self, resource: str) -> bool:
         """Whether ``resource`` is read-only here (``read_only``)."""
-        return self.read_only(resource) is not None
+        return not self.ownership(resource).editable
 
     def dra_state(self) -> str:
         try:

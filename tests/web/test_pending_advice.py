@@ -106,3 +106,51 @@ def test_the_form_behind_a_suggestion_names_the_pod_that_prompted_it(client, clu
     assert form.select_one("[data-change]").get_text(" ", strip=True) == f"{D} : currently 1 → 2 on n1."
     odd = client.get(links["second"].replace("default%2Fsecond", "%3Cb%3E%2Fx")).get_data(as_text=True)
     assert "data-prompted" not in odd  # not a pod's name: ignored
+
+
+def suggestion(card):
+    return card.select_one("[data-suggestion]")
+
+
+def test_a_device_plugins_shortfall_is_said_in_its_owners_words_not_as_an_action(client, cluster):
+    cluster.node("gpu-1", {GPU: "1"})
+    message = f"0/1 nodes are available: 1 Insufficient {GPU}."
+    cluster.pod("trainer", None, {GPU: "3"}, message=message)
+    card = article(client, "trainer")
+    said = suggestion(card)
+    assert said.name == "strong" and said["data-owner"] == "device plugin"
+    assert (
+        said.get_text()
+        == f"gpu-1 would need 2 more {GPU}; its device plugin advertises them (devices installed there)"
+    )
+    text = card.get_text(" ", strip=True)
+    assert "someone with the right" not in text and "add 2" not in text
+
+
+def test_a_dra_served_shortfall_names_its_device_class_and_no_reason_twice(client, cluster):
+    from tests.web.test_dra_views import R, served
+
+    served(cluster, "n1", n=2, held=2)
+    message = "0/1 nodes are available: 1 cannot allocate all claims."
+    cluster.pod("wants-gpu", None, {R: "1"}, message=message)
+    card = article(client, "wants-gpu")
+    said = suggestion(card)  # the shortfall, in the DRA driver's words
+    assert said["data-owner"] == "DRA" and said.get_text() == (
+        f"n1 would need 1 more {R}; DRA devices of DeviceClass gpus serve it, published by their driver "
+        "in ResourceSlices"
+    )
+    assert not card.select("a[data-suggestion]")
+    assert "device plugin" not in card.get_text()
+    assert card.select_one("[data-dra-short]") is not None
+    assert card.select_one("[data-other-reasons]") is None  # "cannot allocate all claims" is said once
+
+
+def test_a_viewer_is_told_what_an_editor_could_do(client, cluster):
+    cluster.access.denied.add(("patch", "nodes"))
+    cluster.node("n1", {D: "1"})
+    cluster.pod("waiting", None, {D: "2"}, message=f"0/1 nodes are available: 1 Insufficient {D}.")
+    card = article(client, "waiting")
+    said = suggestion(card)
+    assert said.name == "strong" and said.get_text() == f"add 1 {D} to n1"
+    assert "an editor can make this change here" in card.select_one("[data-viewer]").get_text()
+    assert "if you add" not in card.get_text(" ", strip=True)

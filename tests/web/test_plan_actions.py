@@ -1,0 +1,46 @@
+"""What-if plans offer only changes that can be made here, and check a name before planning."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from bs4 import BeautifulSoup
+
+D, GPU = "example.com/dongle", "nvidia.com/gpu"
+
+
+def plan(client, query: str):
+    resp = client.get(f"/plan/?{query}")
+    return resp.status_code, BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+
+
+def test_a_misspelled_name_gets_did_you_mean_before_any_plan(client, cluster):
+    cluster.node("n1", {D: "1"})
+    status, page = plan(client, f"requests={quote('example.com/dongel=1')}")
+    assert status == 422 and page.select_one(".plan-result") is None
+    error = page.select_one("#requests-error").get_text()
+    assert "No such resource 'example.com/dongel'; did you mean example.com/dongle?" in error
+    status, page = plan(client, f"requests={quote('example.com/brand-new=1')}")  # nothing close: planned
+    assert status == 200 and page.select_one(".plan-result") is not None
+
+
+def test_a_device_plugins_plan_offers_no_form_and_says_who_advertises_it(client, cluster):
+    cluster.node("gpu-1", {GPU: "1"})
+    status, page = plan(client, f"requests={quote(GPU + '=2')}&replicas=3")
+    assert status == 200
+    assert not page.select("a[data-plan-link]")
+    assert "advertised by a device plugin" in page.select_one(f'[data-plan-owner="{GPU}"]').get_text()
+    assert page.select_one("[data-hardware]") is not None
+
+
+def test_a_static_plan_links_to_exactly_its_table_and_warns_of_hardware(client, cluster):
+    cluster.node("n1", {D: "1"})
+    status, page = plan(client, f"requests={quote(D + '=1')}&replicas=3")
+    assert status == 200
+    [link] = page.select("a[data-plan-link]")
+    table = {
+        tr["data-node"]: tr.select_one('[data-field="capacity"]').get_text(strip=True)
+        for tr in page.select("table.plan-steps tr[data-node]")
+    }
+    assert link["data-plan-link"] == f"{D} 3 n1" and table == {"n1": f"{D}: 3"}
+    assert "helps only if the devices are there" in page.select_one("[data-hardware]").get_text()
