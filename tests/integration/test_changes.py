@@ -106,8 +106,9 @@ def test_concurrent_change_is_refused_not_overwritten(web, core, node):
     assert "changed since you loaded it" in text(resp)
     assert "you saw 4, it is now 5" in text(resp)
     assert capacity(core, node)[D] == "5"
+    assert events(core, node) == []
     # the typed values are kept, with what is there now as the expected value: Save again applies
-    form = BeautifulSoup(text(resp), "html.parser").select_one("form.change")
+    form = BeautifulSoup(resp.get_data(as_text=True), "html.parser").select_one("form.change")
     kept = {i["name"]: i.get("value", "") for i in form.select("input[name]") if i["name"] != "csrf_token"}
     assert kept == {"resource": D, "quantity": "8", "expected": "5"}
     assert web.post(f"/changes/nodes/{node}/resources", data=kept).status_code == 303
@@ -125,7 +126,6 @@ def test_adding_a_name_the_node_advertises_is_a_change_from_its_value_never_a_co
     assert core.read_node(node).metadata.resource_version == before
     resp = web.post(f"/changes/nodes/{node}/resources", data={**add, "expected": "4"})
     assert resp.status_code == 303 and capacity(core, node)[D] == "6"
-    assert events(core, node) == []
 
 
 def test_failed_test_op_and_stale_resource_version_both_mean_changed(app, core, node):
@@ -164,7 +164,8 @@ BAD = [
     ({"resource": D, "quantity": "0.5", "expected": "4"}, "quantity", "whole number"),
     ({"resource": D, "quantity": "1500m", "expected": "4"}, "quantity", "whole number"),
     ({"resource": D, "quantity": "-1", "expected": "4"}, "quantity", "negative"),
-    ({"resource": D, "quantity": "many", "expected": "4"}, "quantity", "not a quantity"),
+    ({"resource": D, "quantity": "many", "expected": "4"}, "quantity", "not a whole number"),
+    ({"resource": D, "quantity": "2Ki", "expected": "4"}, "quantity", "2Ki means 2048: type 2048 if you mean it"),
     ({"resource": D, "quantity": "1e9", "expected": "4"}, "quantity", "maximum"),
     ({"resource": D, "quantity": "", "expected": "4"}, "quantity", "required"),
     ({"resource": D, "quantity": "0", "expected": "4"}, "quantity", "remove it instead"),
