@@ -165,7 +165,7 @@ BAD = [
     ({"resource": D, "quantity": "1500m", "expected": "4"}, "quantity", "whole number"),
     ({"resource": D, "quantity": "-1", "expected": "4"}, "quantity", "negative"),
     ({"resource": D, "quantity": "many", "expected": "4"}, "quantity", "not a whole number"),
-    ({"resource": D, "quantity": "2Ki", "expected": "4"}, "quantity", "2Ki means 2048: type 2048 if you mean it"),
+    ({"resource": D, "quantity": "2Ki", "expected": "4"}, "quantity", "2Ki means 2048: type 2048"),
     ({"resource": D, "quantity": "1e9", "expected": "4"}, "quantity", "maximum"),
     ({"resource": D, "quantity": "", "expected": "4"}, "quantity", "required"),
     ({"resource": D, "quantity": "0", "expected": "4"}, "quantity", "remove it instead"),
