@@ -15,7 +15,7 @@ count), updated in the same patch. A node whose capacity no longer matches it
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from app.domain.names import escape_json_pointer, extended_resource_name_errors, is_standard_resource
@@ -173,3 +173,28 @@ def remove_patch(
         {"op": "remove", "path": capacity_path(resource)},
         *desired_ops(annotations, desired),
     ]
+
+
+@dataclass(frozen=True)
+class Impact:
+    """What a remove or a decrease of ``resource`` on ``node`` leaves: the pods there that
+    request it, and by how much they would over-commit what remains (running pods are not
+    evicted; the scheduler places no new pod asking for it)."""
+
+    node: str
+    resource: str
+    after: int  # allocatable after the change, as far as the form sets it (0 once removed)
+    holders: tuple[tuple[str, int], ...]  # ("namespace/name", amount requested), as listed
+
+    @property
+    def requested(self) -> int:
+        return sum(amount for _, amount in self.holders)
+
+    @property
+    def over(self) -> int:
+        return max(0, self.requested - self.after)
+
+
+def impact(node: str, resource: str, after: int | None, holders: Iterable[tuple[str, int]]) -> Impact:
+    """The impact of setting ``resource`` on ``node`` to ``after`` (None: removing it)."""
+    return Impact(node, resource, after or 0, tuple((k, n) for k, n in holders if n > 0))

@@ -17,7 +17,7 @@ from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
 from app.web import security
 from app.web.bulk_jobs import BulkJob, BulkJobs, JobRefused
-from app.web.changes import _node_or_404, actor, bp, writer
+from app.web.changes import _node_or_404, actor, bp, node_impact, writer
 from app.web.hx import page_or_fragment, redirect
 from app.web.paging import paginate
 from app.web.security import identity
@@ -257,6 +257,9 @@ def results(key: str) -> str | Response:
     failed = [o for o in outcomes if not o.ok]
     ready = [o for o in outcomes if o.ok] if job.dry_run and job.done else []
     shown, page, pages = paginate(outcomes, RESULTS_PAGE)
+    # a preview of a remove or a decrease names, per node, the pods that ask for the resource
+    cuts = [o for o in outcomes if o.ok and o.old is not None and (o.new is None or o.new < o.old)]
+    impacts = {o.node: node_impact(o.node, o.resource, o.new) for o in cuts} if job.dry_run else {}
     return page_or_fragment(
         "job",
         "changes/_job.html",
@@ -270,4 +273,6 @@ def results(key: str) -> str | Response:
         outcomes=shown,
         page=page,
         pages=pages,
+        impacts=impacts,
+        over=[i for i in impacts.values() if i.over],
     )

@@ -11,7 +11,14 @@ from __future__ import annotations
 from flask import abort, flash, g, render_template, request, url_for
 from werkzeug.wrappers import Response
 
-from app.domain.changes import ChangeError, validate_expected, validate_resource, validate_set
+from app.domain.changes import (
+    ChangeError,
+    Impact,
+    impact,
+    validate_expected,
+    validate_resource,
+    validate_set,
+)
 from app.domain.names import is_dns_label, is_dns_subdomain
 from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
@@ -84,6 +91,15 @@ def _node_or_404(name: str) -> NodeView:
     return node
 
 
+def node_impact(name: str, resource: str, after: int | None) -> Impact:
+    """Who requests ``resource`` on ``name`` and what setting it to ``after`` (None: removing
+    it) would leave over-committed."""
+    pods = Services.get().cluster.store.pods_requesting_extended(name)
+    return impact(
+        name, resource, after, ((f"{p.namespace}/{p.name}", p.requests.get(resource, 0)) for p in pods)
+    )
+
+
 def _finish(node: str, outcome: Outcome) -> Response | tuple[str, int]:
     if outcome.ok:
         flash(f"{node}: {outcome.message}.", "ok")
@@ -145,6 +161,10 @@ def set_resource(name: str) -> Response | tuple[str, int]:
         current = node.capacity[resource]
         notice = f"{name} already advertises {resource}: currently {current}. Save to change it to {count}."
         return _set_form(node, {**typed, "resource": resource, "expected": str(current)}, notice=notice)
+    if expected is not None and count < expected and form.get("confirm") != "over-commit":
+        cut = node_impact(name, resource, count)
+        if cut.over:  # a decrease that pods here already exceed: said, and confirmed, first
+            return _set_form(node, {**typed, "resource": resource}, impact=cut)
     outcome = writer().set(name, resource, count, expected, actor())
     if outcome.status == 409:
         # changed by someone else since the page was read: the typed values stay, with what is
@@ -160,6 +180,7 @@ def _set_form(
     *,
     errors: dict[str, str] | None = None,
     notice: str = "",
+    impact: Impact | None = None,
     status: int = 200,
 ) -> tuple[str, int]:
     html = render_template(
@@ -170,6 +191,7 @@ def _set_form(
         expected=values.get("expected", ""),
         errors=errors or {},
         notice=notice,
+        impact=impact,
     )
     return html, status
 
@@ -183,8 +205,9 @@ def confirm_remove(name: str) -> str:
         abort(422, description=msg)
     if resource not in node.capacity:
         abort(404, description=f"{resource} is not advertised on {name}.")
-    pods = [p for p in state.cluster.store.pods_requesting_extended(name) if resource in p.requests]
-    return render_template("changes/remove.html", node=node, resource=resource, pods=pods)
+    return render_template(
+        "changes/remove.html", node=node, resource=resource, impact=node_impact(name, resource, None)
+    )
 
 
 @bp.post("/nodes/<name>/resources/remove")

@@ -1,0 +1,97 @@
+"""A remove or a decrease says, before anything is written, which pods ask for the resource on
+each node and by how much they would over-commit what is left. A writer that records stands in
+for the API server (its semantics are tested in tests/integration)."""
+
+from __future__ import annotations
+
+from bs4 import BeautifulSoup
+
+from app.kube.writer import Outcome
+from tests.conftest import eventually
+
+D = "example.com/dongle"
+
+
+class RecordingWriter:
+    """Writes nothing; answers as the API server would for a node that is as the page showed."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, int | None, bool]] = []
+
+    def set(self, name, resource, count, expected, actor, dry_run=False) -> Outcome:
+        self.calls.append((name, "set", count, dry_run))
+        return Outcome(
+            name, resource, "set", expected, count, True, "would change" if dry_run else "changed", dry_run
+        )
+
+    def remove(self, name, resource, expected, actor, dry_run=False) -> Outcome:
+        self.calls.append((name, "remove", None, dry_run))
+        return Outcome(name, resource, "remove", expected, None, True, "would change", dry_run)
+
+
+def soup(resp):
+    return BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+
+
+def test_the_single_node_remove_names_the_pods_and_the_over_commitment(client, cluster):
+    cluster.node("n1", {D: "4"})
+    cluster.pod("a", "n1", {D: "2"})
+    cluster.pod("b", "n1", {D: "1"})
+    page = soup(client.get(f"/changes/nodes/n1/resources/remove?resource={D}"))
+    block = page.select_one('[data-impact="n1"]')
+    assert [h["data-holder"] for h in block.select("[data-holder]")] == ["default/a", "default/b"]
+    assert block.select_one("[data-over-committed]")["data-over-committed"] == "3"
+    button = page.select_one("form button[type=submit]")
+    assert "primary" in button["class"] and "over-commit n1 by 3" in button.get_text()
+
+
+def test_a_decrease_below_what_pods_ask_is_confirmed_first(client, cluster):
+    cluster.node("n1", {D: "4"})
+    cluster.pod("a", "n1", {D: "3"})
+    cluster.writer = writer = RecordingWriter()
+    form = {"resource": D, "quantity": "2", "expected": "4"}
+    first = client.post("/changes/nodes/n1/resources", data=form)
+    assert first.status_code == 200 and writer.calls == []  # said first, nothing written
+    page = soup(first)
+    assert page.select_one("[data-over-committed]")["data-over-committed"] == "1"
+    sent = {
+        i["name"]: i.get("value", "")
+        for i in page.select("form.change input[name]")
+        if i["name"] != "csrf_token"
+    }
+    assert sent == {"resource": D, "quantity": "2", "expected": "4", "confirm": "over-commit"}
+    assert client.post("/changes/nodes/n1/resources", data=sent).status_code == 303
+    assert writer.calls == [("n1", "set", 2, False)]
+    # a decrease that still fits is written at once
+    assert client.post("/changes/nodes/n1/resources", data={**form, "quantity": "3"}).status_code == 303
+
+
+def test_a_bulk_remove_preview_names_the_pods_per_node_and_the_total_over_commitment(client, cluster):
+    for name in ("n1", "n2", "n3"):
+        cluster.node(name, {D: "4"})
+    cluster.pod("a", "n1", {D: "3"})
+    cluster.pod("b", "n2", {D: "1"})
+    cluster.writer = RecordingWriter()
+    form = {"action": "remove", "resource": D, "nodes": ["n1", "n2", "n3"], "selector": ""}
+    resp = client.post("/changes/bulk/preview", data=form)
+    assert resp.status_code == 303
+
+    def finished():
+        page = soup(client.get(resp.headers["Location"]))
+        assert page.select_one("#job")["data-done"] == "true"
+        return page
+
+    page = eventually(finished)
+    rows = {
+        tr["data-node"]: tr.select_one('[data-field="impact"]')
+        for tr in page.select("table.outcomes tr[data-node]")
+    }
+    assert rows["n1"].select_one("[data-holder]")["data-holder"] == "default/a"
+    assert rows["n1"].select_one("[data-over-committed]")["data-over-committed"] == "3"
+    assert rows["n3"].get_text(strip=True) == "none"
+    summary = page.select_one("[data-impact-summary]")
+    assert summary["data-impact-summary"] == "4" and "2 pods on 3 nodes request" in summary.get_text(
+        " ", strip=True
+    )
+    apply = page.select_one('form[action$="/bulk/apply"] button[type=submit]')
+    assert "primary" in apply["class"] and "over-committing 2" in apply.get_text()
