@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.domain.names import is_native_resource
+from app.domain.names import is_requested_as_extended
 from app.domain.quantity import to_amount
 
 TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
@@ -217,7 +217,8 @@ def counts_on_node(phase: str | None, node_name: str | None) -> bool:
 
 
 def extended_only(amounts: Mapping[str, int]) -> Amounts:
-    return {name: value for name, value in amounts.items() if not is_native_resource(name)}
+    """The extended part: names not native, and DeviceClasses' implicit names (KEP-5004)."""
+    return {name: value for name, value in amounts.items() if is_requested_as_extended(name)}
 
 
 @dataclass(frozen=True, slots=True)

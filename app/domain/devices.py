@@ -21,11 +21,12 @@ devices a node has of it, and how many of them claims hold.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.domain.device_cel import Device, Unknown, matches
+from app.domain.names import DEVICE_CLASS_PREFIX
 
-IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
+IMPLICIT_PREFIX = DEVICE_CLASS_PREFIX
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,13 @@ class Serving:
 
     by_name: Mapping[str, ClassFacts] = field(default_factory=dict)
     shadowed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # a class's implicit name -> the extendedResourceName it also serves: one pool of devices
+    # under two names, shown as one resource (the implicit name its alias)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+    def primary(self, name: str) -> str:
+        """The name a resource is shown and counted under: an alias's extended name, else itself."""
+        return self.aliases.get(name, name)
 
 
 def serving(classes: Iterable[ClassFacts]) -> Serving:
@@ -87,7 +95,12 @@ def serving(classes: Iterable[ClassFacts]) -> Serving:
         chosen[name] = found[0]
         if len(found) > 1:
             shadowed[name] = tuple(c.name for c in found[1:])
-    return Serving(chosen, shadowed)
+    aliases = {
+        c.implicit_name: c.extended_name
+        for c in chosen.values()
+        if c.extended_name and chosen.get(c.extended_name) is c and chosen.get(c.implicit_name) is c
+    }
+    return Serving(chosen, shadowed, aliases)
 
 
 def complete(slices: Iterable[SliceFacts]) -> tuple[list[SliceFacts], list[tuple[str, str]]]:
@@ -115,6 +128,8 @@ class DraUsage:
     allocated: int = 0  # of those, held by claims
     unknown: str = ""  # why the numbers cannot be given (a selector, a shared device)
     tainted: int = 0  # of those not held, the ones a NoSchedule or NoExecute taint keeps free
+    alias_of: str = ""  # the same devices as this name's (a class's implicit name for them)
+    aliases: tuple[str, ...] = ()  # other names of the same devices
 
     @property
     def allocatable(self) -> int:
@@ -159,10 +174,16 @@ def node_usage(node_slices: Iterable[SliceFacts], served: Serving, held: Held) -
     its complete pools."""
     slices = list(node_slices)
     out: dict[str, DraUsage] = {}
+    by_class: dict[str, DraUsage] = {}  # each class's devices counted once, whatever its names
+    aliases: dict[str, list[str]] = {}
+    for alias, primary in served.aliases.items():
+        aliases.setdefault(primary, []).append(alias)
     for name, cls in served.by_name.items():
-        usage = class_usage(cls, slices, held)
+        usage = by_class.get(cls.name) or by_class.setdefault(cls.name, class_usage(cls, slices, held))
         if usage.unknown or usage.capacity:
-            out[name] = usage
+            out[name] = replace(
+                usage, alias_of=served.aliases.get(name, ""), aliases=tuple(sorted(aliases.get(name, ())))
+            )
     return out
 
 

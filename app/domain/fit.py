@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from app.domain.names import go_int, is_label_value, is_native_resource, qualified_name_errors
+from app.domain.names import go_int, is_label_value, is_requested_as_extended, qualified_name_errors
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 NATIVE_ORDER = {"cpu": 0, "memory": 1, "ephemeral-storage": 2}  # the scheduler's order of reasons
@@ -200,7 +200,7 @@ class PodShape:
 
     @property
     def extended(self) -> dict[str, int]:
-        return {r: v for r, v in self.requests.items() if not is_native_resource(r) and v}
+        return {r: v for r, v in self.requests.items() if is_requested_as_extended(r) and v}
 
 
 @dataclass(frozen=True, eq=False)

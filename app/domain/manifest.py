@@ -21,7 +21,12 @@ import yaml
 from app.domain.accounting import pod_requests
 from app.domain.admission import Namespace, Rejected, admit
 from app.domain.fit import HostPort, PodShape, Requirement, Term, Toleration, admitted_tolerations
-from app.domain.names import extended_resource_name_errors, is_native_resource, is_standard_resource
+from app.domain.names import (
+    extended_resource_name_errors,
+    is_native_resource,
+    is_requested_as_extended,
+    is_standard_resource,
+)
 from app.domain.quantity import QuantityError, parse_count, to_amount
 from app.domain.safe_yaml import UnsafeYAML, load_all
 from app.domain.shape import placement, pod_shape, running
@@ -208,10 +213,10 @@ def _check_quantities(spec: Mapping[str, Any]) -> None:
                     if isinstance(value, bool) or not isinstance(value, str | int | float):
                         raise ManifestError({"manifest": f"{where}: a quantity, not {shown(value)}."})
                     try:
-                        if is_native_resource(name):
-                            to_amount(name, str(value))
-                        else:
+                        if is_requested_as_extended(name):
                             parse_count(str(value))
+                        else:
+                            to_amount(name, str(value))
                     except QuantityError as exc:
                         raise ManifestError({"manifest": f"{where}={shown(value)}: {exc}"}) from None
 

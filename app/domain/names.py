@@ -35,6 +35,17 @@ def is_standard_resource(name: str) -> bool:
     return name in STANDARD_RESOURCES or name.startswith(("hugepages-", "attachable-volumes-"))
 
 
+# KEP-5004: a DeviceClass's implicit extended resource name; in the kubernetes.io domain, yet
+# requested in a pod's resources like any extended resource and counted as one by the scheduler
+DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def is_requested_as_extended(name: str) -> bool:
+    """Whether a pod's request of ``name`` is an extended resource here: not native, or a
+    DeviceClass's implicit name."""
+    return not is_native_resource(name) or name.startswith(DEVICE_CLASS_PREFIX)
+
+
 def is_native_resource(name: str) -> bool:
     """``IsNativeResource``: cpu, memory, pods, hugepages-*, ``*kubernetes.io/*``."""
     return "/" not in name or NATIVE_PREFIX in name

@@ -69,6 +69,7 @@ class NodeRow:
     unschedulable: bool = False  # cordoned
     both: frozenset[str] = frozenset()  # advertised in status and served by DRA: status wins
     unknown: Mapping[str, str] = field(default_factory=dict)  # DRA-served, not decidable: why
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # DRA: other names of a pool
 
     def free(self, resource: str) -> int | None:
         """Allocatable minus requested, or None when the node does not advertise ``resource``."""
@@ -91,9 +92,24 @@ def node_row(
     here = on_node(node.allocatable, dra or {})
     for name in here.unknown:
         usage.pop(name, None)
+    unknown = {k: why for k, why in here.unknown.items() if not _alias_here(k, here.unknown, dra)}
+    aliases = {}
     for name, d in here.served.items():
-        usage[name] = ResourceUsage(d.capacity, d.allocatable, requested.get(name, 0), True, d.allocated)
-    return NodeRow(node.name, node.labels, usage, drifted, node.unschedulable, here.both, here.unknown)
+        if _alias_here(name, here.served, dra):
+            usage.pop(name, None)  # counted under the name it is an alias of
+            continue
+        asked = requested.get(name, 0) + sum(requested.get(a, 0) for a in d.aliases)
+        usage[name] = ResourceUsage(d.capacity, d.allocatable, asked, True, d.allocated)
+        if d.aliases:
+            aliases[name] = d.aliases
+    return NodeRow(node.name, node.labels, usage, drifted, node.unschedulable, here.both, unknown, aliases)
+
+
+def _alias_here(name: str, present: Mapping[str, object], dra: Mapping[str, DraUsage] | None) -> bool:
+    """Whether ``name`` is another name of devices shown here under their own name: a class's
+    implicit name beside its extendedResourceName (one pool, never two)."""
+    d = (dra or {}).get(name)
+    return d is not None and bool(d.alias_of) and d.alias_of in present
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.domain.fit import PodShape
 from app.domain.manifest import ManifestError, name_problem, shape_of_spec
-from app.domain.names import is_native_resource
+from app.domain.names import is_requested_as_extended
 from app.domain.quantity import QuantityError, parse_typed_count, to_amount
 
 
@@ -24,7 +24,7 @@ def parse_fields(requests: str, selector: str, tolerations: str) -> PodShape:
             errors["requests"] = f"Requests: {name!r} {problem}."
             break
         try:
-            to_amount(name, value) if is_native_resource(name) else parse_typed_count(value)
+            parse_typed_count(value) if is_requested_as_extended(name) else to_amount(name, value)
         except QuantityError as exc:
             errors["requests"] = f"Requests: {name}={value}: {exc}"
             break

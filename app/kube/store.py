@@ -254,6 +254,22 @@ class Store:
         """The DeviceClass that serves ``resource`` through DRA, if one does."""
         return self.with_dra(lambda dra: dra.class_for(resource))
 
+    def dra_aliases(self) -> dict[str, tuple[str, ...]]:
+        """Each DRA-served name shown as one resource -> its other names (a DeviceClass's implicit
+        name beside its extendedResourceName: the same devices)."""
+
+        def read(dra: DraIndex) -> dict[str, tuple[str, ...]]:
+            out: dict[str, list[str]] = {}
+            for alias, primary in (dra.serving().aliases if dra.classes else {}).items():
+                out.setdefault(primary, []).append(alias)
+            return {k: tuple(sorted(v)) for k, v in out.items()}
+
+        return self.with_dra(read)
+
+    def dra_primary(self, resource: str) -> str:
+        """The name ``resource`` is shown and counted under (itself, unless it is an alias)."""
+        return self.with_dra(lambda dra: dra.serving().primary(resource) if dra.classes else resource)
+
     def put_dra(self, kind: str, view: Any, deleted: bool = False) -> None:
         """A DeviceClass, ResourceSlice or ResourceClaim came, changed or went."""
         with self._lock:

@@ -8,7 +8,7 @@ from flask import Response, abort
 
 from app.domain.accounting import node_usage
 from app.domain.devices import DeviceFacts, SliceFacts, classes_matching
-from app.domain.names import is_native_resource
+from app.domain.names import is_requested_as_extended
 from app.kube.dra import ClaimView
 from app.kube.dra_index import DraIndex
 from app.web.devices import may_read_devices
@@ -31,7 +31,7 @@ def detail(name: str) -> str | Response:
     requested = store.requested_on(name)
     usage = node_usage(node.capacity, node.allocatable, requested)
     limits = store.limits_on(name)
-    standard = {k: v for k, v in usage.items() if is_native_resource(k)}
+    standard = {k: v for k, v in usage.items() if not is_requested_as_extended(k)}
     row = store.overview_row(name)
     if row is None:  # gone since it was read, a moment ago
         abort(404, description=f"There is no node named {name!r}.")

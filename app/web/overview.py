@@ -144,7 +144,7 @@ def summary_strip(state: Services) -> list[dict[str, object]]:
     totals = store.overview_totals()
     waiting: dict[str, int] = {}
     for pod in store.unschedulable_pods():
-        for resource in pod.extended_requests:
+        for resource in {store.dra_primary(r) for r in pod.extended_requests}:  # an alias: its pool
             waiting[resource] = waiting.get(resource, 0) + 1
     out: list[dict[str, object]] = []
     dra = may_read_devices()
@@ -202,6 +202,7 @@ def index() -> str | Response:
             rows=rows,
             compact=compact,
             owns=state.device_plugins.owns,
+            aliases=state.cluster.store.dra_aliases() if may_read_devices() else {},
             row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact),
             filters=filters,
             args=link_args,

@@ -94,8 +94,30 @@ def test_a_nodes_usage_counts_matching_devices_and_those_claims_hold():
     devices = (gpu("g0"), gpu("g1"), gpu("g2", model="t4"))
     node = [SliceFacts("s", GPU, "node-1", 1, 1, "node-1", devices)]
     usage = node_usage(node, serving([cls]), frozenset({(GPU, "node-1", "g1"), (GPU, "node-1", "g2")}))
-    assert usage["example.com/gpu"] == DraUsage(2, 1)
-    assert usage["deviceclass.resource.kubernetes.io/gpus"] == DraUsage(2, 1)
+    implicit = "deviceclass.resource.kubernetes.io/gpus"
+    assert usage["example.com/gpu"] == DraUsage(2, 1, aliases=(implicit,))  # one pool, two names
+    assert usage[implicit] == DraUsage(2, 1, alias_of="example.com/gpu")
+    assert serving([cls]).primary(implicit) == "example.com/gpu"
+
+
+def test_a_class_shown_under_its_extended_name_counts_requests_of_its_implicit_name_there():
+    """4 devices of one class: one resource of 4, never 4 + 4; a pod asking by the implicit name
+    counts under the extended name."""
+    from app.domain.overview import node_row
+    from app.kube.projections import NodeView
+
+    cls = ClassFacts("gpus", "2026-01-01T00:00:00Z", "example.com/gpu")
+    node = [SliceFacts("s", GPU, "node-1", 1, 1, "node-1", tuple(gpu(f"g{i}") for i in range(4)))]
+    dra = node_usage(node, serving([cls]), frozenset({(GPU, "node-1", "g0"), (GPU, "node-1", "g1")}))
+    view = NodeView("node-1", {}, {}, {}, {}, "1", False, "", {})
+    implicit = "deviceclass.resource.kubernetes.io/gpus"
+    row = node_row(view, {"example.com/gpu": 1, implicit: 1}, dra)
+    assert set(row.usage) == {"example.com/gpu"} and row.aliases == {"example.com/gpu": (implicit,)}
+    u = row.usage["example.com/gpu"]
+    assert (u.capacity, u.allocatable, u.requested, u.allocated) == (4, 4, 2, 2)
+    alone = ClassFacts("tpus", "2026-01-01T00:00:00Z")  # no extended name: its implicit name is its own
+    dra = node_usage(node, serving([alone]), frozenset())
+    assert set(node_row(view, {}, dra).usage) == {"deviceclass.resource.kubernetes.io/tpus"}
 
 
 def test_shared_devices_and_undecidable_selectors_make_the_numbers_unknown():

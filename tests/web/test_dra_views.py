@@ -194,3 +194,33 @@ def test_devices_several_nodes_reach_count_per_class_not_per_node(client, cluste
     assert row.select_one('[data-field="devices"]').get_text(" ", strip=True) == "5 3 not bound to one node"
     assert "data-unbound-pools" in html and f"{GPU}/fabric" in html
     assert grid_cells(client.get("/").get_data(as_text=True))[("n1", R, "capacity")] == "2DRA"
+
+
+def test_a_class_and_its_implicit_name_are_one_resource_never_two_pools(client, cluster):
+    """4 devices of DeviceClass gpus, extendedResourceName example.com/gpu: one column of 4 (never
+    4 + 4), its implicit name shown as an alias, a pod asking by that name counted under it."""
+    served(cluster, "n1", n=4, held=1)
+    implicit = "deviceclass.resource.kubernetes.io/gpus"
+    cluster.pod("by-name", "n1", {R: "1"})
+    cluster.pod("by-class", "n1", {implicit: "1"})
+    cluster.pod(
+        "waiting", None, {implicit: "9"}, message="0/1 nodes are available: 1 cannot allocate all claims."
+    )
+    html = client.get("/").get_data(as_text=True)
+    cells = grid_cells(html)
+    assert not [k for k in cells if k[1] == implicit]
+    assert (cells[("n1", R, "capacity")], cells[("n1", R, "requested")]) == ("4DRA", "2")
+    assert cells[("*", R, "capacity")].startswith("4")
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    assert soup.select_one(f'th.res [data-alias="{implicit}"]') is not None
+    assert soup.select_one(f'ul.strip li[data-resource="{implicit}"]') is None
+    strip = soup.select_one(f'ul.strip li[data-resource="{R}"] [data-field="waiting"]')
+    assert strip.get_text(strip=True) == "1 pending"
+    bar = soup.select_one('#grid tbody tr[data-node="n1"] td.bar .pct').get_text(strip=True)
+    assert bar.endswith("held by claims")
+    page = BeautifulSoup(client.get("/nodes/n1").get_data(as_text=True), "html.parser")
+    rows = [tr["data-resource"] for tr in page.select("table.resources tr[data-resource]")]
+    assert implicit not in rows and R in rows
+    assert page.select_one(f'tr[data-resource="{R}"] [data-alias="{implicit}"]') is not None
