@@ -26,7 +26,7 @@ import msgspec
 from kubernetes import client
 
 from app.domain.accounting import resize_rule
-from app.kube.errors import Gone, KubeError, translate
+from app.kube.errors import Forbidden, Gone, KubeError, translate
 from app.kube.pod_index import PodIndex
 from app.kube.readiness import Readiness
 from app.kube.reading import Reader, Unreadable, UnreadableLog, readers
@@ -35,6 +35,7 @@ from app.kube.store import Store
 log = logging.getLogger(__name__)
 
 KINDS = ("nodes", "pods", "quotas")
+KIND_NAMES = {"quotas": "resourcequotas"}  # as RBAC names them
 DRA_KINDS = ("deviceclasses", "resourceslices", "resourceclaims")  # where resource.k8s.io/v1 is served
 
 
@@ -56,6 +57,7 @@ class KindStatus:
     connected: bool = False
     last_ok: float = 0.0  # monotonic time of the last successful contact
     error: str | None = None
+    forbidden: bool = False  # the error is the API server refusing the app's own account
     relists: int = 0
     restarts: int = 0  # watches reopened after a failure
 
@@ -84,6 +86,7 @@ class Freshness:
     age_seconds: float | None
     error: str | None
     unreadable: tuple[tuple[str, int], ...] = ()  # (kind, objects left out because unreadable)
+    forbidden: bool = False  # the API server refuses the app's own reads (a missing right)
 
     @property
     def unreadable_text(self) -> str:
@@ -93,6 +96,16 @@ class Freshness:
             return ""
         listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
         return f"{listed} could not be read"
+
+
+def missing_right(kind: str) -> str:
+    """What a 403 on the cache's list or watch of ``kind`` means, and what grants it."""
+    return (
+        f"The dashboard's own account may not list and watch {KIND_NAMES.get(kind, kind)} (the API "
+        "server answered 403). "
+        "The Helm chart's ClusterRole extres-viewer grants it (get, list and watch on nodes, pods "
+        "and resourcequotas), bound to the account the dashboard runs as."
+    )
 
 
 class ClusterCache:
@@ -208,8 +221,18 @@ class ClusterCache:
         if not_ready is not None:
             lasts.append(last_ready)
         age = time.monotonic() - min(x for x in lasts if x) if all(lasts) else None
-        error = not_ready or next((s.error for s in statuses if s.error), None)
-        return Freshness(synced=synced, stale=True, age_seconds=age, error=error, unreadable=unreadable)
+        refused = next((s for s in statuses if s.forbidden), None)
+        error = not_ready or (
+            refused.error if refused else next((s.error for s in statuses if s.error), None)
+        )
+        return Freshness(
+            synced=synced,
+            stale=True,
+            age_seconds=age,
+            error=error,
+            unreadable=unreadable,
+            forbidden=refused is not None and not_ready is None,
+        )
 
     def counters(self) -> dict[str, WatchCounters]:
         failures = self.unreadable.failures
@@ -323,12 +346,19 @@ class ClusterCache:
             resp.release_conn()
 
     def _mark(
-        self, kind: str, *, connected: bool, error: str | None = None, synced: bool | None = None
+        self,
+        kind: str,
+        *,
+        connected: bool,
+        error: str | None = None,
+        synced: bool | None = None,
+        forbidden: bool = False,
     ) -> None:
         with self._lock:
             st = self.status[kind]
             st.connected = connected
             st.error = error
+            st.forbidden = forbidden
             if synced is not None:
                 st.synced = st.synced or synced
             if connected:
@@ -368,6 +398,8 @@ class ClusterCache:
                         self.dra = "forbidden"
                         self.status.pop(kind, None)
                     return
+                if err.status == 403:  # the app's own account: say which right, and who grants it
+                    err = Forbidden(missing_right(kind), 403, err.detail)
                 rv = self._seen.get(kind, rv)  # resume from the last event that arrived
                 self.readiness.nudge()  # is the API server itself answering? ask now
                 log.warning(
@@ -375,7 +407,7 @@ class ClusterCache:
                 )
                 if self.on_error is not None:
                     self.on_error(f"watch {kind}", type(err).__name__)
-                self._mark(kind, connected=False, error=err.message)
+                self._mark(kind, connected=False, error=err.message, forbidden=err.status == 403)
                 with self._lock:
                     self.status[kind].restarts += 1
                 self._stop.wait(backoff)

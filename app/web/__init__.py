@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, current_app, g
+from flask import Flask, abort, current_app, g
 from werkzeug.exceptions import HTTPException
 
 from app.config import Settings
@@ -43,6 +43,8 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     app.config["EXTRES_WRITES"] = writes
     if writes:  # read-only: no write route exists at all
         app.register_blueprint(changes_bp, url_prefix="/changes")
+    else:  # a shared link to a form says why there is none, never a stock "Not Found"
+        app.register_blueprint(changes_off, url_prefix="/changes")
     if settings.auth_mode == "token":
         app.register_blueprint(auth.bp)
 
@@ -85,6 +87,20 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
         log.exception("unhandled error")
         message = "The dashboard hit an unexpected error; it has been logged."
         return error_page("Something went wrong", message, 500)
+
+
+changes_off = Page("changes_off", __name__, reads=())
+
+
+@changes_off.route("/", defaults={"rest": ""}, methods=["GET", "POST"])
+@changes_off.route("/<path:rest>", methods=["GET", "POST"])
+def turned_off(rest: str) -> str:
+    abort(
+        403,
+        description="Changes are turned off here: this dashboard runs read-only (EXTRES_READ_ONLY), "
+        "so it offers no form and writes nothing. Nothing was changed.",
+    )
+    return ""  # not reached: abort raises
 
 
 def can_write() -> bool:

@@ -197,14 +197,16 @@ def _set_form(
 
 
 @bp.get("/nodes/<name>/resources/remove")
-def confirm_remove(name: str) -> str:
+def confirm_remove(name: str) -> str | Response:
     state = Services.get()
     node = _node_or_404(name)
     resource = request.args.get("resource", "")
     if msg := validate_resource(resource, state.read_only):
         abort(422, description=msg)
     if resource not in node.capacity:
-        abort(404, description=f"{resource} is not advertised on {name}.")
+        # Back or Reload after the remove, or someone else's: the node page says how it is now
+        flash(f"{resource} is not advertised on {name} (any more); nothing to remove.", "ok")
+        return redirect(url_for("nodes.detail", name=name), code=303)
     return render_template(
         "changes/remove.html", node=node, resource=resource, impact=node_impact(name, resource, None)
     )

@@ -84,7 +84,8 @@ def test_a_dra_served_resource_is_counted_per_node_as_the_scheduler_allocates_it
     assert shown[(a, resource, "free")] == "4"
     assert (b, resource, "capacity") not in shown
     implicit = f"deviceclass.resource.kubernetes.io/{uid}-a100"
-    assert shown[(a, implicit, "capacity")] == "4DRA"
+    assert not [k for k in shown if k[1] == implicit]  # the same four devices: an alias, not a pool
+    assert f'data-alias="{implicit}"' in web.get(f"/?q={uid}").get_data(as_text=True)
 
     create_pod(core, f"{uid}-p", None, {resource: "3"})
     pod = eventually(lambda: core.read_namespaced_pod(f"{uid}-p", "default").spec.node_name, timeout=60)
@@ -94,6 +95,13 @@ def test_a_dra_served_resource_is_counted_per_node_as_the_scheduler_allocates_it
     assert after[(a, resource, "requested")] == "3"  # the pod's request
     assert after[(a, resource, "free")] == str(4 - allocated_on(admin_api, a))
     assert after[("*", resource, "capacity")] == "4DRA"
+    # a pod asking by the class's implicit name takes the last device of the same pool, and is
+    # counted under the one resource
+    create_pod(core, f"{uid}-q", None, {implicit: "1"})
+    assert eventually(lambda: core.read_namespaced_pod(f"{uid}-q", "default").spec.node_name, timeout=60) == a
+    assert eventually(lambda: allocated_on(admin_api, a) == 4, timeout=30)
+    full = eventually(lambda: (c := cells()).get((a, resource, "free")) == "0" and c, timeout=30)
+    assert full[(a, resource, "requested")] == "4" and not [k for k in full if k[1] == implicit]
 
 
 def test_a_pod_short_of_dra_devices_is_diagnosed_as_the_scheduler_says(admin_api, core, web, scheduler, uid):

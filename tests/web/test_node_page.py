@@ -112,3 +112,26 @@ def test_a_real_conflict_keeps_the_typed_values_with_what_is_there_now(client, c
     assert form.select_one("input[name=quantity]")["value"] == "7"
     assert form.select_one("input[name=resource]")["value"] == D
     assert form.select_one("input[name=expected]")["value"] == "5"
+
+
+def test_back_or_reload_of_a_remove_confirmation_after_the_remove_lands_on_the_node_page(client, cluster):
+    cluster.node("n1", {"example.com/other": "1"})  # example.com/dongle already removed
+    resp = client.get(f"/changes/nodes/n1/resources/remove?resource={D}")
+    assert resp.status_code == 303 and resp.headers["Location"].endswith("/nodes/n1")
+    page = BeautifulSoup(client.get("/nodes/n1").get_data(as_text=True), "html.parser")
+    assert f"{D} is not advertised on n1 (any more)" in page.get_text()
+
+
+def test_a_shared_change_link_on_a_read_only_dashboard_says_changes_are_off(make_app, cluster):
+    from tests.conftest import browser
+
+    cluster.node("n1", {D: "2"})
+    web = browser(make_app(read_only=True))
+    for method, url in (
+        ("GET", "/changes/bulk?resource=x"),
+        ("POST", "/changes/bulk/preview"),
+        ("GET", "/changes/"),
+    ):
+        resp = web.open(url, method=method)
+        assert resp.status_code == 403, url
+        assert "Changes are turned off here" in resp.get_data(as_text=True), url

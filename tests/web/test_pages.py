@@ -290,3 +290,16 @@ def test_every_resource_field_offers_the_known_names(client, two, url):
     assert "example.com/dongle" in known and known == sorted(known)
     fields = [i for i in page.select("input[list]") if i["list"] == "known-resources"]
     assert fields, "no resource picker on the page"
+
+
+def test_an_unsynced_store_refused_by_rbac_names_the_right_and_invites_nothing(client, cluster):
+    from app.kube.cache import Freshness, missing_right
+
+    cluster.fresh = Freshness(
+        synced=False, stale=True, age_seconds=None, error=missing_right("nodes"), forbidden=True
+    )
+    text = soup(client.get("/")).get_text(" ", strip=True)
+    assert "refuses the dashboard's reads" in text and "may not list and watch nodes" in text
+    assert "ClusterRole extres-viewer grants it" in text
+    assert "Advertise one" not in text and "No extended resources" not in text
+    assert "Nothing is known of the cluster yet" in text
