@@ -37,16 +37,24 @@ def page_or_fragment(
 
     A live region polls its own URL with ``since=`` the token of what it shows: a digest of the
     fragment's HTML, so any change a reader could see gives a new one. A poll whose token is
-    still the fragment's answers 204, and nothing is swapped."""
+    still the fragment's answers 204, and nothing is swapped. A page is rendered with its
+    fragment's token (the fragment rendered once more for it: pages are fewer than polls)."""
     part = wants(target)
-    html = render_template(fragment_template if part else page_template, fragment=part, **context)
+    fragment = render_template(fragment_template, fragment=True, **context)
+    token = _token(fragment)
     if not part:
-        return html.replace(POLL_MARK, "page")  # the first poll brings the fragment's own token
-    # the digest leaves the mark out: every replica gives one fragment the same token
-    token = hashlib.blake2b(html.replace(POLL_MARK, "").encode(), digest_size=12).hexdigest()
+        # a page carries its region's token too, so the first poll after it is a 204 when
+        # nothing changed: it never re-renders (and so never resets) what the reader just got
+        return render_template(page_template, fragment=False, **context).replace(POLL_MARK, token)
     if request.args.get("since") == token:
         return Response(status=204)
-    return html.replace(POLL_MARK, token)
+    return fragment.replace(POLL_MARK, token)
+
+
+def _token(fragment: str) -> str:
+    """The digest of what a region shows; it leaves the mark out, so every replica gives one
+    fragment the same token."""
+    return hashlib.blake2b(fragment.replace(POLL_MARK, "").encode(), digest_size=12).hexdigest()
 
 
 def redirect(url: str, code: int = 303) -> BaseResponse:

@@ -78,9 +78,7 @@ def poll_url(html: str, region: str) -> str:
 def test_a_poll_of_an_unchanged_region_answers_204_and_a_change_brings_it_again(client, cluster):
     cluster.node("n1", {"example.com/dongle": "2"})
     page = client.get("/").get_data(as_text=True)
-    first = client.get(poll_url(page, "grid"), headers=POLL)  # the page's token is never current
-    assert first.status_code == 200
-    url = poll_url(first.get_data(as_text=True), "grid")
+    url = poll_url(page, "grid")  # the page carries its region's token: the first poll is a no-op
     assert "since=" in url and POLL_MARK not in url
     again = client.get(url, headers=POLL)
     assert again.status_code == 204 and again.get_data() == b""
@@ -93,9 +91,7 @@ def test_the_pending_list_polls_with_its_own_token(client, cluster):
     cluster.node("n1", {"example.com/dongle": "1"})
     page = client.get("/pending/").get_data(as_text=True)
     head = {"HX-Request": "true", "HX-Target": "pending-list"}
-    url = poll_url(
-        client.get(poll_url(page, "pending-list"), headers=head).get_data(as_text=True), "pending-list"
-    )
+    url = poll_url(page, "pending-list")
     assert client.get(url, headers=head).status_code == 204
     cluster.pod(
         "waiting",
@@ -122,6 +118,25 @@ def test_what_a_poll_updates_beside_its_region_is_never_inside_it(client, cluste
 def test_a_node_whose_name_reads_like_the_poll_mark_keeps_its_name(client, cluster):
     cluster.node("poll-token", {"example.com/dongle": "2"})
     page = client.get("/").get_data(as_text=True)
-    assert 'data-node="poll-token"' in page
+    assert 'data-node="poll-token"' in page and "since=poll-token" not in page
+    cluster.node("n2", {"example.com/dongle": "1"})  # a change: the poll brings the fragment
     fragment = client.get(poll_url(page, "grid"), headers=POLL).get_data(as_text=True)
     assert 'data-node="poll-token"' in fragment and "since=poll-token" not in fragment
+
+
+def test_each_changed_fragment_brings_the_navs_pending_count_beside_it(client, cluster):
+    from bs4 import BeautifulSoup
+
+    cluster.node("n1", {"example.com/dongle": "1"})
+    page = client.get("/").get_data(as_text=True)
+    assert BeautifulSoup(page, "html.parser").select_one("#pending-badge").has_attr("hidden")
+    message = "0/1 nodes are available: 1 Insufficient example.com/dongle."
+    for n, (region, start) in enumerate(
+        (("grid", "/"), ("node", "/nodes/n1"), ("pending-list", "/pending/"))
+    ):
+        url = poll_url(client.get(start).get_data(as_text=True), region)
+        cluster.pod(f"p{n}", None, {"example.com/dongle": "2"}, message=message)  # one more waits
+        cluster.node("n1", {"example.com/dongle": str(2 + n)})  # and the region changes
+        html = client.get(url, headers={"HX-Request": "true", "HX-Target": region}).get_data(as_text=True)
+        badge = BeautifulSoup(html, "html.parser").select_one("#pending-badge[hx-swap-oob]")
+        assert badge is not None and badge.get_text() == str(n + 1) and not badge.has_attr("hidden"), region
