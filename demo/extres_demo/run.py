@@ -26,12 +26,14 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
         log.info(
             "building the local control plane first (about 10 minutes, once), then starting it in %s", state
         )
-    plane = testenv.start(state)
+    plane = testenv.start(state)  # its parts in sessions of their own: a Ctrl-C reaches the dashboard only
+    owner = os.getpid()
+    stop = threading.Event()
+    standin: threading.Thread | None = None
     try:
         api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
         cluster.seed(api)
-        stop = threading.Event()
-        cluster.run_standin(api, stop)
+        standin = cluster.run_standin(api, stop)
         log.info("demo cluster at %s; KUBECONFIG=%s", plane.server, plane.kubeconfig)
         print(f"extres demo: http://{settings.host}:{settings.port}/", flush=True)
         print(f"export KUBECONFIG={plane.kubeconfig}  # kubectl reaches the demo cluster", flush=True)
@@ -40,7 +42,13 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
         local = {"kubeconfig": str(plane.kubeconfig), "in_cluster": "false", "read_only": read_only}
         serve_app(Settings(**{**vars(settings), **local}))
     finally:
-        plane.stop()
-        if state_dir is None:
-            shutil.rmtree(state, ignore_errors=True)
-        log.info("stopped")
+        # gunicorn's worker is a fork of this process and unwinds through here when it exits:
+        # only the process that started the control plane stops it, once the dashboard is down
+        if os.getpid() == owner:
+            stop.set()  # the kubelet stand-in first: it would only log the plane going away
+            if standin is not None:
+                standin.join(timeout=15)
+            plane.stop(now=state_dir is None)  # a state about to be removed needs no graceful end
+            if state_dir is None:
+                shutil.rmtree(state, ignore_errors=True)
+            log.info("stopped")

@@ -41,8 +41,9 @@ class ControlPlane:
         )
         return Path(out.stdout.strip()) / "kubectl"
 
-    def stop(self) -> None:
-        _script("stop", self.state_dir, check=False)
+    def stop(self, now: bool = False) -> None:
+        """Stop every part; ``now``: at once (SIGKILL), for a state about to be thrown away."""
+        _script("stop", self.state_dir, *(["--now"] if now else []), check=False)
 
     # fault tests: one part down, then up again as it was
     def down(self, part: str) -> None:

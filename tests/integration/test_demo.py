@@ -80,3 +80,10 @@ def test_demo_serves_the_seeded_cluster(tmp_path):
     text = out.read_text()
     assert "stopped" in text and "building" not in text  # the binaries were cached already
     assert "Traceback" not in text
+    # a quiet stop: the dashboard first, then the plane (its parts ignore the terminal's signal),
+    # so nothing is left to warn of a server going away; stopped once, not by gunicorn's worker too
+    after = text.split('"Handling signal: term"', 1)[1]
+    assert '"level": "WARNING"' not in after, after
+    assert text.count('"message": "stopped"') == 1
+    # no access line per poll or page (a setting turns them on)
+    assert '"logger": "gunicorn.access"' not in text
