@@ -81,7 +81,8 @@ class ShapeIndex:
         self.pod = pod
         self.extended = sorted(pod.extended.items())
         self._per: dict[str, _Result] = {}
-        self._made: dict[int, Diagnosis] = {}  # by how many pods of the shape are wanted
+        # by how many pods of the shape are wanted, and at most how many a node may take
+        self._made: dict[tuple[int, int | None], Diagnosis] = {}
         self.version: int | None = None  # the state of the nodes taken last
         self._reasons: dict[str, int] = {}  # over every node
         self._candidates: dict[str, _Result] = {}  # nodes only extended resources keep out (or none)
@@ -175,20 +176,28 @@ class ShapeIndex:
         room = ((name, how_many(self.pod, r.node)) for name, r in self._candidates.items() if not r.fails)
         return sorted(room, key=lambda nr: (-nr[1], nr[0]))
 
-    def diagnose(self, nodes: Sequence[NodeFacts], wanted: int = 1, version: int | None = None) -> Diagnosis:
+    def diagnose(
+        self,
+        nodes: Sequence[NodeFacts],
+        wanted: int = 1,
+        version: int | None = None,
+        per_node: int | None = None,
+    ) -> Diagnosis:
         """``version``, when given, names the state of ``nodes``: the same version as last time
         means nothing changed, and the nodes are not looked at."""
         if version is None or version != self.version:
             self.update(nodes, version)
-        return self.diagnosis(wanted)
+        return self.diagnosis(wanted, per_node)
 
-    def diagnosis(self, wanted: int = 1) -> Diagnosis:
-        """The diagnosis on the nodes taken so far, for ``wanted`` pods of the shape."""
-        made = self._made.get(wanted)
+    def diagnosis(self, wanted: int = 1, per_node: int | None = None) -> Diagnosis:
+        """The diagnosis on the nodes taken so far, for ``wanted`` pods of the shape (the plan
+        placing at most ``per_node`` on a node)."""
+        key = (wanted, per_node)
+        made = self._made.get(key)
         if made is None:
             if len(self._made) >= DIAGNOSES_KEPT:  # each replica count asked keeps one: bounded
                 del self._made[next(iter(self._made))]
-            made = self._made[wanted] = self._build(wanted)
+            made = self._made[key] = self._build(wanted, per_node)
         return made
 
     def advertising(self, resource: str) -> list[tuple[str, int]]:
@@ -233,7 +242,7 @@ class ShapeIndex:
         fit_with = advertising.bisect_left((shortfall - want + 1,))  # free + shortfall >= want
         return ResourceFit(resource, want, len(advertising), max_free, best_node, shortfall, fit_with)
 
-    def _build(self, wanted: int) -> Diagnosis:
+    def _build(self, wanted: int, per_node: int | None = None) -> Diagnosis:
         pod, extended = self.pod, self.pod.extended
         candidates = len(self._order)
         d = Diagnosis(
@@ -263,7 +272,7 @@ class ShapeIndex:
             if any(f.unadvertised for f in d.fits) and not self._others:
                 d.kind = "unadvertised"
         if candidates and extended:
-            d.plan = plan(pod, self._in_order(), wanted)
+            d.plan = plan(pod, self._in_order(), wanted, per_node)
         return d
 
 

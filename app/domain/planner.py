@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -19,8 +18,8 @@ class PlanStep:
 
 @dataclass(frozen=True)
 class Plan:
-    """Where ``wanted`` pods of one shape would go: nodes that fit as they are, then nodes given
-    more extended resources (greedy, largest room first)."""
+    """Where ``wanted`` pods of one shape would go: nodes that fit as they are, then the rest
+    spread over the nodes given more extended resources (``plan``)."""
 
     wanted: int
     steps: tuple[PlanStep, ...]
@@ -40,34 +39,48 @@ class Plan:
         return [(r, c, nodes) for (r, c), nodes in sorted(groups.items())]
 
 
-def plan(pod: PodShape, candidates: Iterable[NodeFacts], wanted: int) -> Plan:
-    """Place ``wanted`` pods (a greedy bin-pack over ``candidates``, least to add first): each
-    node takes what fits as things are, then, given the extended resources it lacks, as many as
-    its other resources allow, until every pod is placed."""
+def plan(pod: PodShape, candidates: Iterable[NodeFacts], wanted: int, per_node: int | None = None) -> Plan:
+    """Place ``wanted`` pods over ``candidates`` (least to add first): each node first takes what
+    fits as things are; the rest are spread one pod a node at a time, round after round, over the
+    nodes whose other resources leave room, so that no node is asked for more devices than a
+    share (adding devices is only honest where the hardware is). ``per_node``: at most this many
+    pods on one node."""
     extended = pod.extended
     unlimited = {r: 10**12 for r in extended}
+    cap = per_node if per_node is not None and per_node > 0 else None
+    nodes = list(candidates)
     left = wanted
-    steps: list[PlanStep] = []
     taken: dict[str, int] = {}
-    seen: list[NodeFacts] = []
-    rest = iter(candidates)
-    for node in rest:  # least to add first: those that fit as they are come first
-        seen.append(node)
-        if left <= 0 or not (n := min(left, how_many(pod, node))):
+    for node in nodes:  # those that fit as they are come first
+        if left <= 0 or not (n := min(left, how_many(pod, node), cap or left)):
             break
         taken[node.name] = n
         left -= n
-    for node in itertools.chain(seen, rest):
-        now = taken.get(node.name, 0)
-        added = min(left, how_many(pod, node, unlimited) - now) if left > 0 else 0
-        if now + max(0, added) <= 0:
+    room = {}  # how many more each node could take, given the extended resources it lacks
+    for node in nodes:
+        most = how_many(pod, node, unlimited)
+        if cap is not None:
+            most = min(most, cap)
+        if most > taken.get(node.name, 0):
+            room[node.name] = most
+    open_nodes = [n for n in nodes if n.name in room]
+    while left > 0 and open_nodes:  # one more pod on each node with room, in order, each round
+        still = []
+        for node in open_nodes:
             if left <= 0:
                 break
+            taken[node.name] = taken.get(node.name, 0) + 1
+            left -= 1
+            if taken[node.name] < room[node.name]:
+                still.append(node)
+        open_nodes = still
+    steps = []
+    for node in nodes:
+        pods = taken.get(node.name, 0)
+        if not pods:
             continue
-        added = max(0, added)
-        left -= added
-        add = {r: v for r, want in extended.items() if (v := (now + added) * want - node.free(r)) > 0}
+        add = {r: v for r, want in extended.items() if (v := pods * want - node.free(r)) > 0}
         capacity = {r: node.capacity.get(r, 0) + v for r, v in add.items()}
-        steps.append(PlanStep(node.name, now + added, add, capacity))
+        steps.append(PlanStep(node.name, pods, add, capacity))
     steps.sort(key=lambda s: (bool(s.add), s.node))
     return Plan(wanted, tuple(steps), wanted - max(0, left))

@@ -28,6 +28,13 @@ def _render(values: Any, planned: Planned | None, errors: dict[str, str], status
             errors["replicas"] = f"Replicas: a whole number from 1 to {MAX_REPLICAS}."
         else:
             replicas = int(text)
+    per_node = None
+    text = (values.get("per_node") or "").strip()
+    if text:
+        if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_REPLICAS:
+            errors["per_node"] = f"At most per node: a whole number from 1 to {MAX_REPLICAS}, or empty."
+        else:
+            per_node = int(text)
     result = None
     if planned is not None and not errors:
         services = Services.get()
@@ -41,7 +48,7 @@ def _render(values: Any, planned: Planned | None, errors: dict[str, str], status
                 "nodes_with_room": len(room),
                 "headroom": sum(n for _, n in room),
                 "wanted": wanted,
-                "d": index.diagnose(nodes, wanted),
+                "d": index.diagnose(nodes, wanted, per_node=per_node),
                 "total": len(nodes),
                 "wide": services.cluster.store.wide_repelling(),
                 "featured": services.cluster.store.declaring_features(),
@@ -49,9 +56,11 @@ def _render(values: Any, planned: Planned | None, errors: dict[str, str], status
     share = None
     if planned is not None and not errors:
         manifest = values.get("manifest", "")
-        fields = {k: values.get(k, "") for k in ("requests", "selector", "tolerations", "replicas")}
+        fields = {
+            k: values.get(k, "") for k in ("requests", "selector", "tolerations", "replicas", "per_node")
+        }
         if manifest and len(manifest) <= SHARE_LIMIT:
-            share = {"manifest": manifest, "replicas": fields["replicas"]}
+            share = {"manifest": manifest, "replicas": fields["replicas"], "per_node": fields["per_node"]}
         elif not manifest:
             share = fields
     html = render_template(

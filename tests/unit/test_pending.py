@@ -236,9 +236,20 @@ def test_no_suggestion_when_cpu_is_what_is_missing():
 def test_one_plan_for_several_pods_of_a_shape():
     nodes = [node("a", {D: 2}, {D: 1}), node("b", {D: 0}), node("c", {D: 1})]
     plan = diagnose(shape({D: 1}), nodes, wanted=5).plan
-    # a and c take one each as they are; then a (least to add, room for 80 by cpu) takes three more
-    assert [(s.node, s.pods, dict(s.add)) for s in plan.steps] == [("c", 1, {}), ("a", 4, {D: 3})]
-    assert plan.placed == 5 and plan.changes() == [(D, 5, ["a"])]
+    # a and c take one each as they are; the three left are spread, one a node: never all on a
+    steps = [(s.node, s.pods, dict(s.add)) for s in plan.steps]
+    assert steps == [("a", 2, {D: 1}), ("b", 1, {D: 1}), ("c", 2, {D: 1})]
+    assert plan.placed == 5 and plan.changes() == [(D, 1, ["b"]), (D, 2, ["c"]), (D, 3, ["a"])]
+
+
+def test_a_plan_can_be_capped_per_node_and_says_what_it_could_not_place():
+    from app.domain.planner import plan as make_plan
+
+    nodes = [node("a", {D: 0}), node("b", {D: 0})]
+    capped = make_plan(shape({D: 1}), nodes, 7, per_node=2)
+    assert {s.node: s.pods for s in capped.steps} == {"a": 2, "b": 2} and capped.placed == 4
+    spread = make_plan(shape({D: 1}), nodes, 7)
+    assert {s.node: s.pods for s in spread.steps} == {"a": 4, "b": 3} and spread.placed == 7
 
 
 def test_the_plans_changes_give_each_node_what_its_step_says_never_more():

@@ -44,3 +44,21 @@ def test_a_static_plan_links_to_exactly_its_table_and_warns_of_hardware(client, 
     }
     assert link["data-plan-link"] == f"{D} 3 n1" and table == {"n1": f"{D}: 3"}
     assert "helps only if the devices are there" in page.select_one("[data-hardware]").get_text()
+
+
+def test_a_plan_spreads_by_default_and_can_be_capped_per_node(client, cluster):
+    for name in ("n1", "n2", "n3"):
+        cluster.node(name, {D: "0"})
+
+    def steps(query: str) -> dict[str, str]:
+        status, page = plan(client, query)
+        assert status == 200
+        return {
+            tr["data-node"]: tr.select_one('[data-field="pods"]').get_text(strip=True)
+            for tr in page.select("table.plan-steps tr[data-node]")
+        }
+
+    assert steps(f"requests={quote(D + '=1')}&replicas=6") == {"n1": "2", "n2": "2", "n3": "2"}
+    assert steps(f"requests={quote(D + '=1')}&replicas=6&per_node=1") == {"n1": "1", "n2": "1", "n3": "1"}
+    status, page = plan(client, f"requests={quote(D + '=1')}&replicas=6&per_node=%C2%B2")
+    assert status == 422 and "At most per node" in page.select_one("#per_node-error").get_text()
