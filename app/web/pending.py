@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from flask import Response, request
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import NodeFacts, PodShape
@@ -145,13 +145,15 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
 
 
 POD_MARK = "POD-OF-CARD"  # in the shared advice's form links (pending/_advice.html)
+POD_NAME_MARK = "POD-NAME-OF-CARD"  # and where it names the card's pod to a reader
 
 
 def for_pod(advice: Markup, pod: PodView) -> Markup:
     """The shape's advice, its form links naming this card's pod (the form says who asked)."""
-    if POD_MARK not in advice:
+    if POD_MARK not in advice and POD_NAME_MARK not in advice:
         return advice
-    return Markup(str(advice).replace(POD_MARK, quote(f"{pod.namespace}/{pod.name}", safe="")))
+    html = str(advice).replace(POD_NAME_MARK, str(escape(f"{pod.namespace}/{pod.name}")))
+    return Markup(html.replace(POD_MARK, quote(f"{pod.namespace}/{pod.name}", safe="")))
 
 
 @bp.get("/")

@@ -73,7 +73,7 @@ def test_add_to_two_nodes_then_remove_one(browser, server, cluster, uid):
     expect(page.locator(f'tr[data-node="{a}"] .result')).to_contain_text(
         "would change acme.io/fpga absent -> 3"
     )
-    page.click("text=Apply to 2 node(s)")
+    page.click("text=Apply to 2 nodes")
     expect(page.locator("h1")).to_have_text("Results")
     expect(page.locator("tr.ok")).to_have_count(2)
     assert page.evaluate("window.__kept") == 1  # boosted: swapped in place
@@ -163,7 +163,7 @@ def test_plain_forms_work_without_javascript(browser, server, cluster, uid):
     page.fill('input[name="selector"]', f"suite={uid}")
     page.click("text=Preview (dry run)")
     expect(page.locator("tr.ok")).to_have_count(2)
-    page.click("text=Apply to 2 node(s)")
+    page.click("text=Apply to 2 nodes")
     expect(page.locator("tr.ok")).to_have_count(2)
     page.goto(server.url + f"/?q={uid}")
     expect(cell(page, a, r, "capacity")).to_have_text("2")

@@ -88,7 +88,7 @@ def test_history_and_bulk_progress(browser, server, core, uid):
     page.fill('input[name="quantity"]', "2")
     page.fill('input[name="selector"]', f"suite={uid}")
     page.click("text=Preview (dry run)")
-    page.click("text=Apply to 30 node(s)")
+    page.click("text=Apply to 30 nodes")
     expect(page.locator("h1")).to_have_text("Results")
     expect(page.locator("#job")).to_have_attribute("data-done", "true", timeout=30_000)  # polled
     expect(page.locator('[data-field="finished"]')).to_have_text("30")
