@@ -18,34 +18,38 @@ AUTH_MODES = ("service-account", "impersonate", "token")
 class Settings:
     """Every setting, its environment variable is ``EXTRES_`` + the upper-cased name."""
 
-    in_cluster: str = "auto"  # auto | true | false
-    kubeconfig: str | None = None  # default: $KUBECONFIG, then ~/.kube/config
-    context: str | None = None  # kubeconfig context
-    host: str = "127.0.0.1"
-    port: int = 8080
-    metrics_host: str | None = None  # default: the same address as the dashboard
+    in_cluster: str = "auto"  # auto: the in-cluster config when running in a pod; true/false force it
+    kubeconfig: str | None = None  # the kubeconfig outside a cluster; unset: $KUBECONFIG, then ~/.kube/config
+    context: str | None = None  # the kubeconfig context (extres serve --context); unset: the current one
+    host: str = "127.0.0.1"  # the dashboard's listen address
+    port: int = 8080  # the dashboard's listen port
+    metrics_host: str | None = None  # the metrics' listen address; unset: the dashboard's
     metrics_port: int = 9102  # Prometheus metrics, on a port of their own; 0: not served
     secret_key: str = ""  # signs sessions and CSRF tokens; random per process when unset
     # keys replaced by secret_key, still accepted (sessions, CSRF tokens, the sealed token) while
     # sessions made with them may live: rotate by moving the old key here, remove it later
     previous_secret_keys: tuple[str, ...] = ()
-    list_page_size: int = 500
-    watch_timeout: int = 240
-    request_timeout: float = 10.0
+    list_page_size: int = 500  # page size of the cache's lists
+    watch_timeout: int = 240  # seconds a watch stays open before it is renewed
+    request_timeout: float = 10.0  # seconds an API call may take
+    # glob patterns of resources owned by device plugins (read-only here); the default lists
+    # well-known plugins (nvidia.com/*, amd.com/*, gpu.intel.com/*, ...)
     device_plugin_resources: tuple[str, ...] = DEFAULT_DEVICE_PLUGIN_PATTERNS
-    max_quantity: int = 1_000_000
-    log_level: str = "INFO"
+    max_quantity: int = 1_000_000  # the largest device count a form accepts
+    log_level: str = "INFO"  # DEBUG, INFO, WARNING or ERROR; every line is JSON
     access_log: bool = False  # a log line per request (every poll of every open tab): off unless set
     auth_mode: str = "service-account"  # service-account | impersonate | token
     read_only: bool = True  # service-account mode: no write route at all unless set to false
     user_header: str = "X-Forwarded-User"  # impersonate mode: set by the trusted auth proxy
-    groups_header: str = "X-Forwarded-Groups"
-    trusted_proxies: tuple[str, ...] = ()  # addresses/CIDRs allowed to set those headers
-    cookie_secure: bool = True
-    max_request_bytes: int = 64 * 1024
+    groups_header: str = "X-Forwarded-Groups"  # impersonate mode: the user's groups, comma-separated
+    # addresses/CIDRs of the proxies trusted to set the identity headers, X-Forwarded-For and
+    # X-Request-Id
+    trusted_proxies: tuple[str, ...] = ()
+    cookie_secure: bool = True  # mark the session cookie Secure (keep it on behind TLS)
+    max_request_bytes: int = 64 * 1024  # the largest request body accepted
     event_namespace: str = "default"  # where Events about changes are written
     session_idle_minutes: float = 60.0  # token mode: a session ends after this long unused
-    session_max_hours: float = 12.0  # ... and this long after sign-in
+    session_max_hours: float = 12.0  # token mode: a session ends this long after sign-in, used or not
     # token mode: the ConfigMap (namespace/name) where sign-outs are kept for every replica; unset,
     # they are kept in this process only (one replica)
     session_store: str | None = None
@@ -56,7 +60,7 @@ class Settings:
     replicas: int = 1  # how many copies serve this dashboard (the chart sets it)
     threads: int = 8  # gunicorn's threads in the one worker; changes may hold all but two of them
     start_watches: bool = True  # start the cache's watches on the first request
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # not a setting: create_app's other keys
 
     @property
     def capacity_log(self) -> str | None:
