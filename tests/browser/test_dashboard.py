@@ -84,7 +84,7 @@ def test_add_to_two_nodes_then_remove_one(browser, server, cluster, uid):
     page.goto(server.url + f"/nodes/{b}")
     page.locator('tr[data-resource="acme.io/fpga"] >> text=Remove…').click()
     expect(page.locator("h1")).to_contain_text(f"Remove acme.io/fpga from {b}?")
-    expect(page.locator("main")).to_contain_text("New pods requesting acme.io/fpga will no longer fit")
+    expect(page.locator("main")).to_contain_text("no new pod requesting acme.io/fpga fits on")
     page.click("button.danger")
     expect(page.locator(".flash.ok")).to_contain_text("acme.io/fpga 3 -> absent")
     expect(page.locator('table.resources tr[data-resource="acme.io/fpga"]')).to_have_count(0)
