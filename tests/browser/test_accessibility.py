@@ -1,25 +1,24 @@
-"""axe-core (from npm, pinned: scripts/dev fetches it) runs on every page in Chromium, injected
-under the test's own CSP exception (the app's policy allows no injected script): no violations."""
+"""axe-core (the copy axe-playwright-python bundles, a locked test dependency) runs on every page
+in Chromium, injected under the test's own CSP exception (the app's policy allows no injected
+script): no violations."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+import axe_playwright_python
 import pytest
 
 from tests.browser.test_views import held  # noqa: F401 - the pages show a workload's pods
 
-AXE = (
-    Path(os.environ.get("EXTRES_CACHE", Path.home() / ".cache" / "extres")) / "axe-core-4.10.2" / "axe.min.js"
-)
+AXE = Path(axe_playwright_python.__file__).parent / "axe.min.js"
 PAGES = ["/", "/heat", "/pending/", "/plan/", "/workloads/", "/history/", "/devices/", "/changes/bulk"]
 
 
 @pytest.fixture(scope="module")
 def axe() -> str:
     if not AXE.is_file():
-        pytest.fail(f"{AXE} is missing: scripts/dev setup fetches axe-core")
+        pytest.fail(f"{AXE} is missing: axe-playwright-python is in requirements-dev.lock")
     return str(AXE)
 
 

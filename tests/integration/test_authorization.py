@@ -242,7 +242,9 @@ def test_reapply_checks_the_annotation_like_a_form(web, core, node):
     """8. A desired-state annotation with `cpu: 999` used to be written back as it was."""
     desired = json.dumps({"cpu": "999", D: "99999999", "acme.io/fpga": "2"})
     core.patch_node(node, {"metadata": {"annotations": {"extres.dev/desired-capacity": desired}}})
-    eventually(lambda: getattr(web.application.extensions["extres"].cluster.store.node(node), "desired", None))
+    eventually(
+        lambda: getattr(web.application.extensions["extres"].cluster.store.node(node), "desired", None)
+    )
     before = snapshot(core, node)
     preview = BeautifulSoup(web.get("/changes/reapply").get_data(as_text=True), "html.parser")
     rows = preview.select(f'table.outcomes tr[data-node="{node}"]')
