@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, abort, current_app, g
+from flask import Flask, abort
 from werkzeug.exceptions import HTTPException
 
 from app.config import Settings
@@ -15,6 +15,7 @@ from app.web.bulk_jobs import BulkJobs
 from app.web.hx import POLL_MARK, Page, error_page, htmx
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
+from app.web.viewer import viewer
 
 log = logging.getLogger(__name__)
 
@@ -48,21 +49,9 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     if settings.auth_mode == "token":
         app.register_blueprint(auth.bp)
 
-    def known_resources() -> list[str]:
-        try:
-            return overview.known_resources()
-        except KubeError:
-            return []
-
     @app.context_processor
     def inject_state() -> dict[str, object]:
-        return {
-            "state": Services.get(),
-            "can_write": can_write,
-            "identity": security.identity,
-            "poll_mark": POLL_MARK,
-            "known_resources": known_resources,
-        }
+        return {"viewer": viewer(), "identity": security.identity, "poll_mark": POLL_MARK}
 
     @app.after_request
     def vary_on_htmx(response):
@@ -101,17 +90,3 @@ def turned_off(rest: str) -> str:
         "so it offers no form and writes nothing. Nothing was changed.",
     )
     return ""  # not reached: abort raises
-
-
-def can_write() -> bool:
-    """Whether to show write forms: asked once per request (SelfSubjectAccessReview)."""
-    if "can_write" not in g:
-        try:
-            g.can_write = (
-                current_app.config["EXTRES_WRITES"]
-                and security.verified()
-                and Services.get().cluster.access.can_edit(security.identity())
-            )
-        except KubeError:
-            g.can_write = False
-    return bool(g.can_write)

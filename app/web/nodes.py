@@ -11,9 +11,9 @@ from app.domain.devices import DeviceFacts, SliceFacts, classes_matching
 from app.domain.names import is_requested_as_extended
 from app.kube.dra import ClaimView
 from app.kube.dra_index import DraIndex
-from app.web.devices import may_read_devices
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.services import Services
+from app.web.viewer import viewer
 
 bp = Page("nodes", __name__, url_prefix="/nodes", reads=NODES_AND_PODS)
 
@@ -47,7 +47,7 @@ def detail(name: str) -> str | Response:
         pods=store.pods_requesting_extended(name),
         owns=state.owns,
         device_plugin=state.device_plugins.owns,
-        devices=store.with_dra(lambda dra: _devices(dra, name)) if may_read_devices() else ([], set()),
+        devices=store.with_dra(lambda dra: _devices(dra, name)) if viewer().may_read_devices else ([], set()),
     )
 
 

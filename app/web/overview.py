@@ -10,12 +10,13 @@ from markupsafe import Markup, escape
 from app.domain.names import extended_resource_name_errors, unknown_resource
 from app.domain.overview import SORT_FIELDS, Filters, NodeRow, build_grid
 from app.domain.selectors import Selector, SelectorError, parse_selector
-from app.web.devices import may_read_devices
 from app.web.export import csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
+from app.web.strip import summary_strip
+from app.web.viewer import viewer
 
 bp = Page("overview", __name__, reads=NODES_AND_PODS)
 
@@ -104,7 +105,7 @@ def _grid():
     state = Services.get()
     store = state.cluster.store
     memo = RenderCaches.get().grids.at(store.rows_version)
-    dra = may_read_devices()
+    dra = viewer().may_read_devices
     grid = memo.get((filters, dra))
     if grid is None:
         rows, totals = store.overview_rows()
@@ -119,7 +120,7 @@ def _grid():
 def _known_only(filters: Filters, errors: dict[str, str]) -> Filters:
     """The filters without names no node or pod knows, each refused with what it may have meant
     (a misspelt name would otherwise show an empty grid, silently)."""
-    known = set(known_resources())
+    known = set(viewer().known_resources)
     unknown = [r for r in filters.resources if r not in known]
     if unknown:
         errors["resource"] = unknown_resource(unknown[0], known)
@@ -137,47 +138,6 @@ def _without_dra(row: NodeRow) -> NodeRow:
     return replace(row, usage=usage, unknown={}, both=frozenset())
 
 
-def summary_strip(state: Services) -> list[dict[str, object]]:
-    """Per resource, over the whole cluster: allocatable and requested, nodes advertising it, and
-    pods waiting for it (read from kept totals and the unschedulable pods, never every pod)."""
-    store = state.cluster.store
-    totals = store.overview_totals()
-    waiting: dict[str, int] = {}
-    for pod in store.unschedulable_pods():
-        for resource in {store.dra_primary(r) for r in pod.extended_requests}:  # an alias: its pool
-            waiting[resource] = waiting.get(resource, 0) + 1
-    out: list[dict[str, object]] = []
-    dra = may_read_devices()
-    for resource in sorted(set(totals.by_resource) | set(waiting)):
-        u = totals.by_resource.get(resource)
-        if not dra and u is not None and u.allocated is not None:
-            continue  # DRA devices serve it: not for a user who may not read them
-        out.append(
-            {
-                "resource": resource,
-                "allocatable": u.allocatable if u else 0,
-                "requested": u.requested if u else 0,
-                "nodes": totals.nodes_with.get(resource, 0),
-                "waiting": waiting.get(resource, 0),
-                "over": u.over if u else 0,  # summed per node: the sums alone would hide it
-                "nodes_over": totals.nodes_over.get(resource, 0),
-            }
-        )
-    return out
-
-
-def known_resources() -> list[str]:
-    """The extended resource names this user may see: advertised, served by DRA devices, or
-    asked for by a waiting pod. The resource pickers offer them; filters refuse others."""
-    store = Services.get().cluster.store
-    memo = RenderCaches.get().known.at((store.rows_version, store.pending_version))
-    dra = may_read_devices()
-    names = memo.get(dra)
-    if names is None:
-        names = memo[dra] = [str(s["resource"]) for s in summary_strip(Services.get())]
-    return names
-
-
 @bp.get("/")
 def index() -> str | Response:
     state = Services.get()
@@ -191,7 +151,7 @@ def index() -> str | Response:
         filters,
         page,
         tuple((k, tuple(v)) for k, v in sorted(link_args.items())),
-        may_read_devices(),
+        viewer().may_read_devices,
     )
     table = memo.get(key)
     compact = request.args.get("view") == "compact"  # free and a bar per resource
@@ -202,7 +162,7 @@ def index() -> str | Response:
             rows=rows,
             compact=compact,
             owns=state.device_plugins.owns,
-            aliases=state.cluster.store.dra_aliases() if may_read_devices() else {},
+            aliases=state.cluster.store.dra_aliases() if viewer().may_read_devices else {},
             row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact),
             filters=filters,
             args=link_args,
@@ -215,7 +175,7 @@ def index() -> str | Response:
         grid=grid,
         rows=rows,
         table=table,
-        strip=summary_strip(state),
+        strip=summary_strip(state, viewer().may_read_devices),
         page=page,
         pages=pages,
         filters=filters,
@@ -281,7 +241,7 @@ def heat() -> str:
     then = "Showing the first resource instead."
     resource = resource_arg(request.args, errors, "of", then, known=grid.all_resources)
     resource = resource or (grid.resources[0] if grid.resources else "")
-    key = ("heat", filters, resource, may_read_devices())  # the grid differs by that right
+    key = ("heat", filters, resource, viewer().may_read_devices)  # the grid differs by that right
     cells = memo.get(key)
     if cells is None:
         counts = [0] * len(HEAT_BUCKETS)

@@ -14,12 +14,11 @@ from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import NodeFacts, PodShape
 from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_message
 from app.kube.projections import PodView
-from app.web import can_write
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
-from app.web.overview import known_resources
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
+from app.web.viewer import viewer
 
 bp = Page("pending", __name__, url_prefix="/pending", reads=NODES_AND_PODS)
 
@@ -108,7 +107,7 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     counts = Counter(pod.shape for pod in every)
     made: dict[PodShape, tuple[Diagnosis, Markup, ShapeIndex]] = {}  # each shape on this page diagnosed once
     every_node: list[NodeFacts] | None = None
-    writable = can_write()
+    writable = viewer().may_write
     owns = services.owns
     advice_html = RenderCaches.get().advice_html
     out = []
@@ -160,7 +159,7 @@ def for_pod(advice: Markup, pod: PodView) -> Markup:
 def index() -> str | Response:
     namespace = request.args.get("namespace", "").strip()[:63]
     errors: dict[str, str] = {}
-    resource = resource_arg(request.args, errors, known=known_resources())
+    resource = resource_arg(request.args, errors, known=viewer().known_resources)
     pods = pending_pods(namespace, resource)
     shown, page, pages = paginate(pods, PAGE_SIZE)
     store = Services.get().cluster.store

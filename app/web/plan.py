@@ -11,8 +11,8 @@ from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_mani
 from app.domain.names import likely_typos
 from app.domain.plan_fields import parse_fields
 from app.web.hx import NODES_AND_PODS, Page
-from app.web.overview import known_resources
 from app.web.services import Services
+from app.web.viewer import viewer
 
 bp = Page("plan", __name__, url_prefix="/plan", reads=NODES_AND_PODS)
 SHOWN = 50  # nodes listed with their headroom
@@ -100,7 +100,7 @@ def _misspelled(planned: Planned) -> str | None:
     """A requested extended resource nobody knows, when a known name is a likely typo of it ("No
     such resource 'example.com/dongel'; did you mean example.com/dongle?"). A name with no close
     match is planned: asking what a new resource would need is a fair question."""
-    known = known_resources()
+    known = viewer().known_resources
     for name in sorted(planned.shape.extended):
         if name not in known and (close := likely_typos(name, known)):
             return f"No such resource {name[:80]!r}; did you mean {', '.join(close)}?"

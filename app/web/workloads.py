@@ -7,10 +7,10 @@ from flask import Response, jsonify, request
 from app.domain.workloads import GROUPINGS, SORT_KEYS, WorkloadRow, group, sort_rows
 from app.web.export import csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
-from app.web.overview import known_resources
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
+from app.web.viewer import viewer
 
 bp = Page("workloads", __name__, url_prefix="/workloads", reads=NODES_AND_PODS)
 PAGE_SIZE = 100
@@ -27,7 +27,7 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
     if by not in GROUPINGS:
         errors["by"] = f"Group by {by[:40]!r}: choose workload or namespace."
         by = "workload"
-    resource = resource_arg(args, errors, known=known_resources())
+    resource = resource_arg(args, errors, known=viewer().known_resources)
     namespace = args.get("namespace", "").strip()[:63]
     sort = args.get("sort", "requested")
     if sort not in SORT_KEYS:

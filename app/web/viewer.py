@@ -1,0 +1,87 @@
+"""The viewer: what this request's user may do and see, asked once per request and read by the
+views and templates alike (``viewer`` in every template). One place answers "may this user
+change nodes", "may they read DRA objects", "how fresh is what they see", "who sets this
+resource": no page asks the services or another blueprint for it."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from flask import current_app, g
+
+from app.domain.ownership import Ownership
+from app.kube.cache import Freshness
+from app.kube.errors import KubeError
+from app.kube.reading import Unreadable
+from app.web import security
+from app.web.services import Services
+from app.web.strip import known_names
+
+DRA_READS = (("list", "resource.k8s.io/deviceclasses"), ("list", "resource.k8s.io/resourceslices"))
+
+
+class Viewer:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    @cached_property
+    def may_write(self) -> bool:
+        """Whether to offer changes: writes are on here, the user is verified, and may patch
+        nodes/status (a SelfSubjectAccessReview, cached by the access checker)."""
+        try:
+            return bool(
+                current_app.config["EXTRES_WRITES"]
+                and security.verified()
+                and self.services.cluster.access.can_edit(security.identity())
+            )
+        except KubeError:
+            return False
+
+    @cached_property
+    def may_read_devices(self) -> bool:
+        """Whether the user may read DRA objects: without the right, pages show a note instead."""
+        if self.services.settings.auth_mode == "service-account":
+            return True
+        access, who = self.services.cluster.access, security.identity()
+        return all(access.allowed(who, verb, resource) for verb, resource in DRA_READS)
+
+    @cached_property
+    def freshness(self) -> Freshness:
+        """How fresh what this request shows is (one answer for a page and its fragment)."""
+        return self.services.freshness()
+
+    @cached_property
+    def pending_count(self) -> int:
+        """Unschedulable pods, for the navigation badge."""
+        return self.services.pending_count()
+
+    @cached_property
+    def known_resources(self) -> list[str]:
+        """The extended resource names this user may see; the resource pickers offer them."""
+        try:
+            return known_names(self.services, self.may_read_devices)
+        except KubeError:
+            return []
+
+    @cached_property
+    def dra_state(self) -> str:
+        return self.services.dra_state()
+
+    def unreadable_named(self) -> list[Unreadable]:
+        return self.services.unreadable_named()
+
+    def ownership(self, resource: str) -> Ownership:
+        """Who sets ``resource`` (app.domain.ownership)."""
+        return self.services.ownership(resource)
+
+    def may_change(self, resource: str) -> bool:
+        """Whether this user may change ``resource`` here: an editor, and a static resource."""
+        return self.may_write and self.ownership(resource).editable
+
+
+def viewer() -> Viewer:
+    """This request's viewer (made on first use)."""
+    found: Viewer | None = g.get("viewer")
+    if found is None:
+        found = g.viewer = Viewer(Services.get())
+    return found
