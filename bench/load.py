@@ -89,7 +89,8 @@ def get(url: str, headers: dict[str, str], opener=None, data: bytes | None = Non
             body = resp.read().decode()
             return resp.status, body, time.perf_counter() - t0
     except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(), time.perf_counter() - t0
+        with exc:  # an error response holds its connection open until closed
+            return exc.code, exc.read().decode(), time.perf_counter() - t0
     except OSError as exc:
         return 0, str(exc), time.perf_counter() - t0
 

@@ -64,7 +64,8 @@ def get(url: str, headers: dict[str, str], timeout: float = 30) -> tuple[int, st
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.status, resp.read().decode(), time.perf_counter() - t0
     except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(), time.perf_counter() - t0
+        with exc:  # an error response holds its connection until closed
+            return exc.code, exc.read().decode(), time.perf_counter() - t0
     except OSError as exc:
         return 0, str(exc), time.perf_counter() - t0
 

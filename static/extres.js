@@ -58,3 +58,35 @@
     }
   });
 })();
+
+// Where focus goes after a page arrives through a boosted link or form (htmx swaps the body, so
+// the browser would leave focus on <body>): the first field a failed submit marks invalid, else
+// what the page asks to be read first ([data-autofocus]: a confirmation's Cancel, What-if's
+// answer), else the flash saying what happened, else the page's heading. Live polls are not
+// navigations and move nothing.
+(function () {
+  "use strict";
+  function land() {
+    var main = document.getElementById("main");
+    if (!main) return;
+    var target =
+      main.querySelector('[aria-invalid="true"]') ||
+      main.querySelector("[data-autofocus]") ||
+      main.querySelector(".flash") ||
+      main.querySelector("h1");
+    if (!target) return;
+    if (!target.matches("a, button, input, select, textarea") && !target.hasAttribute("tabindex")) {
+      target.setAttribute("tabindex", "-1");
+    }
+    target.focus({ preventScroll: false });
+    if (target.scrollIntoView) target.scrollIntoView({ block: "nearest" });
+  }
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (event.detail && event.detail.boosted) land();
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    // a page loaded as a whole (no JavaScript navigation): only an answer or an error moves focus
+    var main = document.getElementById("main");
+    if (main && main.querySelector('[aria-invalid="true"], [data-autofocus]')) land();
+  });
+})();

@@ -20,7 +20,9 @@ SHARE_LIMIT = 6000  # a manifest longer than this is not put in the shareable li
 MAX_REPLICAS = 100_000
 
 
-def _render(values: Any, planned: Planned | None, errors: dict[str, str], status: int = 200):
+def _render(
+    values: Any, planned: Planned | None, errors: dict[str, str], status: int = 200, ignored: str = ""
+):
     replicas = planned.replicas if planned is not None else None
     text = (values.get("replicas") or "").strip()
     if text:
@@ -71,17 +73,27 @@ def _render(values: Any, planned: Planned | None, errors: dict[str, str], status
         result=result,
         share={k: v for k, v in (share or {}).items() if v} if share is not None else None,
         max_manifest=MAX_MANIFEST,
+        ignored=ignored,
     )
     return (html, 422) if errors else (html, status)
+
+
+FIELDS = ("requests", "selector", "tolerations")
 
 
 def _plan(values: Any):
     errors: dict[str, str] = {}
     planned = None
+    given = [k for k in FIELDS if (values.get(k) or "").strip()]
+    manifest = (values.get("manifest") or "").strip()
+    if not manifest and not given and any(k in values for k in (*FIELDS, "manifest", "replicas")):
+        errors["requests"] = (
+            "Give the requests (e.g. example.com/dongle=2), or paste a manifest; nothing was planned."
+        )
     try:
-        if (values.get("manifest") or "").strip():
+        if manifest:
             planned = parse_manifest(values["manifest"], Services.get().cluster.admission.namespace)
-        elif any((values.get(k) or "").strip() for k in ("requests", "selector", "tolerations")):
+        elif given:
             planned = Planned(
                 parse_fields(
                     values.get("requests", ""), values.get("selector", ""), values.get("tolerations", "")
@@ -93,7 +105,10 @@ def _plan(values: Any):
     if planned is not None and (typo := _misspelled(planned)):
         field = "manifest" if (values.get("manifest") or "").strip() else "requests"
         errors[field] = f"{typo} Nothing was planned."
-    return _render(values, planned, errors)
+    ignored = ""
+    if manifest and given:
+        ignored = f"The manifest was planned; what was given beside it ({', '.join(given)}) was not used."
+    return _render(values, planned, errors, ignored=ignored)
 
 
 def _misspelled(planned: Planned) -> str | None:

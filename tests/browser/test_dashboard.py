@@ -239,3 +239,35 @@ def screenshots(browser, server):
     expect(page.locator('table.resources tr[data-resource="example.com/dongle"]')).to_have_count(1)
     page.screenshot(path=str(DOCS / "node.png"), full_page=True)
     assert w.problems == []
+
+
+def focused(page) -> str:
+    """What has keyboard focus, as a selector-like description."""
+    return page.evaluate(
+        """() => { const e = document.activeElement; if (!e || e === document.body) return 'body';
+        return e.tagName.toLowerCase() + (e.name ? '[name=' + e.name + ']' : '') +
+          (e.classList.contains('flash') ? '.flash' : '') + (e.textContent.trim() === 'Cancel' ? ':cancel' : ''); }"""
+    )
+
+
+def test_focus_lands_where_the_reader_goes_next_after_each_step(browser, server, cluster, uid):
+    """Keyboard alone: a refused quantity puts focus on it; a saved change on the message saying
+    so; a remove's confirmation on Cancel; never on <body>, where a screen reader starts over."""
+    r, a, _ = cluster
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + f"/nodes/{a}")
+    form = page.locator("form.change").last
+    form.locator("input[name=resource]").fill(own_resource(uid, "k"))
+    form.locator("input[name=quantity]").fill("2Ki")
+    form.locator("input[name=quantity]").press("Enter")
+    expect(page.locator("#quantity-error")).to_contain_text("2Ki means 2048")
+    assert focused(page) == "input[name=quantity]"
+    page.locator("input[name=quantity]").fill("2")
+    page.locator("input[name=quantity]").press("Enter")
+    expect(page.locator("main .flash")).to_contain_text("changed")
+    assert focused(page) == "p.flash"
+    page.locator(f'tr[data-resource="{r}"] a', has_text="Remove").click()
+    expect(page.locator("h1")).to_contain_text(f"Remove {r}")
+    assert focused(page) == "a:cancel"
+    assert w.problems == []

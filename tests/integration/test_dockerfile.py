@@ -59,7 +59,8 @@ def test_the_image_command_starts_the_app(control_plane, tmp_path):
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
                     return resp.status
             except urllib.error.HTTPError as exc:
-                return exc.code
+                with exc:  # an error response holds its connection until closed
+                    return exc.code
             except OSError as exc:
                 assert proc.poll() is None, proc.stdout.read().decode()
                 raise AssertionError(f"not up yet: {exc}") from exc

@@ -35,7 +35,8 @@ def session(base: str):
                 go.url = resp.geturl()  # where redirects ended
                 return resp.status, resp.read().decode()
         except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode()
+            with exc:  # an error response holds its connection until closed
+                return exc.code, exc.read().decode()
 
     return go
 

@@ -38,7 +38,8 @@ class Visitor:
             with self.opener.open(self.base + path, data=body, timeout=30) as resp:
                 return resp.status, resp.read().decode()
         except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode()
+            with exc:  # an error response holds its connection until closed
+                return exc.code, exc.read().decode()
 
 
 def served(server: Server, endpoint: str, method: str) -> float:

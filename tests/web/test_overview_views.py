@@ -113,7 +113,7 @@ def test_the_compact_view_shows_free_and_a_bar_per_resource_and_its_links_keep_i
     assert "6 of 8 requested" in row.select_one('[data-field="free"]')["title"]
     assert len(full.select_one(f'tr[data-node="{a}"]').select("td")) == 5  # the full view: unchanged
     assert soup.select_one(f'tr[data-node="{c}"] td.none')["colspan"] == "2"
-    sort_link = soup.select_one("table.grid thead a[title^='sort by free']")["href"]
+    sort_link = soup.select_one("table.grid thead a[aria-label^='free of']")["href"]
     assert "view=compact" in sort_link
     assert soup.select_one('select[name="view"] option[selected]')["value"] == "compact"
 

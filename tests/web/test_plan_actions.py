@@ -62,3 +62,35 @@ def test_a_plan_spreads_by_default_and_can_be_capped_per_node(client, cluster):
     assert steps(f"requests={quote(D + '=1')}&replicas=6&per_node=1") == {"n1": "1", "n2": "1", "n3": "1"}
     status, page = plan(client, f"requests={quote(D + '=1')}&replicas=6&per_node=%C2%B2")
     assert status == 422 and "At most per node" in page.select_one("#per_node-error").get_text()
+
+
+def test_an_empty_submit_says_what_to_give_and_a_manifest_beside_requests_says_which_was_used(
+    client, cluster
+):
+    cluster.node("n1", {D: "2"})
+    status, page = plan(client, "requests=&selector=&replicas=")
+    assert status == 422 and "Give the requests" in page.select_one("#requests-error").get_text()
+    status, page = plan(client, "")  # the page itself, before any submit: no error
+    assert status == 200 and not page.select_one("#requests-error").get_text().strip()
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  containers: [{name: a, image: x, resources: {limits: {example.com/dongle: 1}}}]\n"
+    )
+    status, page = plan(client, f"manifest={quote(pod)}&requests={quote(D + '=2')}")
+    assert status == 200
+    assert (
+        "The manifest was planned; what was given beside it (requests) was not used."
+        in page.select_one("[data-ignored]").get_text()
+    )
+    assert page.select_one(".plan-result h2").has_attr("data-autofocus")  # the answer is brought into view
+
+
+def test_sort_controls_are_named_with_their_resource_and_direction_the_glyph_hidden(client, cluster):
+    cluster.node("n1", {D: "2"})
+    from bs4 import BeautifulSoup
+
+    page = BeautifulSoup(client.get(f"/?sort=free:{D}&order=desc").get_data(as_text=True), "html.parser")
+    links = {a["aria-label"]: a for a in page.select("table.grid thead a[aria-label]")}
+    current = links[f"free of {D}, sorted descending: sort ascending"]
+    assert current.select_one('[aria-hidden="true"]').get_text(strip=True) == "▼"
+    assert f"capacity of {D}: sort descending" in links
