@@ -246,7 +246,8 @@ def focused(page) -> str:
     return page.evaluate(
         """() => { const e = document.activeElement; if (!e || e === document.body) return 'body';
         return e.tagName.toLowerCase() + (e.name ? '[name=' + e.name + ']' : '') +
-          (e.classList.contains('flash') ? '.flash' : '') + (e.textContent.trim() === 'Cancel' ? ':cancel' : ''); }"""
+          (e.classList.contains('flash') ? '.flash' : '') +
+          (e.textContent.trim() === 'Cancel' ? ':cancel' : ''); }"""
     )
 
 
