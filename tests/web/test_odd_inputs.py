@@ -1,0 +1,96 @@
+"""No input gives a 500: every route, walked from the app's own url_map, with non-ASCII digits,
+huge numbers, odd strings and wrong types in every argument it reads, answers 2xx, 3xx or 4xx
+with a message."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.kube.writer import Outcome
+
+D = "example.com/dongle"
+ODD = [
+    "\uff13",
+    "\u00b2",
+    "9" * 40,
+    "-1",
+    "1e999",
+    "",
+    " ",
+    "a" * 300,
+    "[]",
+    "{}",
+    "\x00",
+    "<b>",
+    "1.5",
+    "NaN",
+]
+ARGS = ["q", "resource", "selector", "free", "min", "sort", "order", "page", "view", "of", "since", "until",
+        "node", "namespace", "requests", "tolerations", "replicas", "per_node", "manifest", "action",
+        "quantity", "nodes", "pod", "find", "next"]  # fmt: skip
+MANIFESTS = [
+    "[1, 2]",
+    "- a\n- b",
+    "kind: Deployment\nspec: {replicas: '\uff13'}",
+    "kind: Deployment\nspec: {replicas: []}",
+    "kind: Pod\nspec: {containers: {}}",
+    "kind: Pod\nspec: {containers: [{resources: {requests: []}}]}",
+    "kind: Job\nspec: {parallelism: 1e999}",
+    "kind: StatefulSet\nspec: {replicas: 99999999999999999999}",
+]
+
+
+class NoWrites:
+    """Answers as the API server would where the node is not as the form says (409): a form that
+    got past validation reaches it; nothing is written."""
+
+    def set(self, name, resource, count, expected, actor, dry_run=False):
+        return Outcome(name, resource, "set", None, count, False, "changed since you loaded it", dry_run, 409)
+
+    def remove(self, name, resource, expected, actor, dry_run=False):
+        return Outcome(
+            name, resource, "remove", None, None, False, "changed since you loaded it", dry_run, 409
+        )
+
+    def reapply(self, name, actor, refuse, dry_run=False):
+        return []
+
+
+@pytest.fixture
+def routes(app, cluster):
+    cluster.node("n1", {D: "2"})
+    cluster.pod("p", "n1", {D: "1"})
+    cluster.writer = NoWrites()
+    out = []
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static" or "GET" not in (rule.methods or ()):
+            continue
+        out.append(rule.rule.replace("<name>", "n1").replace("<key>", "xyz").replace("<path:rest>", "x"))
+    return sorted(set(out))
+
+
+def test_no_get_route_answers_500_to_odd_arguments(client, routes):
+    for route in routes:
+        for arg in ARGS:
+            for value in ODD:
+                resp = client.get(route, query_string={arg: value})
+                assert resp.status_code < 500, (route, arg, value, resp.status_code)
+
+
+def test_no_pasted_manifest_answers_500(client, cluster):
+    cluster.node("n1", {D: "2"})
+    for manifest in MANIFESTS:
+        for replicas in ("", "\uff13", "9" * 30):
+            resp = client.post("/plan/", data={"manifest": manifest, "replicas": replicas})
+            assert resp.status_code in (200, 422), (manifest, replicas, resp.status_code)
+
+
+def test_no_form_answers_500_to_odd_values(client, cluster):
+    cluster.node("n1", {D: "2"})
+    cluster.writer = NoWrites()
+    posts = ["/changes/nodes/n1/resources", "/changes/nodes/n1/resources/remove", "/changes/bulk/preview"]
+    for url in posts:
+        for field in ("resource", "quantity", "expected", "action", "nodes", "selector", "confirm"):
+            for value in ODD:
+                resp = client.post(url, data={"resource": D, "quantity": "1", "action": "set", field: value})
+                assert resp.status_code < 500, (url, field, value, resp.status_code)
