@@ -69,7 +69,9 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):
-        return error_page(exc.name, exc.description or "", exc.code or 500)
+        html, status, headers = error_page(exc.name, exc.description or "", exc.code or 500)
+        allow = dict(exc.get_headers()).get("Allow")  # a 405 names the methods that are allowed
+        return html, status, {**headers, "Allow": allow} if allow else headers
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception):

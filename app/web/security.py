@@ -32,6 +32,11 @@ CSP = (
 )
 
 
+# a dashboard needs none of the browser's powerful features
+# (only features Chromium knows: an unknown one is a console error on every page)
+PERMISSIONS = "camera=(), microphone=(), geolocation=(), payment=(), usb=(), display-capture=()"
+
+
 def _networks(entries: Iterable[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     return [ipaddress.ip_network(e.strip(), strict=False) for e in entries if e.strip()]
 
@@ -295,6 +300,7 @@ def init_app(app: Flask, settings: Settings) -> None:
         h.setdefault("X-Content-Type-Options", "nosniff")
         h.setdefault("Referrer-Policy", "same-origin")
         h.setdefault("Cross-Origin-Opener-Policy", "same-origin")
+        h.setdefault("Permissions-Policy", PERMISSIONS)
         if request.endpoint != "static":
             h.setdefault("Cache-Control", "no-store")
         return response

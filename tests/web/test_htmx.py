@@ -49,6 +49,8 @@ def test_a_wrong_method_is_405_before_any_csrf_check(client):
     for method, url in (("PUT", "/"), ("DELETE", "/pending/"), ("POST", "/")):
         resp = client.open(url, method=method, csrf=False)
         assert resp.status_code == 405, (method, url, resp.status_code)
+        assert "GET" in resp.headers["Allow"] and "POST" not in resp.headers["Allow"], resp.headers
+        assert "camera=()" in resp.headers["Permissions-Policy"]
     assert client.get("/no/such/page").status_code == 404
 
 
