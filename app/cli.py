@@ -6,35 +6,15 @@ import argparse
 import logging
 import os
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from app import logs
 from app.config import Settings
-from app.serving import gunicorn_options
+from app.serving import serve_app
 
 log = logging.getLogger("extres")
-
-
-def serve_app(settings: Settings) -> None:
-    """gunicorn with one worker and threads, so every request shares one cluster cache."""
-    from gunicorn.app.base import BaseApplication
-
-    from app import create_app
-
-    class Server(BaseApplication):
-        def __init__(self, options: dict[str, Any]) -> None:
-            self.options = options
-            super().__init__()
-
-        def load_config(self) -> None:
-            for key, value in self.options.items():
-                self.cfg.set(key, value)
-
-        def load(self) -> Any:
-            return create_app(settings)
-
-    Server(gunicorn_options(settings)).run()
 
 
 DESCRIPTIONS = {
@@ -85,13 +65,19 @@ def main(argv: list[str] | None = None) -> int:
             print(NO_CLUSTER, file=sys.stderr)
             return 2
         log.warning("no in-cluster config and no kubeconfig: running the built-in demo cluster")
-    try:
-        from extres_demo.run import demo
-    except ImportError:
+    demo = _demo()
+    if demo is None:
         print("extres demo needs the demo package: pip install 'extres[demo]'", file=sys.stderr)
         return 2
     demo(settings, getattr(args, "state_dir", None) or _env_path("EXTRES_DEMO_STATE_DIR"))
     return 0
+
+
+def _demo() -> Any:
+    """The demo, where a package offers it (the ``extres.demo`` entry point of extres-demo): the
+    app itself never names that package."""
+    found = entry_points(group="extres.demo", name="demo")
+    return next(iter(found)).load() if found else None
 
 
 NO_CLUSTER = (

@@ -128,3 +128,24 @@ def gunicorn_options(settings: Settings) -> dict[str, Any]:
         "limit_request_line": 8190,
         "graceful_timeout": 10,
     }
+
+
+def serve_app(settings: Settings) -> None:
+    """gunicorn with one worker and threads, so every request shares one cluster cache."""
+    from gunicorn.app.base import BaseApplication
+
+    from app import create_app  # the app is loaded by the server, not by whoever imports this
+
+    class Server(BaseApplication):
+        def __init__(self, options: dict[str, Any]) -> None:
+            self.options = options
+            super().__init__()
+
+        def load_config(self) -> None:
+            for key, value in self.options.items():
+                self.cfg.set(key, value)
+
+        def load(self) -> Any:
+            return create_app(settings)
+
+    Server(gunicorn_options(settings)).run()

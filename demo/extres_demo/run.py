@@ -9,9 +9,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-from app.cli import serve_app
 from app.config import Settings
 from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.serving import serve_app
 from extres_demo import cluster, testenv
 
 log = logging.getLogger("extres")
