@@ -272,3 +272,24 @@ def test_focus_lands_where_the_reader_goes_next_after_each_step(browser, server,
     expect(page.locator("h1")).to_contain_text(f"Remove {r}")
     assert focused(page) == "a:cancel"
     assert w.problems == []
+
+
+def test_the_first_node_is_a_few_tab_presses_away(browser, server, cluster, uid):
+    """From load: the skip link, then the nodes region, the Node column's sort, one sort control
+    per resource group, the first node: at most 15 presses, counted."""
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + f"/?q={uid}")
+    presses = 0
+    page.keyboard.press("Tab")
+    presses += 1
+    assert page.evaluate("document.activeElement.textContent") == "Skip to the nodes"
+    page.keyboard.press("Enter")
+    presses += 1
+    first = "#nodes tbody tr th a"
+    while not page.evaluate("(sel) => document.activeElement === document.querySelector(sel)", first):
+        assert presses < 15, f"{presses} presses and the first node's link is not reached"
+        page.keyboard.press("Tab")
+        presses += 1
+    print(f"\nfirst node link after {presses} key presses")
+    assert w.problems == []

@@ -76,7 +76,7 @@ def test_overview_shows_capacity_allocatable_requested_free_and_totals(web, smal
 
 def test_standard_resources_are_not_in_the_grid(web, small_cluster, uid):
     html = web.get(f"/?q={uid}").get_data(as_text=True)
-    heads = [th.get_text(" ", strip=True) for th in BeautifulSoup(html, "html.parser").select("th.res")]
+    heads = [th["data-resource"] for th in BeautifulSoup(html, "html.parser").select("th.res")]
     assert heads == [F, D]
     assert not any(r in ("cpu", "memory", "pods") for (_, r, _) in grid_cells(html))
 
