@@ -76,10 +76,6 @@ class Serving:
     # under two names, shown as one resource (the implicit name its alias)
     aliases: Mapping[str, str] = field(default_factory=dict)
 
-    def primary(self, name: str) -> str:
-        """The name a resource is shown and counted under: an alias's extended name, else itself."""
-        return self.aliases.get(name, name)
-
 
 def serving(classes: Iterable[ClassFacts]) -> Serving:
     by_name: dict[str, list[ClassFacts]] = {}

@@ -266,9 +266,9 @@ class Store:
 
         return self.with_dra(read)
 
-    def dra_primary(self, resource: str) -> str:
-        """The name ``resource`` is shown and counted under (itself, unless it is an alias)."""
-        return self.with_dra(lambda dra: dra.serving().primary(resource) if dra.classes else resource)
+    def dra_primaries(self) -> dict[str, str]:
+        """Each alias -> the name its devices are shown and counted under (read once, not per name)."""
+        return self.with_dra(lambda dra: dict(dra.serving().aliases) if dra.classes else {})
 
     def put_dra(self, kind: str, view: Any, deleted: bool = False) -> None:
         """A DeviceClass, ResourceSlice or ResourceClaim came, changed or went."""

@@ -219,17 +219,8 @@ class NodeWriter:
                 message = f"{name} changed since you loaded it. Nothing was changed; try again."
             status = 409 if isinstance(err, Conflict) else err.status if 400 <= err.status < 600 else 503
             if not dry_run:
-                audit.record(
-                    "refused" if status in (401, 403) else "failed",
-                    self.who,
-                    node=name,
-                    resource=resource,
-                    old=old,
-                    new=new,
-                    action=action,
-                    status=status,
-                    reason=message,
-                )
+                said = "refused" if status in (401, 403) else "failed"
+                self._audit(said, name, resource, action, old, new, status=status, reason=message)
             return Outcome(name, resource, action, old, new, False, message, dry_run, status)
         summary = f"{resource} {_show(old)} -> {_show(new)}"
         verb = "would change" if dry_run else "changed"
@@ -239,16 +230,16 @@ class NodeWriter:
                 version = str((patched.get("metadata") or {}).get("resourceVersion", ""))
                 self.on_changed(name, resource, old, new, actor, version)
             self.event(patched, actor, f"{action} {summary}")
-            audit.record(
-                "changed",
-                self.who,
-                node=name,
-                resource=resource,
-                old=old,
-                new=new,
-                action=action,
-            )
+            self._audit("changed", name, resource, action, old, new)
         return outcome
+
+    def _audit(
+        self, outcome: str, node: str, resource: str, action: str, old: Any, new: Any, **details: Any
+    ) -> None:
+        """The write's one audit line, as the acting user."""
+        audit.record(
+            outcome, self.who, node=node, resource=resource, old=old, new=new, action=action, **details
+        )
 
 
 def _annotations(node: Mapping[str, Any]) -> dict[str, str]:

@@ -20,23 +20,25 @@ SHARE_LIMIT = 6000  # a manifest longer than this is not put in the shareable li
 MAX_REPLICAS = 100_000
 
 
+def _count(values: Any, field: str, label: str, errors: dict[str, str], or_else: str = "") -> int | None:
+    """An optional count from 1 to MAX_REPLICAS (ASCII digits only); a message naming the field
+    in ``errors`` otherwise."""
+    text = (values.get(field) or "").strip()
+    if not text:
+        return None
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_REPLICAS:
+        errors[field] = f"{label}: a whole number from 1 to {MAX_REPLICAS}{',' if or_else else ''}{or_else}."
+        return None
+    return int(text)
+
+
 def _render(
     values: Any, planned: Planned | None, errors: dict[str, str], status: int = 200, ignored: str = ""
 ):
-    replicas = planned.replicas if planned is not None else None
-    text = (values.get("replicas") or "").strip()
-    if text:
-        if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_REPLICAS:
-            errors["replicas"] = f"Replicas: a whole number from 1 to {MAX_REPLICAS}."
-        else:
-            replicas = int(text)
-    per_node = None
-    text = (values.get("per_node") or "").strip()
-    if text:
-        if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_REPLICAS:
-            errors["per_node"] = f"At most per node: a whole number from 1 to {MAX_REPLICAS}, or empty."
-        else:
-            per_node = int(text)
+    replicas = _count(values, "replicas", "Replicas", errors)
+    if replicas is None and planned is not None:
+        replicas = planned.replicas
+    per_node = _count(values, "per_node", "At most per node", errors, " or empty")
     result = None
     if planned is not None and not errors:
         services = Services.get()

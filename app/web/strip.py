@@ -15,8 +15,9 @@ def summary_strip(state: Services, dra: bool) -> list[dict[str, object]]:
     store = state.cluster.store
     totals = store.overview_totals()
     waiting: dict[str, int] = {}
+    primary = store.dra_primaries()
     for pod in store.unschedulable_pods():
-        for resource in {store.dra_primary(r) for r in pod.extended_requests}:  # an alias: its pool
+        for resource in {primary.get(r, r) for r in pod.extended_requests}:  # an alias: its pool
             waiting[resource] = waiting.get(resource, 0) + 1
     out: list[dict[str, object]] = []
     for resource in sorted(set(totals.by_resource) | set(waiting)):

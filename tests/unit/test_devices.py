@@ -97,7 +97,7 @@ def test_a_nodes_usage_counts_matching_devices_and_those_claims_hold():
     implicit = "deviceclass.resource.kubernetes.io/gpus"
     assert usage["example.com/gpu"] == DraUsage(2, 1, aliases=(implicit,))  # one pool, two names
     assert usage[implicit] == DraUsage(2, 1, alias_of="example.com/gpu")
-    assert serving([cls]).primary(implicit) == "example.com/gpu"
+    assert serving([cls]).aliases == {implicit: "example.com/gpu"}
 
 
 def test_a_class_shown_under_its_extended_name_counts_requests_of_its_implicit_name_there():
