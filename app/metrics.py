@@ -19,6 +19,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
+from app.domain import device_cel
 from app.domain.scheduler_message import parse_scheduler_message
 
 if TYPE_CHECKING:
@@ -89,6 +90,11 @@ class ClusterCollector(Collector):
         yield relists
         yield restarts
         yield decode_errors
+        yield CounterMetricFamily(
+            "extres_selector_too_costly",
+            "DeviceClass selector evaluations stopped by the CEL runtime's budget (shown as unknown).",
+            device_cel.TOO_COSTLY.count,
+        )
 
 
 NODE_FAMILIES = (

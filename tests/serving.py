@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -38,11 +39,16 @@ class Server:
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # its own process group: kill() takes the workers too
         )
-        wait_until_serving(self.proc, self.url + "/readyz", timeout=ready_timeout)
+        try:
+            wait_until_serving(self.proc, self.url + "/readyz", timeout=ready_timeout)
+        except BaseException:
+            self.kill()  # never left serving behind a failed start
+            raise
 
     def kill(self) -> None:
         """SIGKILL the master and its workers at once: a crash, nothing cleans up."""
-        os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # the whole group is gone already
+            os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(timeout=30)
 
     def stop(self) -> None:

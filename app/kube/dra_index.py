@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.domain.device_cel import compile_error
+from app.domain.device_cel import Device, compile_error
 from app.domain.devices import (
     ClassFacts,
     DraUsage,
@@ -99,6 +99,14 @@ class DraIndex:
             }
             self._usage.clear()
         return self._by_node
+
+    def devices(self) -> set[Device]:
+        """Every device held, alike ones once (what a selector can tell apart)."""
+        return {d.device for v in self.slices.values() for d in v.facts.devices}
+
+    def selectors(self) -> list[tuple[str, ...]]:
+        """Every class's selectors."""
+        return [v.facts.expressions for v in self.classes.values()]
 
     def serving(self) -> Serving:
         if self._served is None:

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from app.domain import device_cel
 from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.devices import DraUsage
 from app.domain.fit import HostPort, NodeFacts
@@ -272,12 +273,29 @@ class Store:
 
     def put_dra(self, kind: str, view: Any, deleted: bool = False) -> None:
         """A DeviceClass, ResourceSlice or ResourceClaim came, changed or went."""
+        if not deleted:
+            self._decide_selectors(kind, [view])
         with self._lock:
             self._dra_moved(self.dra.put(kind, view, deleted))
 
     def replace_dra(self, kind: str, views: Iterable[Any]) -> None:
+        views = list(views)
+        self._decide_selectors(kind, views)
         with self._lock:
             self._dra_moved(self.dra.replace(kind, views))
+
+    def _decide_selectors(self, kind: str, views: list[Any]) -> None:
+        """Evaluate the selectors an event brings to bear (a class's over every device held, every
+        class's over a slice's devices) before taking the lock: pages under it read the answers
+        device_cel keeps, and never wait for an evaluation (each one is budgeted there)."""
+        if kind == "deviceclasses":
+            with self._lock:
+                devices = self.dra.devices()
+            device_cel.decide((v.facts.expressions for v in views), devices)
+        elif kind == "resourceslices":
+            with self._lock:
+                selectors = self.dra.selectors()
+            device_cel.decide(selectors, {d.device for v in views for d in v.facts.devices})
 
     def _dra_usage(self, node: str) -> dict[str, DraUsage]:
         return self.dra.usage(node) if self.dra else {}

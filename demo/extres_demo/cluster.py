@@ -46,6 +46,7 @@ WORKLOADS: list[tuple[str, str, int, str | None, dict[str, str]]] = [
     ("Deployment", "dongle-writer", 1, "demo-node-2", {"example.com/dongle": "2"}),
     ("StatefulSet", "fpga-db", 1, "demo-node-1", {"acme.io/fpga": "1"}),
     ("Deployment", "trainer", 1, None, {"nvidia.com/gpu": "3"}),
+    ("Deployment", "gpu-eval", 1, None, {"nvidia.com/gpu": "3"}),  # Pending: 1 GPU left, a device plugin's
     ("DaemonSet", "node-agent", 1, None, {}),
     ("Job", "nightly-report", 1, None, {}),  # runs, then completes
     ("Job", "big-dongle-job", 1, None, {"example.com/dongle": "3"}),  # Pending: no node has 3 free

@@ -7,10 +7,9 @@ allocatable where a test needs it, the one kubelet step kwok does not take.
 from __future__ import annotations
 
 import pytest
-from kubernetes import client
 from playwright.sync_api import expect
 
-from tests.browser.conftest import DOCS, open_page
+from tests.browser.conftest import open_page
 from tests.kube_helpers import create_node, create_pod, kubelet_standin, own_resource
 
 pytestmark = pytest.mark.browser
@@ -107,7 +106,6 @@ def test_pending_pod_leaves_after_the_suggested_fix(browser, server, core, clust
     expect(article).to_have_attribute("data-kind", "short")
     link = article.locator("a[data-suggestion]")
     expect(link).to_have_text(f"add 1 {r} to {a}")
-    page.screenshot(path=str(DOCS / "pending.png"), full_page=True)
     link.click()
     expect(page.locator('input[name="quantity"]')).to_have_value("3")
     page.click("text=Save")
@@ -206,38 +204,6 @@ def test_overview_follows_the_cluster_live(browser, server, core, cluster, uid):
     expect(cell(page, a, r, "capacity")).to_have_text("9", timeout=15_000)  # polled fragment
     expect(page.locator(".age")).to_have_text("live")
     assert page.evaluate("window.__kept") == 7
-    assert w.problems == []
-
-
-def test_screenshots_of_the_demo_cluster(browser, server, core, admin_api):
-    """The README's pictures: the demo cluster's nodes, seeded into the test cluster."""
-    from extres_demo import cluster as demo
-
-    demo.seed(admin_api)
-    kubelet_standin(core, *(name for name, _, _ in demo.NODES))
-    try:
-        screenshots(browser, server)
-    finally:  # the demo's DaemonSet would put a pod on every node later tests make
-        remove = {
-            "Deployment": client.AppsV1Api(admin_api).delete_namespaced_deployment,
-            "StatefulSet": client.AppsV1Api(admin_api).delete_namespaced_stateful_set,
-            "DaemonSet": client.AppsV1Api(admin_api).delete_namespaced_daemon_set,
-            "Job": client.BatchV1Api(admin_api).delete_namespaced_job,
-        }
-        for kind, name, *_ in demo.WORKLOADS:
-            remove[kind](name, "default", propagation_policy="Background")
-
-
-def screenshots(browser, server):
-    w = open_page(browser)
-    page = w.page
-    page.goto(server.url + "/?q=demo-node")
-    # the controllers make the pods, the scheduler binds them: the page follows (polling)
-    expect(cell(page, "demo-node-1", "example.com/dongle", "requested")).to_have_text("3", timeout=60_000)
-    page.screenshot(path=str(DOCS / "overview.png"), full_page=True)
-    page.goto(server.url + "/nodes/demo-node-1")
-    expect(page.locator('table.resources tr[data-resource="example.com/dongle"]')).to_have_count(1)
-    page.screenshot(path=str(DOCS / "node.png"), full_page=True)
     assert w.problems == []
 
 

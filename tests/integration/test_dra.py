@@ -264,3 +264,26 @@ def test_a_tainted_device_is_not_given_to_an_extended_resource_request(admin_api
     assert eventually(unschedulable, timeout=60)
     assert core.read_namespaced_pod(f"{uid}-two", "default").spec.node_name is None
     assert allocated_on(admin_api, node) == 1
+
+
+def test_a_selector_the_api_server_accepts_but_past_the_budget_is_unknown_too_costly(
+    admin_api, core, web, uid
+):
+    """27,000 iterations: within the API server's cost limit (it accepts the class), past the CEL
+    runtime's budget here: shown as unknown, "too costly", never a hang or a guess."""
+    resource = f"h{uid[-6:].strip('-')}.example.com/gpu".replace("--", "-")
+    node = f"{uid}-h"
+    create_node(core, node, {}, labels={"kubernetes.io/hostname": node})
+    publish(admin_api, node, 2)
+    numbers = ",".join(str(i) for i in range(30))
+    heavy = f"[{numbers}].all(x, [{numbers}].all(y, [{numbers}].all(z, x + y + z >= 0)))"
+    device_class(admin_api, f"{uid}-heavy", resource, heavy)
+
+    def unknown() -> str:
+        html = web.get(f"/?q={uid}").get_data(as_text=True)
+        assert f'data-resource="{resource}" data-unknown' in html
+        return html
+
+    html = eventually(unknown, timeout=30)
+    assert "too costly" in html
+    assert "too costly" in web.get("/devices/").get_data(as_text=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain import device_cel
 from app.domain.device_cel import Device, Unknown, Version, compile_error, matches
 from app.domain.devices import (
     ClassFacts,
@@ -35,6 +36,7 @@ def test_selectors_read_driver_attributes_and_capacity():
     assert matches((f'device.capacity["{GPU}"].memory.compareTo(quantity("40Gi")) >= 0',), d)
     assert not matches((f'device.capacity["{GPU}"].memory.isGreaterThan(quantity("100Gi"))',), d)
     assert not matches(('device.driver == "other"', "1/0 == 1"), d)  # the first false decides
+    assert matches((f'device.attributes["{GPU}"].exists(name, name == "model")',), d)
 
 
 def test_version_attributes_compare_as_semantic_versions():
@@ -152,3 +154,57 @@ def test_a_free_device_a_taint_repels_is_not_allocatable_and_a_held_one_still_co
     held = frozenset({(GPU, "n1", "g2")})  # tainted after it was allocated: still held
     usage = class_usage(cls, slices, held)
     assert (usage.capacity, usage.allocatable, usage.allocated, usage.free) == (4, 3, 1, 2)
+
+
+LONG_LIST = ",".join(str(i) for i in range(100))
+
+
+@pytest.mark.parametrize(
+    ("expression", "driver", "why"),
+    [
+        # a million iterations: past the runtime's budget, said so, never a hang
+        (
+            f"[{LONG_LIST}].all(x, [{LONG_LIST}].all(y, [{LONG_LIST}].all(z, x + y + z >= 0)))",
+            GPU,
+            "too costly",
+        ),
+        ("duration(device.driver) > duration('1s')", "1" * 40 + "x", "fails on a device"),
+    ],
+)
+def test_a_hostile_selector_is_unknown_at_once(expression, driver, why):
+    before = device_cel.TOO_COSTLY.count
+    with pytest.raises(Unknown, match=why):
+        matches((expression,), Device(driver, (), ()))
+    assert device_cel.TOO_COSTLY.count == before + (why == "too costly")
+
+
+def test_a_selector_past_the_budget_on_a_few_devices_is_not_evaluated_again():
+    expression = f"[{LONG_LIST}].all(x, [{LONG_LIST}].all(y, [{LONG_LIST}].all(z, x < 1000)))"
+    before = device_cel.TOO_COSTLY.count
+    for i in range(10):  # ten unlike devices
+        with pytest.raises(Unknown, match="too costly"):
+            matches((expression,), Device(GPU, (("index", i),), ()))
+    assert device_cel.TOO_COSTLY.count == before + device_cel.Costly.GIVE_UP
+
+
+def test_a_backtracking_pattern_is_decided_in_linear_time():
+    """RE2: a pattern that takes a backtracking engine exponential time over 40 characters."""
+    assert not matches(('device.driver.matches("^(a+)+$")',), Device("a" * 40 + "b", (), ()))
+    assert matches(('device.driver.matches("^(x+x+)+y$")',), Device("x" * 40 + "y", (), ()))
+
+
+def test_the_store_decides_selectors_before_its_lock_so_pages_only_read_answers(monkeypatch):
+    from app.kube.dra import ClassView, SliceView
+    from app.kube.store import Store
+
+    store = Store()
+    facts = ClassFacts("gpus", "t", "example.com/gpu", (f'device.attributes["{GPU}"].model == "a100"',))
+    store.put_dra("deviceclasses", ClassView(facts))
+    made = tuple(gpu(f"g{i}", memory=f"{i + 1}Gi") for i in range(3))  # three unlike devices
+    store.put_dra("resourceslices", SliceView(SliceFacts("n1-s", GPU, "n1", 1, 1, "n1", made)))
+
+    def evaluating(*_):
+        raise AssertionError("a selector evaluated under the store's lock")
+
+    monkeypatch.setattr(device_cel, "_matches", evaluating)
+    assert store.with_dra(lambda dra: dra.usage("n1"))["example.com/gpu"].capacity == 3

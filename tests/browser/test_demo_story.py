@@ -1,0 +1,223 @@
+"""The README's demo, step by step, in Chromium against the demo itself (``extres serve --or-demo``,
+as ``scripts/dev run`` starts it): each step checks what the README says the screen shows, and the
+README's pictures are taken here, from this one run (EXTRES_SCREENSHOTS=1 writes them to docs/).
+
+The demo's cluster is the real kube-apiserver, kube-scheduler and kube-controller-manager, with
+kwok as every kubelet; the demo's stand-in copies capacity to allocatable, the one kubelet step kwok
+does not take. Step 3 runs kubectl, built with the control plane, exactly as the README prints it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from extres_demo import testenv
+from tests.browser.conftest import DOCS, open_page
+from tests.conftest import wait_until_serving
+
+pytestmark = pytest.mark.browser
+
+W = "wgh/extended-cpu"
+D = "example.com/dongle"
+ALIAS = "deviceclass.resource.kubernetes.io/example-gpu"
+SLOW = 90_000  # ms: controllers, scheduler and kwok at work, the page following by polling
+
+
+class Demo:
+    def __init__(self, tmp: Path) -> None:
+        self.port = testenv.free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.out = tmp / "demo.out"
+        (tmp / "tmp").mkdir()
+        env = {
+            **os.environ,
+            "EXTRES_PORT": str(self.port),
+            "TMPDIR": str(tmp / "tmp"),  # where the demo makes its state folder
+            "KUBECONFIG": str(tmp / "none"),  # no cluster configured (not ~/.kube/config either)
+        }
+        env.pop("EXTRES_DEMO_STATE_DIR", None)
+        with self.out.open("wb") as sink:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", "serve", "--or-demo"],
+                env=env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        wait_until_serving(self.proc, self.url + "/readyz", timeout=240, interval=0.5)
+
+    def kubectl(self, *args: str) -> None:
+        """kubectl as the README says: with the KUBECONFIG line the demo printed."""
+        [line] = [x for x in self.out.read_text().splitlines() if x.startswith("export KUBECONFIG=")]
+        kubeconfig = Path(line.removeprefix("export KUBECONFIG=").split()[0])
+        kubectl = testenv.ControlPlane(kubeconfig.parent, 0).kubectl
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+        subprocess.run([str(kubectl), *args], env=env, check=True, capture_output=True, timeout=60)
+
+    def stop(self) -> float:
+        """As Ctrl-C in its terminal; how long it took."""
+        if self.proc.poll() is not None:
+            return 0.0
+        t0 = time.monotonic()
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        return time.monotonic() - t0
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    d = Demo(tmp_path_factory.mktemp("demo"))
+    yield d
+    d.stop()
+
+
+def shot(page: Page, name: str, full: bool = True) -> None:
+    page.screenshot(path=str(DOCS / f"{name}.png"), full_page=full)
+
+
+def row_cell(page: Page, node: str, resource: str, field: str):
+    return page.locator(f'#grid tr[data-node="{node}"] td[data-resource="{resource}"][data-field="{field}"]')
+
+
+def nginx_card(page: Page):
+    return page.locator('article[data-pod^="default/nginx-deployment-"]')
+
+
+def test_the_readme_demo_step_by_step(browser, demo):
+    w = open_page(browser)
+    page = w.page
+
+    # 1. Overview: per node and in total; a device plugin's and DRA's resources marked, the DRA
+    #    DeviceClass's implicit name an alias of the same devices, never a second pool
+    page.goto(demo.url + "/")
+    expect(row_cell(page, "demo-node-1", D, "requested")).to_have_text("3", timeout=SLOW)
+    expect(
+        page.locator('#grid tfoot td[data-resource="example.com/gpu"][data-field="capacity"]')
+    ).to_contain_text("8", timeout=SLOW)
+    expect(page.locator('#grid thead th[data-resource="nvidia.com/gpu"] .badge.plugin')).to_have_text(
+        "device plugin"
+    )
+    expect(
+        page.locator(f'#grid thead th[data-resource="example.com/gpu"] [data-alias="{ALIAS}"]')
+    ).to_have_count(1)
+    expect(page.locator(f'#grid thead th[data-resource="{ALIAS}"]')).to_have_count(0)
+    shot(page, "demo-1-overview")
+
+    # 2. Pending: nginx-deployment's pod asks for 3 of demo-node-4's 2; the advice is a link to
+    #    the form; a pod short of a device plugin's GPUs reads in its owner's words, no link
+    page.goto(demo.url + "/pending/")
+    expect(nginx_card(page)).to_contain_text(f"Insufficient {W}", timeout=SLOW)
+    expect(nginx_card(page).locator("a[data-suggestion]")).to_have_text(f"add 1 {W} to demo-node-4")
+    gpu = page.locator("article.pending", has_text="Insufficient nvidia.com/gpu")  # trainer or gpu-eval
+    expect(gpu.locator('[data-owner="device plugin"]')).to_contain_text(
+        "demo-node-3 would need 2 more nvidia.com/gpu; its device plugin advertises them"
+    )
+    expect(gpu.locator("a[data-suggestion]")).to_have_count(0)
+    shot(page, "demo-2-pending")
+
+    # 3. Lower the request, with the README's kubectl line: the card goes, the pod runs on demo-node-4
+    demo.kubectl("set", "resources", "deployment", "nginx-deployment", f"--requests={W}=2", f"--limits={W}=2")
+    page.goto(demo.url + "/?q=demo-node-4")
+    expect(row_cell(page, "demo-node-4", W, "requested")).to_have_text("2", timeout=SLOW)
+    expect(row_cell(page, "demo-node-4", W, "free")).to_have_text("0")
+    page.goto(demo.url + "/pending/")
+    expect(nginx_card(page)).to_have_count(0, timeout=SLOW)
+
+    # 4. Node page: Remove… names the pod and the over-commitment; after it, "over-committed by 2"
+    page.goto(demo.url + "/nodes/demo-node-4")
+    page.locator(f'tr[data-resource="{W}"] a', has_text="Remove…").click()
+    expect(page.locator("h1")).to_contain_text(f"Remove {W} from demo-node-4?")
+    expect(page.locator('[data-over-committed="2"]')).to_contain_text("over-committed by 2")
+    expect(page.locator("main")).to_contain_text("nginx-deployment-")
+    shot(page, "demo-4-remove")
+    page.locator("button.danger").click()
+    expect(page.locator(".flash.ok")).to_contain_text(f"{W} 2 -> absent")
+    page.reload()  # Reload lands on the node page, never on a dead form
+    expect(page.locator("h1")).to_contain_text("demo-node-4")
+    expect(page.locator(f'tr[data-resource="{W}"] td.bar')).to_contain_text(
+        "over-committed by 2", timeout=SLOW
+    )  # once the stand-in has cleared allocatable, as the kubelet would
+    expect(page.locator(f'tr[data-resource="{W}"] td.bar')).not_to_contain_text("%")
+    shot(page, "demo-4-node")
+    page.goto(demo.url + "/")
+    expect(page.locator(f'.strip li[data-resource="{W}"] [data-field="over"]')).to_contain_text(
+        "over-committed by 2 on 1 node"
+    )
+
+    # 5. Add a name the node already has: a change from the current value, never a false conflict;
+    #    2Ki is refused with the number it stands for
+    page.goto(demo.url + "/nodes/demo-node-2")
+    add = page.locator("form.change").last
+    add.locator("input[name=resource]").fill(D)
+    add.locator("input[name=quantity]").fill("3")
+    add.locator("input[name=quantity]").press("Enter")
+    expect(page.locator(".change-summary")).to_have_attribute("data-change", f"{D} 2 3")
+    expect(page.locator(".change-summary")).to_contain_text("currently 2 → 3")
+    expect(page.locator("main")).not_to_contain_text("changed since")
+    page.locator("form.change input[name=quantity]").fill("2Ki")
+    page.locator("form.change input[name=quantity]").press("Enter")
+    expect(page.locator("#quantity-error")).to_contain_text("2Ki means 2048: type 2048 if you mean it")
+    shot(page, "demo-5-add-existing")
+    page.locator("form.change input[name=quantity]").fill("3")
+    page.locator("form.change input[name=quantity]").press("Enter")
+    expect(page.locator(".flash.ok")).to_contain_text(f"{D} 2 -> 3")
+
+    # 6. What if: six pods of one dongle each, spread over the nodes with room; the hardware
+    #    caveat; a misspelled name gets "did you mean" before anything is planned
+    page.goto(demo.url + "/plan/")
+    page.fill("textarea[name=requests]", f"{D}=1")
+    page.fill("input[name=replicas]", "6")
+    page.locator("form.plan-form button", has_text="Plan").first.click()
+    expect(page.locator(".plan-result h2")).to_contain_text("fits")
+    steps = page.locator(".plan-steps tbody tr")
+    expect(steps).not_to_have_count(0)
+    assert steps.count() >= 2, "the plan spreads over more than one node"
+    expect(page.locator("[data-hardware]").first).to_be_visible()
+    expect(page.locator("a[data-plan-link]").first).to_contain_text(f"Set {D} to")
+    shot(page, "demo-6-what-if")
+    page.fill("textarea[name=requests]", "example.com/dongel=1")
+    page.locator("form.plan-form button", has_text="Plan").first.click()
+    expect(page.locator("#requests-error")).to_contain_text(f"did you mean {D}?")
+    expect(page.locator(".plan-result")).to_have_count(0)
+
+    # 7. Bulk remove preview: per node, the pods that request it and the over-commitment; Apply
+    #    is the filled (primary) button
+    page.goto(demo.url + "/changes/bulk")
+    page.check('input[name="action"][value="remove"]')
+    page.fill('input[name="resource"]', D)
+    page.fill('input[name="find"]', "demo-node")
+    for node in ("demo-node-1", "demo-node-2"):
+        page.check(f'input[name="nodes"][value="{node}"]')
+    page.click("text=Preview (dry run)")
+    impact = page.locator('tr[data-node="demo-node-1"] [data-field="impact"]')
+    expect(impact.locator("[data-holder]").first).to_contain_text("dongle-reader")
+    expect(impact.locator("[data-over-committed]")).to_contain_text("over-committed by 3")
+    expect(page.locator("button.primary", has_text="Apply to 2 nodes")).to_be_visible()
+    shot(page, "demo-7-bulk-preview")
+
+    # 8. History: the changes of this run, with who made them; one JSON audit line each
+    page.goto(demo.url + "/history/")
+    expect(page.locator("main")).to_contain_text("demo-node-4", timeout=SLOW)
+    expect(page.locator("main")).to_contain_text("demo-node-2")
+    shot(page, "demo-8-history", full=False)
+    assert [p for p in w.problems if "status of 422" not in p] == []  # the refused 2Ki, as it should be
+
+    took = demo.stop()
+    print(f"\nthe demo stopped in {took:.1f} s")
+    log = demo.out.read_text()
+    audit = [line for line in log.splitlines() if '"outcome": "changed"' in line]
+    assert len(audit) == 2, audit  # the remove and the dongle change
+    assert "Traceback" not in log
