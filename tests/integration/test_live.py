@@ -208,12 +208,12 @@ def test_down_api_server_gives_a_stale_banner_not_an_error(make_app, tmp_path):
     try:
         app = make_app(kubeconfig=str(plane.kubeconfig))
         web = browser(app)
-        api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
-        from kubernetes import client
+        with api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig)))) as api:
+            from kubernetes import client
 
-        client.CoreV1Api(api).create_node(
-            {"metadata": {"name": "survivor"}, "status": {"capacity": {D: "3"}, "allocatable": {D: "3"}}}
-        )
+            client.CoreV1Api(api).create_node(
+                {"metadata": {"name": "survivor"}, "status": {"capacity": {D: "3"}, "allocatable": {D: "3"}}}
+            )
         eventually(
             lambda: grid_cells(web.get("/").get_data(as_text=True))[("survivor", D, "capacity")] == "3"
         )
@@ -245,6 +245,7 @@ def test_metrics_are_served_on_their_own_port(control_plane):
         assert "extres_cache_synced" in text and "extres_request_duration_seconds" in text
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(server.url + "/metrics", timeout=10)
+        refused.value.close()  # an error response holds its connection open until closed
         assert refused.value.code == 404
     finally:
         server.stop()
