@@ -57,6 +57,11 @@ class Settings:
     # event_namespace with the prefix extres-history; "off" keeps none
     history_store: str = ""
     history_days: int = 31  # days of capacity history kept
+    # seals the capacity history's records; its own key, never rotated with secret_key (the chart
+    # makes one and keeps it); unset: no history is written
+    history_key: str = ""
+    # history keys replaced by history_key: records sealed with them are still read
+    previous_history_keys: tuple[str, ...] = ()
     replicas: int = 1  # how many copies serve this dashboard (the chart sets it)
     threads: int = 8  # gunicorn's threads in the one worker; changes may hold all but two of them
     start_watches: bool = True  # start the cache's watches on the first request

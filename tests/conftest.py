@@ -83,6 +83,7 @@ def make_app(control_plane: testenv.ControlPlane) -> Iterator[Callable[..., Any]
             "kubeconfig": str(control_plane.kubeconfig),
             "in_cluster": "false",
             "read_only": False,
+            "history_key": "the tests' history key",
             **overrides,
         }
         app = create_app(config)

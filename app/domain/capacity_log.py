@@ -11,8 +11,10 @@ capacity or allocatable of an extended resource, whoever made it.
   resourceVersion after the change): every replica that sees one change makes the same key, so
   two replicas merging into one store write it once, and a replica's own write (with the user)
   and its watch's sighting (without) become one record.
-* Records are kept per UTC day, at most ``PER_DAY`` a day (the newest), and sealed with the
-  app's secret key: a record written by anyone else who may edit the store is left out.
+* Records are kept per UTC day, at most ``PER_DAY`` a day (past it a new record is refused
+  and counted, never written over another), and sealed with the history's own key (not the
+  session key, which rotates): a record written by anyone else who may edit the store is left
+  out of what is shown, and left untouched in the store.
 """
 
 from __future__ import annotations
@@ -124,13 +126,31 @@ def decode(text: str, keys: Sequence[str]) -> Record | None:
     return record
 
 
-def bounded(records: Iterable[Record], limit: int = PER_DAY) -> dict[str, Record]:
-    """One day's records by key, at most ``limit`` (the newest kept)."""
-    by_key: dict[str, Record] = {}
+def merged_day(
+    held: Mapping[str, str], records: Iterable[Record], keys: Sequence[str], limit: int = PER_DAY
+) -> tuple[dict[str, str], list[Record]]:
+    """One day's store after adding ``records``: (its entries, the records refused).
+
+    What is there stays: an entry that does not verify under ``keys`` (another key's, or not
+    this app's) is kept untouched, never deleted; a record already there takes what the new
+    sighting knows. A new record enters only while the day holds fewer than ``limit``: the
+    limit holds before a write, and what it refuses is returned (to be counted), never lost
+    silently in place of something kept."""
+    out = dict(held)
+    mine: dict[str, Record] = {}
+    for k, text in held.items():
+        r = decode(text, keys)
+        if r is not None and k == r.key:
+            mine[k] = r
+    refused: list[Record] = []
     for r in records:
-        old = by_key.get(r.key)
-        by_key[r.key] = merged(old, r) if old is not None else r
-    if len(by_key) > limit:
-        newest = sorted(by_key.values(), key=lambda r: r.when, reverse=True)[:limit]
-        by_key = {r.key: r for r in newest}
-    return by_key
+        old = mine.get(r.key)
+        if old is None and r.key in out:
+            refused.append(r)  # the key is held by an entry that does not verify: left as it is
+            continue
+        if old is None and len(out) >= limit:
+            refused.append(r)
+            continue
+        mine[r.key] = merged(old, r) if old is not None else r
+        out[r.key] = encode(mine[r.key], keys[0])
+    return out, refused

@@ -29,7 +29,7 @@ import msgspec
 from kubernetes import client
 
 from app.domain.accounting import extended_only
-from app.domain.capacity_log import PER_DAY, Managed, Record, bounded, decode, encode, moved, owner
+from app.domain.capacity_log import Managed, Record, decode, merged_day, moved, owner
 from app.domain.names import is_native_resource
 from app.kube.configmap_doc import ConfigMapDoc
 from app.kube.errors import KubeError, translate
@@ -103,10 +103,13 @@ class CapacityLog:
         interval: float = 1.0,
         unreachable: Callable[[], bool] = lambda: False,
     ) -> None:
-        """``store``: ``namespace/prefix`` of the day ConfigMaps; None keeps no history."""
+        """``store``: ``namespace/prefix`` of the day ConfigMaps; None keeps no history.
+        ``keys``: the history's key, then keys it replaced (read only); with no key (or an empty
+        first one) nothing is written, and ``problem`` says why."""
         self.namespace, _, self.prefix = (store or "/").partition("/")
-        self._core = client.CoreV1Api(api) if api is not None and store else None
-        self.keys = tuple(keys)
+        self.keys = tuple(k for k in keys if k)
+        self.writes = bool(keys and keys[0])
+        self._core = client.CoreV1Api(api) if api is not None and store and self.keys else None
         self.timeout = timeout
         self.keep_days = keep_days
         self.interval = interval
@@ -114,8 +117,11 @@ class CapacityLog:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.dropped = 0  # records lost to a full queue
+        self.dropped = 0  # records not written: a full queue, a full day
+        self._refused_now = 0
         self.problem: str | None = None  # the last write's failure, until one succeeds
+        if store and not self.writes:
+            self.problem = "changes are not recorded: EXTRES_HISTORY_KEY is not set"
         self._reads = KeptRead(self._read_all, KEPT_SECONDS, unreachable, "capacity history")
         self._pruned = ""  # the day old ConfigMaps were last deleted
 
@@ -126,7 +132,7 @@ class CapacityLog:
     # ---- recording ------------------------------------------------------------------------
     def observe(self, old: NodeView | None, new: NodeView, raw: bytes) -> None:
         """A node event: record each extended amount that moved since ``old``."""
-        if self._core is None or old is None:
+        if self._core is None or not self.writes or old is None:
             return
         if old.capacity == new.capacity and old.allocatable == new.allocatable:
             return  # a heartbeat, a label: one comparison
@@ -148,7 +154,7 @@ class CapacityLog:
     ) -> None:
         """This dashboard's own write of a node's capacity: the same change the watch will see,
         with the signed-in user."""
-        if self._core is not None:
+        if self._core is not None and self.writes:
             self._put(
                 Record(_now(), node, "capacity", resource, before, after, FIELD_MANAGER, user[:256], version)
             )
@@ -157,6 +163,7 @@ class CapacityLog:
         with self._lock:
             if len(self._queue) >= QUEUE:
                 self.dropped += 1
+                self.problem = f"{self.dropped} changes not recorded: too many were waiting to be written"
                 return
             self._queue.append(record)
         self.start()
@@ -185,15 +192,25 @@ class CapacityLog:
         failed: list[Record] = []
         for day, records in sorted(by_day.items()):
             try:
+                self._refused_now = 0
                 self._doc(day).merge(partial(self._merged, records=records), f"The history of {day}")
                 self.problem = None
+                if self._refused_now:
+                    self.dropped += self._refused_now
+                    log.warning(
+                        "capacity history of %s is full: %d changes not recorded", day, self._refused_now
+                    )
+                    self.problem = f"the history of {day} is full: {self.dropped} changes not recorded"
             except KubeError as err:
                 log.warning("capacity history for %s not written: %s [%s]", day, err.message, err.detail)
                 self.problem = err.message
                 failed.extend(records)
         if failed:
             with self._lock:
-                self._queue.extendleft(reversed(failed[: QUEUE - len(self._queue)]))
+                room = QUEUE - len(self._queue)
+                self._queue.extendleft(reversed(failed[:room]))
+                if len(failed) > room:
+                    self.dropped += len(failed) - room
         if batch and not failed:
             self._reads.expire()  # the next read reads again, and sees what was written
         self._prune()
@@ -205,9 +222,10 @@ class CapacityLog:
         )
 
     def _merged(self, data: dict[str, str], *, records: list[Record]) -> dict[str, str]:
-        held = [r for text in data.values() if (r := decode(text, self.keys)) is not None]
-        kept = bounded([*held, *records], PER_DAY)
-        return {k: encode(r, self.keys[0]) for k, r in kept.items()}
+        out, refused = merged_day(data, records, self.keys)
+        if refused:  # a merge may run again on a conflict: the last run's count is the one
+            self._refused_now = len(refused)
+        return out
 
     def _prune(self) -> None:
         """Once a day: delete the day ConfigMaps older than ``keep_days``."""

@@ -46,6 +46,7 @@ class CapacityLogPort(Protocol):
     prefix: str
     keep_days: int
     problem: str | None
+    writes: bool  # a history key is set: changes are recorded
 
     @property
     def enabled(self) -> bool: ...
@@ -108,7 +109,6 @@ class Cluster:
             request_timeout,
             unreachable=lambda: self.cache.readiness.problem is not None,
         )
-        self.keys = keys  # the secret key, then the previous ones: they seal the history's records
         self.admission = AdmissionReads(
             self.api, request_timeout, unreachable=lambda: self.cache.readiness.problem is not None
         )
@@ -121,7 +121,7 @@ class Cluster:
         self.capacity_log = CapacityLog(
             self.api,
             history_store,
-            keys or ("",),
+            keys,
             timeout=request_timeout,
             keep_days=history_days,
             unreachable=lambda: self.cache.readiness.problem is not None,

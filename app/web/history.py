@@ -73,6 +73,8 @@ def index() -> str:
         problem=problem or log.problem,
         kept=kept,
         enabled=log.enabled,
+        keyed=log.writes,
+        off=not log.namespace,
         where=f"{log.namespace}/{log.prefix}-YYYY-MM-DD",
         days=log.keep_days,
     )

@@ -55,7 +55,7 @@ class Services:
                         session_store=s.session_store,
                         history_store=s.capacity_log,
                         history_days=s.history_days,
-                        keys=(s.secret_key, *s.previous_secret_keys),
+                        keys=(s.history_key, *s.previous_history_keys),
                         on_error=self.metrics.api_error,
                     )
         self._cluster.ensure_started()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import shutil
 import tempfile
 import threading
@@ -39,7 +40,13 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
         print(f"export KUBECONFIG={plane.kubeconfig}  # kubectl reaches the demo cluster", flush=True)
         # the demo cluster is a local toy on loopback: changes are on unless EXTRES_READ_ONLY says no
         read_only = settings.read_only if "EXTRES_READ_ONLY" in os.environ else False
-        local = {"kubeconfig": str(plane.kubeconfig), "in_cluster": "false", "read_only": read_only}
+        local = {
+            "kubeconfig": str(plane.kubeconfig),
+            "in_cluster": "false",
+            "read_only": read_only,
+            # the demo's history lives as long as its cluster: a key of its own unless one is set
+            "history_key": settings.history_key or secrets.token_hex(32),
+        }
         serve_app(Settings(**{**vars(settings), **local}))
     finally:
         # gunicorn's worker is a fork of this process and unwinds through here when it exits:

@@ -302,3 +302,25 @@ def test_replicas_share_a_kept_secret_key():
     [deploy] = [d for d in own if d["kind"] == "Deployment"]
     env = {e["name"]: e for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["EXTRES_SECRET_KEY"]["valueFrom"]["secretKeyRef"]["name"] == "mine"
+    # an operator's Secret may lack the history key: then no history is written (said on the page)
+    assert env["EXTRES_HISTORY_KEY"]["valueFrom"]["secretKeyRef"] == {
+        "name": "mine",
+        "key": "history-key",
+        "optional": True,
+    }
+
+
+def test_the_history_has_its_own_kept_key_apart_from_the_session_key():
+    docs = render({})
+    [secret] = [d for d in docs if d["kind"] == "Secret"]
+    assert (
+        len(secret["data"]["history-key"]) >= 48
+        and secret["data"]["history-key"] != secret["data"]["secret-key"]
+    )
+    [deploy] = [d for d in docs if d["kind"] == "Deployment"]
+    env = {e["name"]: e for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["EXTRES_HISTORY_KEY"]["valueFrom"]["secretKeyRef"] == {
+        "name": secret["metadata"]["name"],
+        "key": "history-key",
+        "optional": False,
+    }

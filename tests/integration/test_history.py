@@ -83,7 +83,7 @@ def test_the_history_outlives_the_app_and_two_replicas_write_a_change_once(app, 
 
     cluster = app.extensions["extres"].cluster
     prefix = f"{uid[:40]}-h"
-    store, keys, node = f"default/{prefix}", cluster.keys, f"{uid}-n"
+    store, keys, node = f"default/{prefix}", cluster.capacity_log.keys, f"{uid}-n"
     one, two = (CapacityLog(cluster.api, store, keys, timeout=5) for _ in range(2))
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     one._put(Record(now, node, "capacity", D, 1, 2, "extres", "", "77"))  # its watch saw it
@@ -102,6 +102,14 @@ def test_the_history_outlives_the_app_and_two_replicas_write_a_change_once(app, 
     found = later.read()
     assert found.left_out == 1
     assert [(r.user, r.manager, r.before, r.after) for r in found.records] == [("ann", "extres", 1, 2)]
-    for log in (one, two, later):
+    # a process with another key (not the one that sealed them) writes: every entry stays
+    other = CapacityLog(cluster.api, store, ("another key",), timeout=5)
+    other.own(node, D, 2, 3, "bob", "78")
+    other.flush()
+    data = core.read_namespaced_config_map(cm.metadata.name, "default").data
+    assert len(data) == 3 and data["forged"] == forged
+    rotated = CapacityLog(cluster.api, store, ("another key", *keys), timeout=5)  # the old key kept
+    assert sorted(r.user for r in rotated.read().records) == ["ann", "bob"]
+    for log in (one, two, later, other, rotated):
         log.stop()
     core.delete_namespaced_config_map(cm.metadata.name, "default")

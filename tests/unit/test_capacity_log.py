@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.domain.capacity_log import Managed, Record, bounded, decode, encode, merged, moved, owner
+from app.domain.capacity_log import Managed, Record, decode, encode, merged, merged_day, moved, owner
 
 D = "example.com/dongle"
 
@@ -38,16 +38,30 @@ def test_one_change_has_one_key_and_sightings_merge_keeping_the_user():
     assert seen.key == written.key != replace(seen, version="43").key
     both = merged(seen, written)
     assert (both.user, both.when) == ("ann", "2026-12-04T01:00:02Z")
-    kept = bounded([seen, written, replace(seen, resource="acme.io/fpga")])
-    assert len(kept) == 2 and kept[seen.key].user == "ann"
+    kept, refused = merged_day({}, [seen, written, replace(seen, resource="acme.io/fpga")], ("k",))
+    assert len(kept) == 2 and decode(kept[seen.key], ("k",)).user == "ann" and refused == []
 
 
-def test_a_day_keeps_its_newest_records_within_its_bound():
-    records = [
-        Record(f"2026-12-04T00:00:{i:02d}Z", "n1", "capacity", D, i, i + 1, "", "", str(i)) for i in range(10)
-    ]
-    kept = bounded(records, limit=3)
-    assert sorted(r.when for r in kept.values()) == [f"2026-12-04T00:00:0{i}Z" for i in (7, 8, 9)]
+def record(i: int) -> Record:
+    return Record(f"2026-12-04T00:00:{i:02d}Z", "n1", "capacity", D, i, i + 1, "", "", str(i))
+
+
+def test_a_full_day_refuses_new_records_and_keeps_every_one_it_holds():
+    held, refused = merged_day({}, [record(i) for i in range(3)], ("k",), limit=3)
+    after, refused = merged_day(held, [record(3), record(4), replace(record(0), user="ann")], ("k",), limit=3)
+    assert [r.version for r in refused] == ["3", "4"]  # refused before the write, to be counted
+    assert set(after) == set(held)  # nothing already there given up for them
+    assert decode(after[record(0).key], ("k",)).user == "ann"  # a sighting of a held change merges
+
+
+def test_entries_that_do_not_verify_are_kept_untouched():
+    """Sealed with a key this process no longer has (or written by someone else): left as they
+    are, never deleted by the next write."""
+    foreign = {record(0).key: encode(record(0), "old key"), "junk": "not json"}
+    after, refused = merged_day(foreign, [record(1), record(0)], ("new key",))
+    assert after[record(0).key] == foreign[record(0).key] and after["junk"] == "not json"
+    assert decode(after[record(1).key], ("new key",)) == record(1)
+    assert [r.version for r in refused] == ["0"]  # its key is taken by an entry left untouched
 
 
 def test_only_records_sealed_with_a_known_key_are_read():

@@ -62,6 +62,7 @@ class StubCapacityLog:
     keep_days: int = 31
     problem: str | None = None
     enabled: bool = True
+    writes: bool = True
 
     def read(self, since: str = "", until: str = "") -> Kept:
         shown = [r for r in self.records if (not since or r.day >= since) and (not until or r.day <= until)]

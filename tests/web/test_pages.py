@@ -229,6 +229,14 @@ def test_history_lists_every_change_with_absolute_times_a_day_range_and_csv(clie
     ]
 
 
+def test_without_a_history_key_the_history_page_says_so(client, cluster):
+    cluster.capacity_log.enabled = cluster.capacity_log.writes = False
+    page = soup(client.get("/history/"))
+    assert "EXTRES_HISTORY_KEY is not set" in page.select_one('[data-history="no-key"]').get_text()
+    cluster.capacity_log.namespace = ""  # EXTRES_HISTORY_STORE=off: said as that instead
+    assert soup(client.get("/history/")).select_one('[data-history="off"]') is not None
+
+
 def test_metrics_read_the_store(app, cluster, two):
     text = app.extensions["extres"].metrics.exposition().decode()
     assert f'extres_node_extended_resource_requested{{node="n1",resource="{D}"}} 3.0' in text
