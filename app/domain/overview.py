@@ -132,7 +132,8 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
     wanted = set(filters.resources)
     seen: set[str] = set() if every_row is None else set(every_row.by_resource)
     kept: list[NodeRow] = []
-    undecided: set[str] = set()
+    undecided: set[str] = set()  # of every row
+    undecided_kept: set[str] = set()  # of the rows the filters keep
     count = 0
     for row in rows:
         count += 1
@@ -155,13 +156,14 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
                 kept.append(replace(row, usage=usage))
         else:
             kept.append(row)
+            undecided_kept.update(row.unknown)
     if every_row is not None and len(kept) == count and not wanted:
         filtered = False  # the filters kept every row whole: the kept totals are theirs
     else:
         filtered = bool(q or filters.selector or filters.free_at_least or every_row is None)
     if filtered:  # sum over the rows kept
         totals = Totals.of(row.usage for row in kept)
-        resources = sorted(wanted) if wanted else sorted(set(totals.by_resource) | undecided)
+        resources = sorted(wanted) if wanted else sorted(set(totals.by_resource) | undecided_kept)
     else:
         assert every_row is not None
         keep = wanted or set(every_row.by_resource) | undecided

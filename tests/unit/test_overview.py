@@ -85,3 +85,17 @@ def test_running_totals_move_by_differences():
     running.add(b.usage, -1)  # b's row is replaced by one without any extended resource
     assert running.totals() == Totals.of([a.usage])
     assert F not in running.totals().by_resource  # no node has it any more: not a column
+
+
+def test_a_resource_undecided_on_other_nodes_is_no_column_of_a_filtered_grid():
+    """A DeviceClass whose numbers cannot be decided on node u gives the unfiltered grid a column
+    (its cells say why); a grid filtered to nodes without it shows no such column."""
+    from dataclasses import replace
+
+    g = "example.com/gpu"
+    u = replace(node_row(Node("u", {}), {}), unknown={g: "selector too costly"})
+    every = [*rows(), u]
+    assert build_grid(every, Filters()).resources == [F, D, g]
+    assert build_grid(every, Filters(q="a")).resources == [D]
+    assert build_grid(every, Filters(q="u")).resources == [g]
+    assert g in build_grid(every, Filters(q="a")).all_resources  # still a choice in the picker

@@ -28,3 +28,23 @@ def test_the_sign_in_form_describes_its_field(make_app):
         browser(make_app(auth_mode="token")).get("/login").get_data(as_text=True), "html.parser"
     )
     assert all(soup.find(id=el["aria-describedby"]) for el in soup.select("[aria-describedby]"))
+
+
+@pytest.mark.parametrize("path", [*PAGES, "/changes/nodes/n1/resources/new"])
+def test_no_error_message_is_part_of_a_fields_name(client, cluster, path):
+    """An error inside its <label> becomes part of the field's accessible name ("Resource
+    Resource name 'foo' must be…"), and aria-describedby says it again: messages sit beside."""
+    cluster.node("n1", {"example.com/dongle": "2"})
+    soup = BeautifulSoup(client.get(path).get_data(as_text=True), "html.parser")
+    assert soup.select("label .field-error, label [role=alert]") == [], path
+
+
+def test_a_refused_field_is_named_once_and_described_by_its_message(client, cluster):
+    cluster.node("n1", {"example.com/dongle": "2"})
+    resp = client.post(
+        "/changes/nodes/n1/resources", data={"resource": "foo", "quantity": "2", "expected": ""}
+    )
+    soup = BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+    field = soup.select_one('form.change input[name="resource"][aria-invalid="true"]')
+    assert field.find_parent("label").get_text(" ", strip=True) == "Resource"
+    assert "foo" in soup.find(id=field["aria-describedby"]).get_text()

@@ -1,0 +1,91 @@
+"""The Store's DRA part (mixed into ``app.kube.store.Store``): DeviceClasses, ResourceSlices and
+ResourceClaims as events bring them, the nodes whose numbers they move, and the selectors they
+bring to bear decided before the lock is taken (``device_cel`` keeps the answers)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from app.domain import device_cel
+from app.domain.devices import DraUsage
+from app.kube.dra_index import EVERY, DraIndex
+from app.kube.projections import NodeView
+
+T = TypeVar("T")
+
+
+class DraHolding:
+    """Needs the Store's lock, nodes and row/fit marks (``_touch``, ``_touch_fit``)."""
+
+    _lock: threading.RLock
+    nodes: dict[str, NodeView]
+    dra: DraIndex
+
+    def _touch(self, node: str) -> None:
+        raise NotImplementedError
+
+    def _touch_fit(self, node: str) -> None:
+        raise NotImplementedError
+
+    def with_dra(self, read: Callable[[DraIndex], T]) -> T:
+        """``read`` applied to the DRA objects held, under the lock (what pages read of them)."""
+        with self._lock:
+            return read(self.dra)
+
+    def dra_class_for(self, resource: str) -> str | None:
+        """The DeviceClass that serves ``resource`` through DRA, if one does."""
+        return self.with_dra(lambda dra: dra.class_for(resource))
+
+    def dra_aliases(self) -> dict[str, tuple[str, ...]]:
+        """Each DRA-served name shown as one resource -> its other names (a DeviceClass's implicit
+        name beside its extendedResourceName: the same devices)."""
+
+        def read(dra: DraIndex) -> dict[str, tuple[str, ...]]:
+            out: dict[str, list[str]] = {}
+            for alias, primary in (dra.serving().aliases if dra.classes else {}).items():
+                out.setdefault(primary, []).append(alias)
+            return {k: tuple(sorted(v)) for k, v in out.items()}
+
+        return self.with_dra(read)
+
+    def dra_primaries(self) -> dict[str, str]:
+        """Each alias -> the name its devices are shown and counted under (read once, not per name)."""
+        return self.with_dra(lambda dra: dict(dra.serving().aliases) if dra.classes else {})
+
+    def put_dra(self, kind: str, view: Any, deleted: bool = False) -> None:
+        """A DeviceClass, ResourceSlice or ResourceClaim came, changed or went."""
+        if not deleted:
+            self._decide_selectors(kind, [view])
+        with self._lock:
+            self._dra_moved(self.dra.put(kind, view, deleted))
+
+    def replace_dra(self, kind: str, views: Iterable[Any]) -> None:
+        views = list(views)
+        self._decide_selectors(kind, views)
+        with self._lock:
+            self._dra_moved(self.dra.replace(kind, views))
+
+    def _decide_selectors(self, kind: str, views: list[Any]) -> None:
+        """Evaluate the selectors an event brings to bear (a class's over every device held, every
+        class's over a slice's devices) before taking the lock: pages under it read the answers
+        device_cel keeps, and never wait for an evaluation (each one is budgeted there)."""
+        if kind == "deviceclasses":
+            with self._lock:
+                devices = self.dra.devices()
+            device_cel.decide((v.facts.expressions for v in views), devices)
+        elif kind == "resourceslices":
+            with self._lock:
+                selectors = self.dra.selectors()
+            device_cel.decide(selectors, {d.device for v in views for d in v.facts.devices})
+
+    def _dra_usage(self, node: str) -> dict[str, DraUsage]:
+        return self.dra.usage(node) if self.dra else {}
+
+    def _dra_moved(self, nodes: frozenset[str]) -> None:
+        """Rebuild the rows and fit facts of the nodes whose DRA numbers may have moved (caller
+        holds the lock)."""
+        for node in self.nodes if nodes == EVERY else nodes & self.nodes.keys():
+            self._touch(node)
+            self._touch_fit(node)
