@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from collections.abc import Mapping
@@ -42,14 +43,17 @@ class Settings:
     read_only: bool = True  # service-account mode: no write route at all unless set to false
     user_header: str = "X-Forwarded-User"  # impersonate mode: set by the trusted auth proxy
     groups_header: str = "X-Forwarded-Groups"  # impersonate mode: the user's groups, comma-separated
-    # addresses/CIDRs of the proxies trusted to set the identity headers, X-Forwarded-For and
-    # X-Request-Id
+    # addresses/CIDRs (none wider than /24, /120 for IPv6) of the proxies trusted to set the
+    # identity headers, X-Forwarded-For and X-Request-Id
     trusted_proxies: tuple[str, ...] = ()
     cookie_secure: bool = True  # mark the session cookie Secure (keep it on behind TLS)
     max_request_bytes: int = 64 * 1024  # the largest request body accepted
     event_namespace: str = "default"  # where Events about changes are written
     session_idle_minutes: float = 60.0  # token mode: a session ends after this long unused
     session_max_hours: float = 12.0  # token mode: a session ends this long after sign-in, used or not
+    # token mode: TokenReviews per minute of tokens not seen lately, from every path together
+    # (sign-in form, Authorization headers); past it a new token waits, known ones pass
+    token_reviews_per_minute: int = 120
     # token mode: the ConfigMap (namespace/name) where sign-outs are kept for every replica; unset,
     # they are kept in this process only (one replica)
     session_store: str | None = None
@@ -95,6 +99,10 @@ class Settings:
             raise ValueError(
                 f"{PREFIX}HISTORY_STORE must be namespace/prefix or off, not {settings.history_store!r}"
             )
+        for entry in settings.trusted_proxies:
+            _check_proxy(entry)
+        if settings.token_reviews_per_minute < 1:
+            raise ValueError(f"{PREFIX}TOKEN_REVIEWS_PER_MINUTE must be at least 1")
         if settings.session_store is not None and settings.session_store.count("/") != 1:
             raise ValueError(f"{PREFIX}SESSION_STORE must be namespace/name, not {settings.session_store!r}")
         if settings.auth_mode == "token" and settings.replicas > 1 and not settings.session_store:
@@ -111,6 +119,21 @@ class Settings:
                 )
             settings = cls(**{**vars(settings), "secret_key": secrets.token_hex(32)})
         return settings
+
+
+def _check_proxy(entry: str) -> None:
+    """A trusted proxy is an address or a narrow network: one wider than /24 (/120 for IPv6)
+    would trust identity headers from whole networks of clients."""
+    try:
+        net = ipaddress.ip_network(entry.strip(), strict=False)
+    except ValueError:
+        raise ValueError(f"{PREFIX}TRUSTED_PROXIES: {entry[:60]!r} is not an address or a network") from None
+    narrowest = 24 if net.version == 4 else 120
+    if net.prefixlen < narrowest:
+        raise ValueError(
+            f"{PREFIX}TRUSTED_PROXIES: {entry[:60]} is wider than /{narrowest}: name the proxies' own "
+            "addresses (the ingress controller's pods), not a network clients share"
+        )
 
 
 def _convert(name: str, typ: Any, raw: str) -> Any:

@@ -19,10 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubernetes import client
+from limits import RateLimitItemPerMinute
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
 from urllib3 import HTTPHeaderDict
 
 from app.kube.client import api_client
-from app.kube.errors import Forbidden, KubeError, Unavailable, translate
+from app.kube.errors import Busy, Forbidden, KubeError, Unavailable, translate
 
 log = logging.getLogger(__name__)
 CHECK_TTL = 30.0
@@ -31,6 +34,11 @@ CLIENTS_KEPT = 64
 ACCEPTED_TTL = 30.0  # a token the API server accepted is trusted this long before asking again
 REFUSED_TTL = 5.0  # and a refused one is refused this long without asking
 TOKENS_KEPT = 1024
+REVIEWS_PER_MINUTE = 120  # TokenReviews of tokens not known here, from every path together
+TOO_MANY_UNKNOWN = (
+    "Too many unknown tokens are being checked right now (a limit that protects the API server); "
+    "try again in a minute. Tokens already accepted are not affected."
+)
 CHECKS_KEPT = 4096
 
 
@@ -91,6 +99,7 @@ class Access:
         base: client.ApiClient,
         timeout: float = 10.0,
         unreachable: Callable[[], bool] = lambda: False,
+        reviews_per_minute: int = REVIEWS_PER_MINUTE,
     ) -> None:
         self.configuration = configuration
         self.base = base
@@ -103,6 +112,11 @@ class Access:
         self._tokens: OrderedDict[str, tuple[float, str | None]] = OrderedDict()  # hash -> (when, user)
         self.accepted_ttl = ACCEPTED_TTL
         self._lock = threading.Lock()
+        # the budget for tokens not in the cache above: a stream of random tokens (a sign-in form,
+        # an Authorization header on any path) costs the API server at most this many reviews;
+        # the `limits` library's moving window, in memory, per process
+        self._unknown = RateLimitItemPerMinute(reviews_per_minute)
+        self._budget = MovingWindowRateLimiter(MemoryStorage())
 
     def client_for(self, identity: Identity) -> client.ApiClient:
         if identity.mode == "service-account":
@@ -172,7 +186,9 @@ class Access:
         Token mode: a TokenReview made as the app names the token's user (for pages and the audit
         log); where the app may not review tokens, a SelfSubjectAccessReview made with the token
         proves only that it is accepted. Cached by the token's hash: accepted for 30 s, refused for
-        5 s, at most 1,024 tokens. Other modes name no token: the proxy vouches for the user
+        5 s, at most 1,024 tokens. A token not in the cache is reviewed only within a budget shared
+        by every path (``reviews_per_minute``); past it, Busy (429), while cached ones still pass.
+        Other modes name no token: the proxy vouches for the user
         (impersonate), or there is only the app (service-account). Raises KubeError when the API
         server cannot be asked."""
         if identity.mode != "token":
@@ -191,6 +207,8 @@ class Access:
                 raise Unavailable(UNVERIFIABLE, 503)
             user = cached[1]
         else:
+            if cached is None and not self._budget.hit(self._unknown, "token-reviews"):
+                raise Busy(TOO_MANY_UNKNOWN)
             try:
                 wait = min(self.timeout, RECHECK_TIMEOUT) if cached is not None else None
                 user = self._review_token(identity, wait)
@@ -204,6 +222,14 @@ class Access:
                 while len(self._tokens) > TOKENS_KEPT:
                     self._tokens.popitem(last=False)
         return self._as_known(user, identity)
+
+    def accepted_lately(self, identity: Identity) -> bool:
+        """Whether the API server accepted this token when last asked (it is in the cache, of at
+        most 1,024 tokens): such a token passes the sign-in limits."""
+        digest = identity.key[3]
+        with self._lock:
+            cached = self._tokens.get(digest) if digest else None
+        return cached is not None and cached[1] is not None
 
     @staticmethod
     def _as_known(user: str | None, identity: Identity) -> Identity | None:

@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 class AccessPort(Protocol):
     def authenticate(self, identity: Identity) -> Identity | None: ...
+    def accepted_lately(self, identity: Identity) -> bool: ...
     def check(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool: ...
     def allowed(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool: ...
     def can_edit(self, identity: Identity) -> bool: ...
@@ -93,6 +94,7 @@ class Cluster:
         history_store: str | None = None,
         history_days: int = 31,
         keys: tuple[str, ...] = (),
+        token_reviews_per_minute: int = 120,
         on_error: Callable[[str, str], None] | None = None,
     ) -> None:
         self.cfg = cfg
@@ -108,6 +110,7 @@ class Cluster:
             self.api,
             request_timeout,
             unreachable=lambda: self.cache.readiness.problem is not None,
+            reviews_per_minute=token_reviews_per_minute,
         )
         self.admission = AdmissionReads(
             self.api, request_timeout, unreachable=lambda: self.cache.readiness.problem is not None

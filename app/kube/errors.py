@@ -65,6 +65,13 @@ class Unavailable(KubeError):
     title = "The API server is unavailable"
 
 
+class Busy(KubeError):
+    """Refused here before any API call: a budget that protects the API server is spent."""
+
+    status = 429
+    title = "Too many requests"
+
+
 class NotConfigured(KubeError):
     title = "No cluster configured"
 

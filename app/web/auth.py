@@ -10,7 +10,7 @@ from werkzeug.wrappers import Response
 
 from app import audit
 from app.kube.access import Identity
-from app.kube.errors import KubeError
+from app.kube.errors import Busy, KubeError
 from app.web import security
 from app.web.hx import Page
 from app.web.security import csrf_ok, csrf_token, identity, safe_next, same_origin
@@ -33,14 +33,14 @@ def login_form() -> str:
 def login() -> Response | tuple[str, int]:
     token = request.form.get("token", "").strip()
     target = safe_next(request.form.get("next"))
-    error = ""
+    limits = Services.get().sign_ins
+    client = security.who().client  # through the trusted proxies
+    offered = Identity(token=token[:MAX_TOKEN], mode="token")
+    digest = (offered.key[3] or "") if token else ""
+    error, status = "", 401
     verified: Identity | None = None
     if not same_origin() or not csrf_ok():
         error = "The form expired; try again."
-    elif not Services.get().sign_ins.allow(security.who().client):  # through the trusted proxies
-        error = "Too many sign-in attempts from this address; wait a minute and try again."
-        audit.record("sign_in_refused", security.who(), reason="too many attempts", status=429)
-        return render_template("auth/login.html", error=error, next=target), 429
     elif not token:
         error = "Token: paste a bearer token."
     elif len(token) > MAX_TOKEN:
@@ -48,13 +48,23 @@ def login() -> Response | tuple[str, int]:
             f"Token: longer than {MAX_TOKEN:,} characters, too long for a browser to keep in its "
             "cookie. Sign in through the authentication proxy instead (its header carries it)."
         )
-    elif (verified := _accepted(Identity(token=token, mode="token"))) is None:
-        error = "Token: the API server did not accept this token, or it may not list nodes."
-    if error:
-        audit.record("sign_in_refused", security.who(), reason=error, status=401)
-        return render_template("auth/login.html", error=error, next=target), 401
+    elif (wait := limits.spent(client, digest)) and not Services.get().cluster.access.accepted_lately(
+        offered
+    ):
+        error, status = wait, 429
+    else:
+        try:
+            verified = _accepted(offered)
+        except Busy as exc:  # the budget for tokens not seen lately is spent
+            error, status = exc.message, 429
+        else:
+            if verified is None:
+                error = "Token: the API server did not accept this token, or it may not list nodes."
+                limits.failed(client, digest)
+    if error or verified is None:
+        audit.record("sign_in_refused", security.who(), reason=error, status=status)
+        return render_template("auth/login.html", error=error, next=target), status
     current_app.extensions["extres_tokens"].sign_in(session, token)
-    assert verified is not None
     base = security.who()  # the session is not yet this user's: name them as the API server did
     audit.record("signed_in", audit.Who(verified.user, verified.groups, base.client, base.request_id))
     session.permanent = True  # the cookie ends with the session's absolute lifetime

@@ -17,9 +17,7 @@ from app.kube.cluster import Cluster, ClusterPort
 from app.kube.errors import KubeError
 from app.kube.reading import Unreadable
 from app.metrics import Metrics
-from app.web.throttle import Throttle
-
-SIGN_INS = 10  # per client address per minute
+from app.web.sign_in_limits import SignInLimits
 
 
 class Services:
@@ -30,7 +28,7 @@ class Services:
         self.metrics = Metrics(lambda: self._cluster)
         self.shapes = ShapeCache()  # pending pods' and planned shapes, with their per-node results
         self.write_slots = threading.BoundedSemaphore(max(1, settings.threads - 2))
-        self.sign_ins = Throttle(SIGN_INS)  # sign-in attempts per client address (a TokenReview each)
+        self.sign_ins = SignInLimits()  # failed sign-ins per client address and per token
         self._lock = threading.Lock()
 
     @staticmethod
@@ -56,6 +54,7 @@ class Services:
                         history_store=s.capacity_log,
                         history_days=s.history_days,
                         keys=(s.history_key, *s.previous_history_keys),
+                        token_reviews_per_minute=s.token_reviews_per_minute,
                         on_error=self.metrics.api_error,
                     )
         self._cluster.ensure_started()

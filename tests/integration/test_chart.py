@@ -326,3 +326,13 @@ def test_the_history_has_its_own_kept_key_apart_from_the_session_key():
         "key": "history-key",
         "optional": False,
     }
+
+
+def test_trusted_proxies_wider_than_a_24_are_refused():
+    import helm_python as helm
+
+    with pytest.raises(helm.HelmRenderError, match="wider than /24"):
+        render({"auth": {"trustedProxies": ["10.0.0.0/8"]}})
+    with pytest.raises(helm.HelmRenderError, match="wider than /120"):
+        render({"auth": {"trustedProxies": ["fd00::/64"]}})
+    assert render({"auth": {"trustedProxies": ["10.0.0.0/24", "10.9.9.9"]}})

@@ -64,3 +64,28 @@ def test_a_token_never_seen_cannot_be_verified_while_the_api_server_is_down():
     a, _ = access([True])
     with pytest.raises(Unavailable):
         a.authenticate(Identity(token="abc", mode="token"))
+
+
+def test_tokens_not_seen_lately_are_reviewed_within_one_budget_and_known_ones_still_pass():
+    """Random tokens (a sign-in form, an Authorization header on any path) cost at most
+    ``reviews_per_minute`` TokenReviews; past it a new token gets Busy (429) before any call,
+    while a token already accepted is answered from the cache."""
+    from app.kube.errors import Busy
+
+    reviewed: list[str] = []
+    a = Access(client.Configuration(), client.ApiClient(client.Configuration()), reviews_per_minute=3)
+
+    def review_token(identity, timeout=None):
+        reviewed.append(identity.token)
+        return "ann" if identity.token == "good" else None
+
+    a._review_token = review_token  # type: ignore[method-assign]
+    good = Identity(token="good", mode="token")
+    assert a.authenticate(good) is not None and a.accepted_lately(good)
+    assert a.authenticate(Identity(token="r1", mode="token")) is None
+    assert a.authenticate(Identity(token="r2", mode="token")) is None
+    with pytest.raises(Busy, match="Too many unknown tokens"):
+        a.authenticate(Identity(token="r3", mode="token"))
+    assert reviewed == ["good", "r1", "r2"]
+    assert a.authenticate(good) is not None  # cached: no review, no budget
+    assert not a.accepted_lately(Identity(token="r1", mode="token"))

@@ -34,11 +34,19 @@ class StubAccess:
 
     denied: set[tuple[str, str]] = field(default_factory=set)
     asked: list[tuple[str, str, str]] = field(default_factory=list)
+    refused_tokens: set[str] = field(default_factory=set)  # tokens the "API server" does not accept
+    accepted: set[str] = field(default_factory=set)  # tokens it accepted, as Access caches them
 
     def authenticate(self, identity: Identity) -> Identity | None:
         if identity.mode == "token":
-            return Identity(user="token-user", token=identity.token, mode="token") if identity.token else None
+            if not identity.token or identity.token in self.refused_tokens:
+                return None
+            self.accepted.add(identity.token)
+            return Identity(user="token-user", token=identity.token, mode="token")
         return identity if identity.known else None
+
+    def accepted_lately(self, identity: Identity) -> bool:
+        return identity.token in self.accepted
 
     def check(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
         self.asked.append((verb, resource, subresource))

@@ -1,13 +1,12 @@
-"""Token sign-in: a token too long for a cookie is refused with a way out; attempts per client
-address are throttled (each costs the API server a TokenReview)."""
+"""Token sign-in: a token too long for a cookie is refused with a way out; failed sign-ins are
+limited per client address and per token (each costs the API server a TokenReview)."""
 
 from __future__ import annotations
 
 from bs4 import BeautifulSoup
 
 from app.web.auth import MAX_TOKEN
-from app.web.services import SIGN_INS
-from app.web.throttle import Throttle
+from app.web.sign_in_limits import PER_CLIENT, PER_TOKEN
 from tests.conftest import browser
 
 
@@ -25,15 +24,32 @@ def test_a_token_too_long_for_a_cookie_is_refused_naming_the_proxy(make_app, clu
     assert len(ok.headers["Set-Cookie"]) < 4000  # and its cookie is one a browser keeps
 
 
-def test_sign_in_attempts_are_throttled_per_client_address(make_app):
+def test_failed_sign_ins_are_limited_per_client_address_and_accepted_tokens_pass(make_app, cluster):
+    """Only failures count; past PER_CLIENT of them an address waits without a TokenReview, yet a
+    token the API server accepted lately still signs in (an address everyone behind an ingress
+    shares never locks known users out), and another address is not held back."""
+    cluster.access.refused_tokens = {f"bad-{i}" for i in range(PER_CLIENT + 2)}
     web = browser(make_app(auth_mode="token"))
-    codes = [web.post("/login", data={"token": "t", "next": "/"}).status_code for _ in range(SIGN_INS + 2)]
-    assert codes[:SIGN_INS] == [303] * SIGN_INS and codes[SIGN_INS:] == [429, 429]
-    other = web.post("/login", data={"token": "t", "next": "/"}, environ_base={"REMOTE_ADDR": "10.0.0.9"})
-    assert other.status_code == 303  # another address is not held back
+    assert web.post("/login", data={"token": "good", "next": "/"}).status_code == 303  # now known
+    assert web.post("/login", data={"token": "good", "next": "/"}).status_code == 303  # not counted
+    codes = [
+        web.post("/login", data={"token": f"bad-{i}", "next": "/"}).status_code for i in range(PER_CLIENT + 2)
+    ]
+    assert codes == [401] * PER_CLIENT + [429, 429]
+    assert "Too many failed sign-ins from this address" in error(
+        web.post("/login", data={"token": "new", "next": "/"})
+    )
+    assert web.post("/login", data={"token": "good", "next": "/"}).status_code == 303
+    other = web.post("/login", data={"token": "new", "next": "/"}, environ_base={"REMOTE_ADDR": "10.0.0.9"})
+    assert other.status_code == 303
 
 
-def test_the_throttle_forgets_the_least_recent_addresses_past_its_bound():
-    throttle = Throttle(limit=1, keys=3)
-    assert all(throttle.allow(a) for a in "abcd")  # d pushes a out
-    assert throttle.allow("a") and not throttle.allow("d")
+def test_one_token_refused_again_and_again_waits_whatever_the_address(make_app, cluster):
+    cluster.access.refused_tokens = {"stolen"}
+    web = browser(make_app(auth_mode="token"))
+    codes = [
+        web.post("/login", data={"token": "stolen", "next": "/"}, environ_base={"REMOTE_ADDR": f"10.0.0.{i}"})
+        for i in range(PER_TOKEN + 1)
+    ]
+    assert [r.status_code for r in codes] == [401] * PER_TOKEN + [429]
+    assert "refused several times" in error(codes[-1])
