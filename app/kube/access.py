@@ -63,6 +63,14 @@ class Identity:
         return (self.mode, self.user, self.groups, None)
 
     @property
+    def owner(self) -> tuple[str, str | None, tuple[str, ...], str | None]:
+        """Whose work this is (bulk jobs): the user the API server named, whatever token or session
+        they came with; a token whose user is unknown is its own owner."""
+        if self.user:
+            return (self.mode, self.user, (), None)
+        return self.key
+
+    @property
     def label(self) -> str:
         if self.mode == "service-account":
             return "the dashboard's service account"

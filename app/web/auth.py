@@ -12,6 +12,7 @@ from app import audit
 from app.kube.access import Identity
 from app.kube.errors import Busy, KubeError
 from app.web import security
+from app.web.bulk_jobs import BulkJobs
 from app.web.hx import Page
 from app.web.security import csrf_ok, csrf_token, identity, safe_next, same_origin
 from app.web.services import Services
@@ -83,6 +84,10 @@ def logout() -> Response | tuple[str, int]:
     """Ends the session here and, through the shared revocation list, on every replica: a copy
     of the cookie stops working too. When the list cannot be written, the page says so."""
     acting = security.who()
+    for key, job in BulkJobs.get().cancel_owned(identity().owner):  # their jobs stop with them
+        audit.record(
+            "bulk_cancelled", acting, resource=job.resource, action=job.action, job=key, reason="signed out"
+        )
     ended = current_app.extensions["extres_tokens"].sign_out(session)
     if ended is not None:
         try:

@@ -36,29 +36,49 @@ def _refused(resource: str, count: int) -> str | None:
     return None
 
 
-def _reapply(names: Iterable[str], dry_run: bool) -> list[Outcome]:
-    w = writer()
-    return [o for name in names for o in w.reapply(name, actor(), _refused, dry_run=dry_run)]
-
-
 @bp.post("/nodes/<name>/reapply")
 def reapply_node(name: str) -> Response | tuple[str, int]:
     _node_or_404(name)
-    return _bulk_done(_reapply([name], dry_run=False))
+    outcomes = writer().reapply(name, actor(), _refused)
+    return _bulk_done(outcomes)
+
+
+REAPPLY_LISTED = 50  # drifted nodes named on the re-apply page; the count covers the rest
 
 
 @bp.get("/reapply")
 def reapply_preview() -> str:
-    """Re-applying on every drifted node starts with a dry run of each write."""
+    """The drifted nodes, and a form to check each write with a dry run (a background job)."""
     names = [n.name for n in Services.get().cluster.store.drifted_nodes()]
-    return render_template("changes/reapply.html", outcomes=_reapply(names, dry_run=True))
+    return render_template("changes/reapply.html", names=names, listed=REAPPLY_LISTED)
+
+
+@bp.post("/reapply/preview")
+def reapply_dry_run() -> Response:
+    names = [n.name for n in Services.get().cluster.store.drifted_nodes()]
+    return _start_reapply(names, dry_run=True)
 
 
 @bp.post("/reapply")
-def reapply_all() -> Response | tuple[str, int]:
+def reapply_all() -> Response:
     chosen = set(request.form.getlist("nodes"))
     drifted = [n.name for n in Services.get().cluster.store.drifted_nodes() if n.name in chosen]
-    return _bulk_done(_reapply(drifted, dry_run=False))
+    return _start_reapply(drifted, dry_run=False)
+
+
+def _start_reapply(names: list[str], dry_run: bool) -> Response:
+    """Write the desired state back on ``names`` (or check it with dry runs), node by node, in
+    the background: the same job, slot and page as any bulk change."""
+    w, who = writer(), actor()
+
+    def each(job: BulkJob) -> None:
+        for name in names:
+            if job.cancelled:
+                return
+            job.outcomes.extend(w.reapply(name, who, _refused, dry_run=dry_run))
+            job.nodes_done += 1
+
+    return _start(BulkJob(total=len(names), dry_run=dry_run, action="reapply"), each)
 
 
 # ---- many nodes -----------------------------------------------------------------
@@ -203,44 +223,61 @@ def _start_job(
     and send the browser to the job's page, which shows progress until every node has an
     outcome; a preview's page then offers to apply what passed. Nothing is retried: a failed
     node is listed."""
-    job = BulkJob(
-        total=len(planned),
-        dry_run=dry_run,
-        action=action,
-        resource=resource,
-        count=count,
-        owner=identity().key,
-    )
-    w, who, acting = writer(), actor(), security.who()
-    trail: dict[str, Any] = {"resource": resource, "new": count, "action": action, "nodes": len(planned)}
+    job = BulkJob(total=len(planned), dry_run=dry_run, action=action, resource=resource, count=count)
+    w, who = writer(), actor()
+
+    def each(job: BulkJob) -> None:
+        def report(outcome: Outcome) -> None:
+            job.outcomes.append(outcome)
+            job.nodes_done += 1
+
+        _run_each(w, who, action, resource, count, planned, dry_run, report, lambda: job.cancelled)
+
+    return _start(job, each)
+
+
+def _start(job: BulkJob, each: Callable[[BulkJob], None]) -> Response:
+    """Start ``job`` (``each`` does its work) for this user, with its audit lines; its page."""
+    job.owner = identity().owner
+    acting = security.who()
+    trail: dict[str, Any] = {
+        "resource": job.resource,
+        "new": job.count,
+        "action": job.action,
+        "nodes": job.total,
+    }
 
     def work(job: BulkJob) -> None:
-        _run_each(
-            w, who, action, resource, count, planned, dry_run, job.outcomes.append, lambda: job.cancelled
-        )
-        if not dry_run:
+        each(job)
+        if not job.dry_run:
             ok = sum(o.ok for o in job.outcomes)
-            counts = {"ok": ok, "failed": len(job.outcomes) - ok, "left": job.total - len(job.outcomes)}
-            audit.record("bulk_finished", acting, **trail, counts=counts)
+            left = job.total - job.nodes_done
+            audit.record(
+                "bulk_finished",
+                acting,
+                **trail,
+                counts={"ok": ok, "failed": len(job.outcomes) - ok, "left": left},
+            )
 
     try:
         key = BulkJobs.get().start(job, work)
     except JobRefused as exc:
         abort(429, description=str(exc))
-    if not dry_run:
+    if not job.dry_run:
         audit.record("bulk_started", acting, **trail, job=key)
     return redirect(url_for("changes.results", key=key), code=303)
 
 
 def _bulk_done(outcomes: list[Outcome]) -> Response:
-    job = BulkJob(total=len(outcomes), outcomes=outcomes, done=True, owner=identity().key)
+    nodes = len({o.node for o in outcomes})
+    job = BulkJob(total=nodes, outcomes=outcomes, done=True, owner=identity().owner, nodes_done=nodes)
     return redirect(url_for("changes.results", key=BulkJobs.get().keep(job)), code=303)
 
 
 @bp.post("/results/<key>/cancel")
 def cancel(key: str) -> Response:
     """Stop a running job after the node it is on: the nodes not yet written are left alone."""
-    job = BulkJobs.get().find(key, identity().key)
+    job = BulkJobs.get().find(key, identity().owner)
     if job is None:
         abort(404, description="There is no such bulk change of yours.")
     job.cancelled = True
@@ -250,7 +287,7 @@ def cancel(key: str) -> Response:
 
 @bp.get("/results/<key>")
 def results(key: str) -> str | Response:
-    job = BulkJobs.get().find(key, identity().key)
+    job = BulkJobs.get().find(key, identity().owner)
     if job is None:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")
     outcomes = list(job.outcomes)  # a snapshot: the job may still be adding
@@ -267,7 +304,8 @@ def results(key: str) -> str | Response:
         key=key,
         job=job,
         done=job.done,
-        finished=len(outcomes),
+        finished=job.nodes_done,
+        outcome_count=len(outcomes),
         failed=failed,
         ready=ready,
         outcomes=shown,

@@ -1,8 +1,9 @@
 """Bulk changes applied in the background, kept (the newest few) for their results pages.
 
 Each running job holds one of the app's write slots, so jobs and single changes together never
-take more threads than the slots allow; a user runs one job at a time; a job is seen (and
-cancelled) only by the identity that started it."""
+take more threads than the slots allow; a verified user runs one job at a time, whatever the
+session or token; a job is seen (and cancelled) only by the user who started it, and signing out
+stops their running jobs. Jobs live in the process that runs them (a replica's own)."""
 
 from __future__ import annotations
 
@@ -34,11 +35,12 @@ class BulkJob:
     outcomes: list[Outcome] = field(default_factory=list)
     done: bool = False
     dry_run: bool = False  # a preview: its page offers to apply what the API server accepted
-    action: str = ""
+    action: str = ""  # set | remove | reapply
     resource: str = ""
     count: int | None = None
     owner: Hashable = None  # the identity that started it: the only one who sees it
     cancelled: bool = False  # asked to stop: the nodes not yet written are left as they are
+    nodes_done: int = 0  # nodes with their outcomes (a re-apply has one per drifted resource)
 
 
 class BulkJobs:
@@ -91,6 +93,14 @@ class BulkJobs:
         for k in finished[: max(0, len(self._jobs) - self.kept)]:
             del self._jobs[k]
         return key
+
+    def cancel_owned(self, owner: Hashable) -> list[tuple[str, BulkJob]]:
+        """Ask every running job of ``owner`` to stop (at sign-out); those jobs, by key."""
+        with self._lock:
+            running = [(k, j) for k, j in self._jobs.items() if j.owner == owner and not j.done]
+        for _, job in running:
+            job.cancelled = True
+        return running
 
     def find(self, key: str, owner: Hashable) -> BulkJob | None:
         """The job, if it exists and ``owner`` started it."""

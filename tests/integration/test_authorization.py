@@ -246,8 +246,9 @@ def test_reapply_checks_the_annotation_like_a_form(web, core, node):
         lambda: getattr(web.application.extensions["extres"].cluster.store.node(node), "desired", None)
     )
     before = snapshot(core, node)
-    preview = BeautifulSoup(web.get("/changes/reapply").get_data(as_text=True), "html.parser")
-    rows = preview.select(f'table.outcomes tr[data-node="{node}"]')
+    job = web.post("/changes/reapply/preview").headers["Location"]  # dry runs, as a job
+    page = eventually(lambda: (h := web.get(job).get_data(as_text=True)) and 'data-done="true"' in h and h)
+    rows = BeautifulSoup(page, "html.parser").select(f'table.outcomes tr[data-node="{node}"]')
     text = " ".join(r.get_text(" ", strip=True) for r in rows)
     assert "cpu=999, which is refused" in text and f"{D}=99999999, which is refused" in text
     assert snapshot(core, node) == before  # the preview is a dry run

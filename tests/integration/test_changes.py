@@ -360,14 +360,23 @@ def test_reapply_all_restores_every_drifted_node(web, core, uid):
     # the overview leads to a dry-run preview first: nothing is written by it
     overview = BeautifulSoup(web.get(f"/?q={uid}").get_data(as_text=True), "html.parser")
     assert overview.select_one("form.drift")["method"] == "get"
-    preview = BeautifulSoup(web.get("/changes/reapply").get_data(as_text=True), "html.parser")
+    listing = web.get("/changes/reapply").get_data(as_text=True)
+    assert a in listing and b in listing
+
+    def finished(resp) -> BeautifulSoup:
+        assert resp.status_code == 303  # to the job's page: dry runs and writes run in the background
+        job = resp.headers["Location"]
+        page = eventually(
+            lambda: (h := web.get(job).get_data(as_text=True)) and 'data-done="true"' in h and h
+        )
+        return BeautifulSoup(page, "html.parser")
+
+    preview = finished(web.post("/changes/reapply/preview"))
     assert "would change" in preview.select_one(f'table.outcomes tr[data-node="{a}"]').get_text()
     assert capacity(core, a)[D] == "0" and capacity(core, b)[D] == "0"
     nodes = [i["value"] for i in preview.select('form[action$="/changes/reapply"] input[name="nodes"]')]
     assert {a, b} <= set(nodes)
-    resp = web.post("/changes/reapply", data={"nodes": nodes})
-    assert resp.status_code == 303
-    rows = BeautifulSoup(web.get(resp.headers["Location"]).get_data(as_text=True), "html.parser")
+    rows = finished(web.post("/changes/reapply", data={"nodes": nodes}))
     done = {tr["data-node"] for tr in rows.select("table.outcomes tr.ok") if tr["data-node"] in (a, b)}
     assert done == {a, b}
     assert capacity(core, a)[D] == "3" and capacity(core, b)[D] == "3"

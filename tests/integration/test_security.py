@@ -30,6 +30,7 @@ def mutating_requests(node):
         (f"/changes/nodes/{node}/resources/remove", {"resource": D, "expected": "4"}),
         (f"/changes/nodes/{node}/reapply", {}),
         ("/changes/reapply", {}),
+        ("/changes/reapply/preview", {}),
         ("/changes/bulk/preview", {"action": "set", "resource": D, "quantity": "5", "nodes": [node]}),
         (
             "/changes/bulk/apply",
@@ -183,5 +184,5 @@ def test_no_mutating_get(web, node):
                 "changes.confirm_remove",
                 "changes.bulk",
                 "changes.results",
-                "changes.reapply_preview",  # dry runs only: the API server changes nothing
+                "changes.reapply_preview",  # lists the drifted nodes; its dry runs are a POST
             )

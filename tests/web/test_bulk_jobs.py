@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from app.domain.changes import DESIRED_ANNOTATION
 from app.kube.writer import Outcome
 from tests.conftest import browser, eventually
 
@@ -75,3 +76,62 @@ def test_jobs_take_write_slots_and_are_refused_at_once_when_none_is_left(make_ap
     assert busy.status_code in (429, 503) and "nothing was changed" in busy.get_data(as_text=True)
     for _ in range(10):
         nodes.gate.release()
+
+
+def test_a_user_runs_one_job_whatever_the_token_and_signing_out_stops_it(make_app, nodes):
+    """The limit is per user as the API server names them (the stub names every token's user
+    token-user), not per token; signing out with any of their tokens stops the running job."""
+    web = browser(make_app(auth_mode="token"))
+    one, two = {"Authorization": "Bearer one"}, {"Authorization": "Bearer two"}
+    first = start(web, one)
+    assert first.status_code == 303
+    assert start(web, two).status_code == 429  # the same user with another token
+    results = first.headers["Location"]
+    assert web.get(results, headers=two).status_code == 200  # theirs, whichever token
+    assert web.post("/logout", headers=two).status_code == 303
+    for _ in range(5):
+        nodes.gate.release()
+    page = eventually(
+        lambda: (r := web.get(results, headers=one).get_data(as_text=True)) and 'data-done="true"' in r and r
+    )
+    assert "data-cancelled" in page
+    assert len(nodes.written) <= 1  # stopped after the node it was on
+
+
+class ReapplyWriter:
+    """Records each node's re-apply (and whether it was a dry run), reporting success."""
+
+    def __init__(self) -> None:
+        self.reapplied: list[tuple[str, bool]] = []
+
+    def reapply(self, name, actor, refuse, dry_run=False) -> list[Outcome]:
+        self.reapplied.append((name, dry_run))
+        return [Outcome(name, D, "reapply", 1, 2, True, "reapply", dry_run)]
+
+
+def test_the_reapply_preview_is_a_job_on_a_write_slot(make_app, cluster):
+    """GET only lists the drifted nodes; the dry runs run as a job (one per user, on a slot), whose
+    page then offers to re-apply on the nodes that passed, as a job too."""
+    for i in range(3):
+        cluster.node(f"d{i}", {D: "1"}, annotations={DESIRED_ANNOTATION: f'{{"{D}": 2}}'})
+    cluster.writer = w = ReapplyWriter()
+    app = make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",))
+    web, ann = browser(app), {"X-Forwarded-User": "ann"}
+    listing = web.get("/changes/reapply", headers=ann).get_data(as_text=True)
+    assert 'data-field="drifted">3<' in listing and w.reapplied == []  # nothing asked yet
+
+    def finished(resp) -> str:
+        return eventually(
+            lambda: (
+                (r := web.get(resp.headers["Location"], headers=ann).get_data(as_text=True))
+                and 'data-done="true"' in r
+                and r
+            )
+        )
+
+    preview = finished(web.post("/changes/reapply/preview", headers=ann))
+    assert w.reapplied == [("d0", True), ("d1", True), ("d2", True)]
+    assert "Re-apply on 3 nodes" in preview and 'action="/changes/reapply"' in preview
+    done = finished(web.post("/changes/reapply", data={"nodes": ["d0", "d2"]}, headers=ann))
+    assert w.reapplied[3:] == [("d0", False), ("d2", False)]
+    assert 'data-field="finished">2<' in done
