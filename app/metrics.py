@@ -90,6 +90,17 @@ class ClusterCollector(Collector):
         yield relists
         yield restarts
         yield decode_errors
+        sign_outs = cluster.revocations
+        yield GaugeMetricFamily(
+            "extres_session_revocations_read_timestamp_seconds",
+            "When the shared sign-out list was last read (every 2 s): time() minus this is its age.",
+            sign_outs.read_at if sign_outs.read_at is not None else float("nan"),
+        )
+        yield GaugeMetricFamily(
+            "extres_session_revocations_skipped_lines",
+            "Lines of the shared sign-out list that are not entries, skipped at the last read.",
+            sign_outs.skipped,
+        )
         yield CounterMetricFamily(
             "extres_selector_too_costly",
             "DeviceClass selector evaluations stopped by the CEL runtime's budget (shown as unknown).",

@@ -2,9 +2,11 @@
 
 Signing out adds the session's id (hashed: the ConfigMap holds no usable secret) to the
 ConfigMap's ``revoked`` entry, with the time the session would have ended anyway; entries past
-that time are dropped at the next write. Each replica re-reads the ConfigMap every ``refresh``
-seconds in a background thread (a GET, never on a request's path), so a copied cookie stops
-working at once on the replica that signed out and within ``refresh`` seconds on the others.
+that time are dropped at the next write, and none before it: past MAX_ENTRIES live entries new
+sign-ins wait (``full``), so the sessions that may still sign out have room. Each replica
+re-reads the ConfigMap every ``refresh`` seconds in a background thread (a GET, never on a
+request's path), so a copied cookie stops working at once on the replica that signed out and
+within ``refresh`` seconds on the others.
 
 A write is a merge into the ConfigMap (``app.kube.configmap_doc``: read-modify-write with the
 resourceVersion, redone on what another replica wrote; adding an id twice changes nothing).
@@ -28,35 +30,48 @@ from app.kube.errors import KubeError, Unavailable
 log = logging.getLogger(__name__)
 
 KEY = "revoked"
-MAX_ENTRIES = 10_000  # ~45 bytes each: far below a ConfigMap's 1 MiB
+# live sign-outs before new sign-ins wait: every session that may still sign out then has room
+# (~45 bytes an entry; a ConfigMap holds 1 MiB, MAX_STORED of them with room to spare)
+MAX_ENTRIES = 10_000
+MAX_STORED = 20_000  # past this a sign-out is not recorded (the page says until when a copy lives)
 UNVERIFIABLE = "Your session cannot be verified now (the API server does not answer); try again shortly."
+FULL = (
+    "Sign-in is paused: {count:,} signed-out sessions are still within their lifetime, the most the "
+    "shared sign-out list keeps. It reopens as they expire (sessions last at most 12 hours)."
+)
 
 
 def digest(session_id: str) -> str:
     return hashlib.sha256(session_id.encode()).hexdigest()[:32]
 
 
-def parse(text: str) -> dict[str, int]:
-    """``<digest> <until>`` lines; anything else is skipped."""
+def parse(text: str) -> tuple[dict[str, int], int]:
+    """``<digest> <until>`` lines, and how many lines were not such (skipped, never fatal)."""
     out: dict[str, int] = {}
-    for line in text.splitlines()[: MAX_ENTRIES * 2]:
+    skipped = 0
+    for line in text.splitlines()[: MAX_STORED * 2]:
         parts = line.split()
         if len(parts) == 2 and len(parts[0]) == 32 and parts[1].isascii() and parts[1].isdigit():
             out[parts[0]] = int(parts[1])
-    return out
+        elif line.strip():
+            skipped += 1
+    return out, skipped
 
 
-def prune(entries: dict[str, int], now: float, keep: int = MAX_ENTRIES) -> dict[str, int]:
-    """The entries not yet ended; past ``keep`` of them, those ending last (logged: a flood of
-    sign-outs would otherwise grow the list without end)."""
-    live = sorted(((u, d) for d, u in entries.items() if u > now), reverse=True)
-    if len(live) > keep:
-        log.warning("session revocations: %d live entries, keeping the %d ending last", len(live), keep)
-    return {d: u for u, d in live[:keep]}
+def live(entries: dict[str, int], now: float) -> dict[str, int]:
+    """The entries whose sessions have not yet ended: never dropped before that."""
+    return {d: u for d, u in entries.items() if u > now}
 
 
 def render(entries: dict[str, int]) -> str:
     return "".join(f"{d} {u}\n" for d, u in sorted(entries.items(), key=lambda e: e[1]))
+
+
+class Full(KubeError):
+    """The sign-out list holds as many live entries as it may: a new sign-out cannot be kept."""
+
+    status = 503
+    title = "Sign-out not recorded"
 
 
 class Revocations:
@@ -82,6 +97,8 @@ class Revocations:
         self._shared: dict[str, int] = {}  # as last read from the ConfigMap
         self._local: dict[str, int] = {}  # signed out here (kept even when the write failed)
         self._loaded = self._doc is None
+        self.skipped = 0  # lines of the shared list that were not entries, at the last read
+        self.read_at: float | None = None if self._doc is not None else time.time()  # last good read
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -108,39 +125,58 @@ class Revocations:
             until = max(self._shared.get(key, 0), self._local.get(key, 0))
         return until > time.time()
 
-    def revoke(self, session_id: str, until: float) -> None:
-        """Record a sign-out; raises KubeError when the shared list could not be written."""
-        key, until_s = digest(session_id), int(until) + 1
+    def full(self) -> str | None:
+        """Why a new sign-in must wait (the list holds MAX_ENTRIES live sign-outs), or None."""
+        now = time.time()
         with self._lock:
+            count = len(live({**self._shared, **self._local}, now))
+        return FULL.format(count=count) if count >= MAX_ENTRIES else None
+
+    def revoke(self, session_id: str, until: float) -> None:
+        """Record a sign-out; raises KubeError when the shared list could not be written (Full
+        when it holds MAX_STORED live entries: none is ever dropped to make room)."""
+        key, until_s = digest(session_id), int(until) + 1
+        now = time.time()
+        with self._lock:
+            self._local = live(self._local, now)
             self._local[key] = until_s
-            self._local = prune(self._local, time.time())
         if self._doc is None:
             return
 
         def add(data: dict[str, str]) -> dict[str, str]:
-            entries = parse(data.get(KEY, ""))
+            entries = live(parse(data.get(KEY, ""))[0], time.time())
+            if key not in entries and len(entries) >= MAX_STORED:
+                raise Full(f"The shared sign-out list is full ({len(entries):,} live sign-outs).")
             entries[key] = until_s
-            return {**data, KEY: render(prune(entries, time.time()))}
+            return {**data, KEY: render(entries)}
 
         written = self._doc.merge(add, "The sign-out")
+        entries, skipped = parse(written[KEY])
         with self._lock:
-            self._shared = parse(written[KEY])
-        self._loaded = True
+            self._shared, self.skipped = entries, skipped
+        self._loaded, self.read_at = True, time.time()
 
     def _reload(self) -> None:
         assert self._doc is not None
         try:
             data, _ = self._doc.read()
-            entries = parse(data.get(KEY, ""))
+            entries, skipped = parse(data.get(KEY, ""))
         except KubeError as exc:
             log.warning(
                 "could not read the session revocations %s/%s: %s", self.namespace, self.name, exc.message
             )
             return
+        if skipped:
+            log.warning("session revocations %s/%s: %d lines skipped", self.namespace, self.name, skipped)
         with self._lock:
-            self._shared = entries
-        self._loaded = True
+            self._shared, self.skipped = entries, skipped
+        self._loaded, self.read_at = True, time.time()
 
     def _run(self) -> None:
+        """Re-read every ``refresh`` seconds until stopped, whatever a read raises (its age, a
+        metric, tells when reads stop succeeding)."""
         while not self._stop.wait(self.refresh):
-            self._reload()
+            try:
+                self._reload()
+            except Exception:
+                log.exception("session revocations: the refresh failed; trying again")

@@ -53,6 +53,8 @@ def login() -> Response | tuple[str, int]:
         offered
     ):
         error, status = wait, 429
+    elif paused := Services.get().cluster.revocations.full():  # its sign-out could not be kept
+        error, status = paused, 503
     else:
         try:
             verified = _accepted(offered)

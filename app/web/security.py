@@ -232,6 +232,7 @@ def init_app(app: Flask, settings: Settings) -> None:
     @app.before_request
     def check_request() -> Response | None:
         g.verified = False
+        g.identity = Identity(mode=settings.auth_mode)  # nobody, until the request says who it is
         from_proxy = _trusted(request.remote_addr, networks)
         sent = request.headers.get("X-Request-Id", "") if from_proxy else ""
         g.request_id = sent if _REQUEST_ID.fullmatch(sent) else secrets.token_hex(8)

@@ -10,12 +10,18 @@ from kubernetes import client
 from app.kube.cache import EVENT, ClusterCache, Freshness
 from app.kube.errors import Gone, KubeError
 from app.kube.reading import Unreadable, UnreadableLog, readers
+from app.kube.revocations import Revocations
 from app.metrics import ClusterCollector
 
 
 def watched(cache: ClusterCache) -> SimpleNamespace:
     """What the metrics read of a cluster, for a cache of its own."""
-    return SimpleNamespace(store=cache.store, freshness=cache.freshness, watch_counters=cache.counters)
+    return SimpleNamespace(
+        store=cache.store,
+        freshness=cache.freshness,
+        watch_counters=cache.counters,
+        revocations=Revocations(None, None),
+    )
 
 
 def cache_fed(*lines: bytes) -> ClusterCache:

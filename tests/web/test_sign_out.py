@@ -64,3 +64,33 @@ def test_a_sign_out_that_cannot_be_recorded_says_so(make_app, cluster, monkeypat
     assert resp.status_code == 503
     assert "could not be recorded" in html and "stays valid until" in html
     assert web.get("/").status_code == 302  # this browser is signed out all the same
+
+
+def test_while_the_sign_out_list_cannot_be_read_pages_answer_503_with_security_headers(make_app, cluster):
+    """Before the shared list was ever read, no session can be verified: the designed 503 page,
+    with every security header, not a bare 500 (the error page ran before anyone was known)."""
+    from app.kube.revocations import Revocations
+
+    app = make_app(auth_mode="token")
+    web = signed_in(app)
+    cluster.revocations = Revocations(None, None, unreachable=lambda: True)
+    cluster.revocations._doc, cluster.revocations._loaded = object(), False  # shared, never read
+    resp = web.get("/")
+    assert resp.status_code == 503
+    assert "cannot be verified now" in resp.get_data(as_text=True)
+    assert resp.headers["Content-Security-Policy"] and resp.headers["X-Frame-Options"] == "DENY"
+
+
+def test_sign_in_pauses_while_the_sign_out_list_is_full_and_its_age_is_a_metric(make_app, cluster):
+    import time
+
+    from app.kube.revocations import MAX_ENTRIES, digest
+
+    app = make_app(auth_mode="token")
+    until = int(time.time()) + 3600
+    cluster.revocations._local.update({digest(str(i)): until for i in range(MAX_ENTRIES)})
+    resp = browser(app).post("/login", data={"token": "a-token", "next": "/"})
+    assert resp.status_code == 503 and "Sign-in is paused" in resp.get_data(as_text=True)
+    text = app.extensions["extres"].metrics.exposition().decode()
+    assert "extres_session_revocations_read_timestamp_seconds " in text
+    assert "extres_session_revocations_skipped_lines 0.0" in text
