@@ -57,10 +57,10 @@ class Settings:
     # token mode: the ConfigMap (namespace/name) where sign-outs are kept for every replica; unset,
     # they are kept in this process only (one replica)
     session_store: str | None = None
-    # the durable capacity history: namespace/prefix of its day ConfigMaps; "" puts them in
-    # event_namespace with the prefix extres-history; "off" keeps none
+    # the durable capacity history: namespace/prefix of its 32 ConfigMaps (prefix-00 to -31);
+    # "" puts them in event_namespace with the prefix extres-history; "off" keeps none
     history_store: str = ""
-    history_days: int = 31  # days of capacity history kept
+    history_days: int = 31  # days of capacity history kept (1 to 31)
     # seals the capacity history's records; its own key, never rotated with secret_key (the chart
     # makes one and keeps it); unset: no history is written
     history_key: str = ""
@@ -101,6 +101,8 @@ class Settings:
             )
         for entry in settings.trusted_proxies:
             _check_proxy(entry)
+        if not 1 <= settings.history_days <= 31:  # app.domain.capacity_log.MAX_DAYS
+            raise ValueError(f"{PREFIX}HISTORY_DAYS must be 1 to 31, not {settings.history_days}")
         if settings.token_reviews_per_minute < 1:
             raise ValueError(f"{PREFIX}TOKEN_REVIEWS_PER_MINUTE must be at least 1")
         if settings.session_store is not None and settings.session_store.count("/") != 1:

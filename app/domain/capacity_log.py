@@ -24,9 +24,21 @@ import hmac
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
+from datetime import date
 
 FIELDS = ("capacity", "allocatable")
 PER_DAY = 2000  # records a day (~300 bytes each: well under a ConfigMap's 1 MiB)
+SLOTS = 32  # day stores, reused in turn: any 32 consecutive days have stores of their own
+MAX_DAYS = SLOTS - 1  # days kept at most
+DAY_KEY = "day"  # the day a store holds, beside its records (record keys are 24 hex digits)
+
+
+def slot(day: str) -> int:
+    """The store of ``day`` (YYYY-MM-DD): its ordinal modulo SLOTS, so a store is reused only
+    after SLOTS days, when what it held is past every retention allowed."""
+    return date.fromisoformat(day).toordinal() % SLOTS
+
+
 MAX_VALUE = 400  # characters of a record's encoding read at most
 
 
@@ -154,3 +166,13 @@ def merged_day(
         mine[r.key] = merged(old, r) if old is not None else r
         out[r.key] = encode(mine[r.key], keys[0])
     return out, refused
+
+
+def merged_store(
+    held: Mapping[str, str], day: str, records: Iterable[Record], keys: Sequence[str], limit: int = PER_DAY
+) -> tuple[dict[str, str], list[Record]]:
+    """The store of ``day`` after adding its ``records`` (``merged_day``). A store that holds
+    another day holds one SLOTS days old or more, past every retention: it starts again empty."""
+    entries = {k: v for k, v in held.items() if k != DAY_KEY} if held.get(DAY_KEY) == day else {}
+    out, refused = merged_day(entries, records, keys, limit)
+    return {DAY_KEY: day, **out}, refused

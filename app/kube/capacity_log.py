@@ -1,17 +1,20 @@
-"""The durable capacity history (``app.domain.capacity_log``), kept in the cluster itself: one
-ConfigMap per UTC day, ``<prefix>-YYYY-MM-DD`` in the store's namespace, labelled so they can be
-listed, each key a record. Chosen over SQLite on a volume (one replica only) and a CRD (an
-install step and an API group of its own): ConfigMaps need nothing but a Role, outlive
-restarts and Events' one hour, and several replicas merge into them (``ConfigMapDoc``) without
-losing or doubling a record, since one change has one key everywhere.
+"""The durable capacity history (``app.domain.capacity_log``), kept in the cluster itself: 32
+ConfigMaps ``<prefix>-00`` to ``<prefix>-31`` in the store's namespace, one per UTC day in turn
+(the day's ordinal modulo 32), each holding its day and that day's records, one key each. A
+store is reused 32 days later, starting empty: retention needs no list and no delete, and the
+app's Role names the 32 ConfigMaps (the chart creates them, so it needs no create either).
+Chosen over SQLite on a volume (one replica only) and a CRD (an install step and an API group of
+its own): ConfigMaps need nothing but a Role, outlive restarts and Events' one hour, and several
+replicas merge into them (``ConfigMapDoc``) without losing or doubling a record, since one
+change has one key everywhere.
 
 The node watch hands each node event whose extended capacity or allocatable moved
 (``observe``), with its raw bytes: only then are ``managedFields`` decoded, so a heartbeat costs
 one comparison. This dashboard's writes add the signed-in user (``own``). Records wait in a
 bounded queue and a background thread merges them into their day's ConfigMap every second; a
 failed write is kept and tried again with the next batch (a merge of the same keys: writing it
-twice gives the same). Days older than ``keep_days`` are deleted. Reads list the day
-ConfigMaps by label, kept for a few seconds, and leave out records not sealed by this app.
+twice gives the same). Reads get the 32 ConfigMaps, kept for a few seconds, show the days of the
+last ``keep_days``, and leave out records not sealed by this app.
 """
 
 from __future__ import annotations
@@ -29,10 +32,20 @@ import msgspec
 from kubernetes import client
 
 from app.domain.accounting import extended_only
-from app.domain.capacity_log import Managed, Record, decode, merged_day, moved, owner
+from app.domain.capacity_log import (
+    DAY_KEY,
+    SLOTS,
+    Managed,
+    Record,
+    decode,
+    merged_store,
+    moved,
+    owner,
+    slot,
+)
 from app.domain.names import is_native_resource
 from app.kube.configmap_doc import ConfigMapDoc
-from app.kube.errors import KubeError, translate
+from app.kube.errors import KubeError
 from app.kube.kept import KeptRead
 from app.kube.projections import NodeView
 
@@ -123,7 +136,6 @@ class CapacityLog:
         if store and not self.writes:
             self.problem = "changes are not recorded: EXTRES_HISTORY_KEY is not set"
         self._reads = KeptRead(self._read_all, KEPT_SECONDS, unreachable, "capacity history")
-        self._pruned = ""  # the day old ConfigMaps were last deleted
 
     @property
     def enabled(self) -> bool:
@@ -193,7 +205,7 @@ class CapacityLog:
         for day, records in sorted(by_day.items()):
             try:
                 self._refused_now = 0
-                self._doc(day).merge(partial(self._merged, records=records), f"The history of {day}")
+                self._doc(day).merge(partial(self._merged, day=day, records=records), f"The history of {day}")
                 self.problem = None
                 if self._refused_now:
                     self.dropped += self._refused_now
@@ -213,50 +225,22 @@ class CapacityLog:
                     self.dropped += len(failed) - room
         if batch and not failed:
             self._reads.expire()  # the next read reads again, and sees what was written
-        self._prune()
+
+    def name(self, index: int) -> str:
+        """The ConfigMap of store ``index`` (0 to SLOTS - 1)."""
+        return f"{self.prefix}-{index:02d}"
 
     def _doc(self, day: str) -> ConfigMapDoc:
         assert self._core is not None
-        return ConfigMapDoc(
-            self._core, self.namespace, f"{self.prefix}-{day}", self.timeout, {**LABELS, "day": day}
-        )
+        return ConfigMapDoc(self._core, self.namespace, self.name(slot(day)), self.timeout, LABELS)
 
-    def _merged(self, data: dict[str, str], *, records: list[Record]) -> dict[str, str]:
-        out, refused = merged_day(data, records, self.keys)
+    def _merged(self, data: dict[str, str], *, day: str, records: list[Record]) -> dict[str, str]:
+        out, refused = merged_store(data, day, records, self.keys)
         if refused:  # a merge may run again on a conflict: the last run's count is the one
             self._refused_now = len(refused)
         return out
 
-    def _prune(self) -> None:
-        """Once a day: delete the day ConfigMaps older than ``keep_days``."""
-        today = _now()[:10]
-        if self._pruned == today or self._core is None:
-            return
-        oldest = (datetime.now(UTC) - timedelta(days=self.keep_days)).strftime("%Y-%m-%d")
-        try:
-            for cm in self._day_maps():
-                if cm.metadata.labels["day"] < oldest:
-                    self._core.delete_namespaced_config_map(
-                        cm.metadata.name, self.namespace, _request_timeout=self.timeout
-                    )
-            self._pruned = today
-        except Exception as exc:  # noqa: BLE001 - tried again with the next batch
-            log.warning("old capacity history not deleted: %s", translate(exc).message)
-
     # ---- reading ----------------------------------------------------------------------------
-    def _day_maps(self) -> list[Any]:
-        """The day ConfigMaps (listed by label; one not named for its day is not one)."""
-        assert self._core is not None
-        selector = ",".join(f"{k}={v}" for k, v in LABELS.items())
-        found: Any = self._core.list_namespaced_config_map(
-            self.namespace, label_selector=selector, _request_timeout=self.timeout
-        )
-        return [
-            cm
-            for cm in found.items
-            if cm.metadata.name == f"{self.prefix}-{(cm.metadata.labels or {}).get('day', '')}"
-        ]
-
     def read(self, since: str = "", until: str = "") -> Kept:
         """Records of the days from ``since`` to ``until`` (YYYY-MM-DD, inclusive; "" for no
         bound), newest first; read at most once per ``KEPT_SECONDS`` and never waited on once
@@ -268,10 +252,15 @@ class CapacityLog:
         return Kept(shown, left_out, stale)
 
     def _read_all(self) -> tuple[list[Record], int]:
+        assert self._core is not None
+        oldest = (datetime.now(UTC) - timedelta(days=self.keep_days)).strftime("%Y-%m-%d")
         records, left_out = [], 0
-        for cm in self._day_maps():
-            day = cm.metadata.labels["day"]
-            for text in (cm.data or {}).values():
+        for index in range(SLOTS):
+            data, _ = ConfigMapDoc(self._core, self.namespace, self.name(index), self.timeout).read()
+            day = data.pop(DAY_KEY, "")
+            if day < oldest:
+                continue  # not made yet, or a day past retention (its store not yet reused)
+            for text in data.values():
                 r = decode(text, self.keys)
                 if r is None or r.day != day:
                     left_out += 1  # not sealed by this app, or moved to another day

@@ -32,6 +32,11 @@ class ConfigMapDoc:
 
     def read(self) -> tuple[dict[str, str], str | None]:
         """The data and its resourceVersion; ({}, None) when the ConfigMap does not exist."""
+        data, version, _ = self._get()
+        return data, version
+
+    def _get(self) -> tuple[dict[str, str], str | None, dict[str, Any]]:
+        """The data, its resourceVersion and the metadata a replace keeps (labels, annotations)."""
         try:
             cm: Any = self.core.read_namespaced_config_map(
                 self.name, self.namespace, _request_timeout=self.timeout
@@ -39,18 +44,25 @@ class ConfigMapDoc:
         except Exception as exc:
             err = translate(exc)
             if isinstance(err, NotFound):
-                return {}, None
+                return {}, None, {}
             raise err from exc
-        return dict(cm.data or {}), cm.metadata.resource_version
+        kept = {"labels": dict(cm.metadata.labels or {}), "annotations": dict(cm.metadata.annotations or {})}
+        return dict(cm.data or {}), cm.metadata.resource_version, kept
 
-    def write(self, data: Mapping[str, str], version: str | None) -> None:
-        """Create it (``version`` None) or replace the version read; raises Conflict on a 409."""
-        body: Any = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": self.name, "namespace": self.namespace, "labels": self.labels},
-            "data": dict(data),
+    def write(
+        self, data: Mapping[str, str], version: str | None, kept: Mapping[str, Any] | None = None
+    ) -> None:
+        """Create it (``version`` None) or replace the version read, keeping the labels and
+        annotations it had (``kept``: a chart's own); raises Conflict on a 409."""
+        kept = kept or {}
+        meta: dict[str, Any] = {
+            "name": self.name,
+            "namespace": self.namespace,
+            "labels": {**self.labels, **kept.get("labels", {})},  # a chart's own labels stay
         }
+        if kept.get("annotations"):
+            meta["annotations"] = dict(kept["annotations"])
+        body: Any = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": dict(data)}
         try:
             if version is None:
                 self.core.create_namespaced_config_map(self.namespace, body, _request_timeout=self.timeout)
@@ -71,10 +83,10 @@ class ConfigMapDoc:
         for attempt in range(MERGES):
             if attempt:
                 time.sleep(random.uniform(0, 0.05 * attempt))
-            current, version = self.read()
+            current, version, kept = self._get()
             data = change(current)
             try:
-                self.write(data, version)
+                self.write(data, version, kept)
                 return data
             except Conflict:
                 continue

@@ -26,20 +26,27 @@ from app.web.services import Services
 RESULTS_PAGE = 100  # per-node outcomes per page
 
 
-def _refused(resource: str, count: int) -> str | None:
-    """Why a desired-state entry may not be written: the same rules as the forms."""
+def _refuser() -> Callable[[str, int], str | None]:
+    """Why a desired-state entry may not be written: the same rules as the forms. Bound to this
+    request's app, so a background job can use it."""
     state = Services.get()
-    try:
-        validate_set(resource, str(count), None, maximum=state.settings.max_quantity, owner=state.read_only)
-    except ChangeError as exc:
-        return " ".join(exc.errors.values())
-    return None
+
+    def refused(resource: str, count: int) -> str | None:
+        try:
+            validate_set(
+                resource, str(count), None, maximum=state.settings.max_quantity, owner=state.read_only
+            )
+        except ChangeError as exc:
+            return " ".join(exc.errors.values())
+        return None
+
+    return refused
 
 
 @bp.post("/nodes/<name>/reapply")
 def reapply_node(name: str) -> Response | tuple[str, int]:
     _node_or_404(name)
-    outcomes = writer().reapply(name, actor(), _refused)
+    outcomes = writer().reapply(name, actor(), _refuser())
     return _bulk_done(outcomes)
 
 
@@ -69,13 +76,13 @@ def reapply_all() -> Response:
 def _start_reapply(names: list[str], dry_run: bool) -> Response:
     """Write the desired state back on ``names`` (or check it with dry runs), node by node, in
     the background: the same job, slot and page as any bulk change."""
-    w, who = writer(), actor()
+    w, who, refused = writer(), actor(), _refuser()
 
     def each(job: BulkJob) -> None:
         for name in names:
             if job.cancelled:
                 return
-            job.outcomes.extend(w.reapply(name, who, _refused, dry_run=dry_run))
+            job.outcomes.extend(w.reapply(name, who, refused, dry_run=dry_run))
             job.nodes_done += 1
 
     return _start(BulkJob(total=len(names), dry_run=dry_run, action="reapply"), each)

@@ -75,7 +75,7 @@ def index() -> str:
         enabled=log.enabled,
         keyed=log.writes,
         off=not log.namespace,
-        where=f"{log.namespace}/{log.prefix}-YYYY-MM-DD",
+        where=f"{log.namespace}/{log.prefix}-00 to -31",
         days=log.keep_days,
     )
 

@@ -30,6 +30,7 @@ VALUE_SETS = {
             }
         ],
         "extraVolumes": [{"name": "oauth2-proxy", "secret": {"secretName": "oauth2-proxy"}}],
+        "proxy": {"port": 4180},
     },
     "token": {"auth": {"mode": "token"}, "rbac": {"viewerUsers": ["carol"]}},
     "ingress": {
@@ -70,7 +71,8 @@ def test_chart_renders_lints_and_validates(name):
     assert ("oauth2-proxy" in [v["name"] for v in pod["volumes"]]) is (name == "auth-proxy-sidecar")
     text = repr(docs)
     assert "cluster-admin" not in text
-    assert "secrets" not in text
+    rules = [r for d in docs if d["kind"] in ("Role", "ClusterRole") for r in d.get("rules", [])]
+    assert not [r for r in rules if "secrets" in r.get("resources", [])]
 
 
 def test_deployment_is_locked_down():
@@ -186,16 +188,26 @@ def test_events_are_created_in_one_namespace_only(admin_api, subject, namespace,
     assert settles(lambda: review(admin_api, subject, "create", "events", namespace=namespace) is allowed)
 
 
-@pytest.mark.parametrize("verb", ["get", "list", "create", "update", "delete"])
 @pytest.mark.parametrize(
-    ("subject", "namespace", "allowed"),
-    [(SERVICE_ACCOUNT, NAMESPACE, True), (SERVICE_ACCOUNT, "kube-system", False), (VIEWER, NAMESPACE, False)],
+    ("subject", "verb", "name", "namespace", "allowed"),
+    [
+        (SERVICE_ACCOUNT, "get", "extres-history-00", NAMESPACE, True),
+        (SERVICE_ACCOUNT, "update", "extres-history-31", NAMESPACE, True),
+        (SERVICE_ACCOUNT, "get", "extres-history-00", "kube-system", False),
+        (SERVICE_ACCOUNT, "get", "another-apps-config", NAMESPACE, False),
+        (SERVICE_ACCOUNT, "list", "", NAMESPACE, False),  # named, never listed
+        (SERVICE_ACCOUNT, "create", "", NAMESPACE, False),  # the chart makes the 32 stores
+        (SERVICE_ACCOUNT, "delete", "extres-history-00", NAMESPACE, False),  # reused, never deleted
+        (VIEWER, "get", "extres-history-00", NAMESPACE, False),
+    ],
 )
-def test_the_capacity_history_is_kept_in_the_release_namespace_only(
-    admin_api, subject, namespace, allowed, verb
+def test_the_capacity_history_is_its_32_named_configmaps_only(
+    admin_api, subject, verb, name, namespace, allowed
 ):
     apply_rbac(admin_api, render(IMPERSONATE))
-    assert settles(lambda: review(admin_api, subject, verb, "configmaps", namespace=namespace) is allowed)
+    assert settles(
+        lambda: review(admin_api, subject, verb, "configmaps", name=name, namespace=namespace) is allowed
+    )
 
 
 @pytest.mark.parametrize(("subject", "verb", "resource", "sub", "name", "allowed"), EXPECTED)
@@ -263,9 +275,16 @@ def test_token_mode_keeps_sign_outs_in_a_configmap_the_app_may_update(admin_api)
 
     assert settles(lambda: may("update", "extres-sessions"))
     assert may("get", "extres-sessions")
-    # the capacity history's Role covers every ConfigMap of the release's namespace, no other
+    # the capacity history's Role names its 32 ConfigMaps (the chart makes them), no other
+    assert may("update", "extres-history-00") and may("get", "extres-history-31")
+    assert not may("get", "extres-history-32") and not may("get", "other-app-config")
+    assert not may("create", "") and not may("delete", "extres-history-00") and not may("list", "")
     assert not review(admin_api, SERVICE_ACCOUNT, "update", "configmaps", name="extres-sessions")
     assert not review(admin_api, SERVICE_ACCOUNT, "get", "configmaps", name="x", namespace="kube-system")
+    stores = [
+        d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].startswith("extres-history-")
+    ]
+    assert len(stores) == 32 and not any("data" in d for d in stores)  # an upgrade keeps the history
     assert "EXTRES_SESSION_STORE" not in str(render(IMPERSONATE))
 
 
@@ -336,3 +355,32 @@ def test_trusted_proxies_wider_than_a_24_are_refused():
     with pytest.raises(helm.HelmRenderError, match="wider than /120"):
         render({"auth": {"trustedProxies": ["fd00::/64"]}})
     assert render({"auth": {"trustedProxies": ["10.0.0.0/24", "10.9.9.9"]}})
+
+
+def test_an_auth_proxy_sidecar_is_the_only_way_in_and_gets_no_token():
+    """proxy.port: the Service's http port and the NetworkPolicy lead to the sidecar, never past
+    it to the dashboard; the service account's token is mounted into the dashboard alone."""
+    sidecar = {"name": "oauth2-proxy", "image": "oauth2-proxy:v7", "ports": [{"containerPort": 4180}]}
+    docs = render(
+        {**IMPERSONATE, "proxy": {"port": 4180}, "extraContainers": [sidecar], **VALUE_SETS["ingress"]}
+    )
+    [svc] = [d for d in docs if d["kind"] == "Service"]
+    assert {p["name"]: p["targetPort"] for p in svc["spec"]["ports"]} == {"http": 4180, "metrics": "metrics"}
+    [policy] = [d for d in docs if d["kind"] == "NetworkPolicy"]
+    assert [[p["port"] for p in rule["ports"]] for rule in policy["spec"]["ingress"]] == [[4180], ["metrics"]]
+    [deploy] = [d for d in docs if d["kind"] == "Deployment"]
+    pod = deploy["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    mounts = {c["name"]: [m["mountPath"] for m in c.get("volumeMounts", [])] for c in pod["containers"]}
+    token = "/var/run/secrets/kubernetes.io/serviceaccount"
+    assert token in mounts["extres"] and token not in mounts["oauth2-proxy"]
+    [sa] = [d for d in docs if d["kind"] == "ServiceAccount"]
+    assert sa["automountServiceAccountToken"] is False
+    [test_pod] = [d for d in docs if d["kind"] == "Pod"]
+    assert test_pod["spec"]["automountServiceAccountToken"] is False
+
+
+@pytest.mark.parametrize("port", [8080, 9102, 70000])
+def test_a_proxy_port_that_is_the_dashboards_own_is_refused(port):
+    with pytest.raises(Exception, match="proxy"):
+        render({"proxy": {"port": port}})

@@ -95,7 +95,7 @@ def test_the_history_outlives_the_app_and_two_replicas_write_a_change_once(app, 
         for c in core.list_namespaced_config_map("default").items
         if c.metadata.name.startswith(f"{prefix}-")
     ]
-    assert len(cm.data) == 1  # one change, one record
+    assert len(cm.data) == 2 and cm.data["day"] == now[:10]  # one change, one record, and the day
     forged = json.dumps({"when": now, "node": node, "seal": "0" * 32})
     core.patch_namespaced_config_map(cm.metadata.name, "default", {"data": {"forged": forged}})
     later = CapacityLog(cluster.api, store, keys, timeout=5)  # the app after a restart
@@ -107,7 +107,7 @@ def test_the_history_outlives_the_app_and_two_replicas_write_a_change_once(app, 
     other.own(node, D, 2, 3, "bob", "78")
     other.flush()
     data = core.read_namespaced_config_map(cm.metadata.name, "default").data
-    assert len(data) == 3 and data["forged"] == forged
+    assert len(data) == 4 and data["forged"] == forged
     rotated = CapacityLog(cluster.api, store, ("another key", *keys), timeout=5)  # the old key kept
     assert sorted(r.user for r in rotated.read().records) == ["ann", "bob"]
     for log in (one, two, later, other, rotated):

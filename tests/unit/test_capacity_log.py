@@ -116,3 +116,29 @@ def test_records_waiting_to_be_written_are_bounded_and_the_rest_counted(monkeypa
     for i in range(5):
         log._put(Record("2026-12-04T00:00:00Z", "n1", "capacity", D, i, i + 1, "", "", str(i)))
     assert (len(log._queue), log.dropped) == (3, 2)
+
+
+def test_any_32_consecutive_days_have_stores_of_their_own():
+    from datetime import date, timedelta
+
+    from app.domain.capacity_log import SLOTS, slot
+
+    start = date(2027, 1, 20)  # across February, where day-of-month names would collide
+    days = [(start + timedelta(days=i)).isoformat() for i in range(SLOTS)]
+    assert sorted(slot(d) for d in days) == list(range(SLOTS))
+    assert slot((start + timedelta(days=SLOTS)).isoformat()) == slot(days[0])
+
+
+def test_a_store_holding_an_older_day_starts_again_and_its_own_day_keeps_everything():
+    from app.domain.capacity_log import DAY_KEY, merged_store
+
+    keys = ("k",)
+    first = Record("2026-11-03T10:00:00Z", "n", "capacity", "example.com/dongle", 1, 2, "extres", "", "5")
+    held, _ = merged_store({}, "2026-11-03", [first], keys)
+    assert held[DAY_KEY] == "2026-11-03" and len(held) == 2
+    held["foreign"] = "not sealed here"
+    same, _ = merged_store(held, "2026-11-03", [], keys)
+    assert same == held  # the same day: every entry stays, the foreign one too
+    later = Record("2026-12-05T10:00:00Z", "n", "capacity", "example.com/dongle", 2, 3, "extres", "", "9")
+    reused, _ = merged_store(held, "2026-12-05", [later], keys)
+    assert reused[DAY_KEY] == "2026-12-05" and set(reused) == {DAY_KEY, later.key}

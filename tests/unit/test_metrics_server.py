@@ -48,3 +48,35 @@ def test_idle_connections_take_a_fixed_number_of_threads():
         server.shutdown()
         server.server_close()
         server.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def test_a_request_trickled_a_byte_at_a_time_is_cut_at_the_deadline():
+    """Each byte comes within the silence timeout, so only a whole-request deadline ends it: the
+    worker is free again and the next scrape is answered."""
+    import time
+
+    registry = CollectorRegistry()
+    port = free_port()
+    server = start_metrics_server(
+        port, "127.0.0.1", lambda: generate_latest(registry), timeout=1.0, deadline=1.5
+    )
+    try:
+        slow = [socket.create_connection(("127.0.0.1", port)) for _ in range(METRICS_WORKERS)]
+        started = time.monotonic()
+        cut = False
+        while time.monotonic() - started < 6 and not cut:
+            for s in slow:
+                try:
+                    s.sendall(b"G")
+                except OSError:
+                    cut = True
+            time.sleep(0.3)
+        assert cut and time.monotonic() - started < 4, "the trickling requests were never cut"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+            assert resp.status == 200
+        for s in slow:
+            s.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.pool.shutdown(wait=False, cancel_futures=True)

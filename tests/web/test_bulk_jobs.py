@@ -106,6 +106,7 @@ class ReapplyWriter:
 
     def reapply(self, name, actor, refuse, dry_run=False) -> list[Outcome]:
         self.reapplied.append((name, dry_run))
+        assert refuse(D, 2) is None and refuse("cpu", 2)  # the forms' rules, from the job's thread
         return [Outcome(name, D, "reapply", 1, 2, True, "reapply", dry_run)]
 
 
