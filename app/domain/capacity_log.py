@@ -27,7 +27,8 @@ from dataclasses import asdict, dataclass, replace
 from datetime import date
 
 FIELDS = ("capacity", "allocatable")
-PER_DAY = 2000  # records a day (~300 bytes each: well under a ConfigMap's 1 MiB)
+PER_DAY = 2000  # records a day (~300 bytes each)
+DAY_BYTES = 900_000  # and their encodings' size: within a ConfigMap's 1 MiB, checked before a write
 SLOTS = 32  # day stores, reused in turn: any 32 consecutive days have stores of their own
 MAX_DAYS = SLOTS - 1  # days kept at most
 DAY_KEY = "day"  # the day a store holds, beside its records (record keys are 24 hex digits)
@@ -39,7 +40,9 @@ def slot(day: str) -> int:
     return date.fromisoformat(day).toordinal() % SLOTS
 
 
-MAX_VALUE = 400  # characters of a record's encoding read at most
+# characters of a record's encoding read at most: the longest names the API allows (node 253,
+# resource 317, field manager 128, user 256 here), escaped as JSON, fit
+MAX_VALUE = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,10 +148,11 @@ def merged_day(
 
     What is there stays: an entry that does not verify under ``keys`` (another key's, or not
     this app's) is kept untouched, never deleted; a record already there takes what the new
-    sighting knows. A new record enters only while the day holds fewer than ``limit``: the
-    limit holds before a write, and what it refuses is returned (to be counted), never lost
-    silently in place of something kept."""
+    sighting knows. A new record enters only while the day holds fewer than ``limit`` records
+    and DAY_BYTES: the limits hold before a write, and what they refuse is returned (to be
+    counted), never lost silently in place of something kept."""
     out = dict(held)
+    size = sum(len(k) + len(v) for k, v in out.items())
     mine: dict[str, Record] = {}
     for k, text in held.items():
         r = decode(text, keys)
@@ -160,11 +164,14 @@ def merged_day(
         if old is None and r.key in out:
             refused.append(r)  # the key is held by an entry that does not verify: left as it is
             continue
-        if old is None and len(out) >= limit:
+        entry = encode(merged(old, r) if old is not None else r, keys[0])
+        grown = len(entry) - len(out.get(r.key, "")) + (0 if r.key in out else len(r.key))
+        if old is None and (len(out) >= limit or size + grown > DAY_BYTES):
             refused.append(r)
             continue
         mine[r.key] = merged(old, r) if old is not None else r
-        out[r.key] = encode(mine[r.key], keys[0])
+        out[r.key] = entry
+        size += grown
     return out, refused
 
 

@@ -54,6 +54,7 @@ LABELS = {"app.kubernetes.io/managed-by": "extres", "app.kubernetes.io/component
 QUEUE = 10_000  # records waiting to be written at most (a flood beyond is dropped and counted)
 KEPT_SECONDS = 5.0
 FIELD_MANAGER = "extres"
+REFUSED_FOR_GOOD = (400, 413, 422)  # a write refused for what it is, not for now: never retried
 
 
 class _Entry(msgspec.Struct, rename="camel"):
@@ -216,7 +217,11 @@ class CapacityLog:
             except KubeError as err:
                 log.warning("capacity history for %s not written: %s [%s]", day, err.message, err.detail)
                 self.problem = err.message
-                failed.extend(records)
+                if err.status in REFUSED_FOR_GOOD:  # the same write would be refused again
+                    self.dropped += len(records)
+                    self.problem = f"{len(records)} changes not recorded: {err.message}"
+                else:
+                    failed.extend(records)
         if failed:
             with self._lock:
                 room = QUEUE - len(self._queue)

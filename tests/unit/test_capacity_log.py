@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from app.domain.capacity_log import Managed, Record, decode, encode, merged, merged_day, moved, owner
 
 D = "example.com/dongle"
@@ -142,3 +144,57 @@ def test_a_store_holding_an_older_day_starts_again_and_its_own_day_keeps_everyth
     later = Record("2026-12-05T10:00:00Z", "n", "capacity", "example.com/dongle", 2, 3, "extres", "", "9")
     reused, _ = merged_store(held, "2026-12-05", [later], keys)
     assert reused[DAY_KEY] == "2026-12-05" and set(reused) == {DAY_KEY, later.key}
+
+
+def test_a_record_with_the_longest_names_the_api_allows_is_kept_and_read_back():
+    """Records over 400 characters used to be left out when read: they vanished."""
+    node = "n" * 253
+    resource = "a" * 253 + "/" + "b" * 63
+    r = Record("2026-12-05T10:00:00Z", node, "capacity", resource, 1, 2, "m" * 128, "ü" * 256, "123")
+    text = encode(r, "k")
+    assert len(text) > 2000 and decode(text, ("k",)) == r
+
+
+def test_a_day_refuses_new_records_past_its_size_before_the_write():
+    from app.domain.capacity_log import DAY_BYTES
+
+    big = [
+        Record(
+            "2026-12-05T10:00:00Z",
+            f"{i:04d}" + "n" * 249,
+            "capacity",
+            "a" * 253 + "/x",
+            1,
+            2,
+            "m",
+            "u" * 256,
+            "1",
+        )
+        for i in range(1000)
+    ]
+    out, refused = merged_day({}, big, ("k",))
+    assert sum(len(k) + len(v) for k, v in out.items()) <= DAY_BYTES
+    assert refused and len(out) + len(refused) == 1000  # each one kept or counted, none lost
+
+
+@pytest.mark.parametrize(("status", "kept"), [(422, 0), (503, 1)])
+def test_a_write_refused_for_what_it_is_is_counted_not_retried_forever(monkeypatch, status, kept):
+    """A batch the API server refuses as invalid (422, 413) would be refused again: its records
+    are counted as not recorded and the problem shown; one refused for now (503) waits again."""
+    from kubernetes import client
+
+    from app.kube.capacity_log import CapacityLog
+    from app.kube.errors import KubeError
+
+    log = CapacityLog(client.ApiClient(client.Configuration()), "ns/h", ("k",))
+
+    class Refusing:
+        def merge(self, change, what):
+            raise KubeError("refused", status)
+
+    monkeypatch.setattr(log, "_doc", lambda day: Refusing())
+    monkeypatch.setattr(log, "start", lambda: None)
+    log._put(Record("2026-12-04T00:00:00Z", "n1", "capacity", D, 1, 2, "", "", "1"))
+    log.flush()
+    assert (len(log._queue), log.dropped) == (kept, 1 - kept)
+    assert log.problem and "refused" in log.problem
