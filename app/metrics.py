@@ -209,6 +209,12 @@ class Metrics:
             buckets=BUCKETS,
             registry=self.registry,
         )
+        self.refused = Counter(
+            "extres_requests_refused",
+            "HTTP requests answered with a 4xx (not signed in, not allowed, bad input, too many), by status.",
+            ["status"],
+            registry=self.registry,
+        )
         self.api_errors = Counter(
             "extres_api_errors",
             "Failed calls to the Kubernetes API server, by operation and kind of error.",
@@ -222,8 +228,10 @@ class Metrics:
         nodes = self.nodes.text(cluster.store) if cluster is not None else b""
         return nodes + generate_latest(self.registry)
 
-    def observe(self, endpoint: str, method: str, seconds: float) -> None:
+    def observe(self, endpoint: str, method: str, seconds: float, status: int = 200) -> None:
         self.requests.labels(endpoint, method).observe(seconds)
+        if 400 <= status < 500:
+            self.refused.labels(str(status)).inc()
 
     def api_error(self, operation: str, kind: str) -> None:
         self.api_errors.labels(operation, kind).inc()

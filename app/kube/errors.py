@@ -32,6 +32,13 @@ class Forbidden(KubeError):
     title = "Not allowed"
 
 
+class Unauthorized(Forbidden):
+    """401: the credentials were not accepted (a kind of refusal: ``except Forbidden`` sees it)."""
+
+    status = 401
+    title = "Not signed in"
+
+
 class NotFound(KubeError):
     status = 404
     title = "Not found"
@@ -66,10 +73,15 @@ class Unavailable(KubeError):
 
 
 class Busy(KubeError):
-    """Refused here before any API call: a budget that protects the API server is spent."""
+    """429: too many requests, here (a budget that protects the API server is spent) or at the
+    API server; ``retry_after`` in seconds when known."""
 
     status = 429
     title = "Too many requests"
+
+    def __init__(self, message: str, status: int | None = None, detail: str = "", retry_after: int = 0):
+        super().__init__(message, status, detail)
+        self.retry_after = retry_after
 
 
 class NotConfigured(KubeError):
@@ -104,33 +116,41 @@ def _phrase(status: int) -> str:
         return "an unknown status"
 
 
+# What each status the API server answers becomes: one table (422 and 429 have a word more below)
+BY_STATUS: dict[int, tuple[type[KubeError], str]] = {
+    401: (Unauthorized, "The API server did not accept the credentials."),
+    403: (Forbidden, "The API server refused this request: the account may not do it."),
+    404: (NotFound, "It does not exist (any more)."),
+    409: (Conflict, "It changed since you loaded it; reload and try again."),
+    410: (Gone, "The resource version is too old."),
+    422: (Invalid, "The API server refused the change as invalid."),
+    429: (Busy, "The API server is busy (429 Too Many Requests); nothing was done. Try again shortly."),
+}
+
+
+def _retry_after(exc: ApiException) -> int:
+    """The Retry-After the API server sent, in whole seconds (0: none, or not a number)."""
+    raw = str((exc.headers or {}).get("Retry-After", "")).strip()
+    return min(int(raw), 3600) if raw.isascii() and raw.isdigit() else 0
+
+
 def from_api_exception(exc: ApiException) -> KubeError:
     status = int(exc.status or 0)
     detail, causes = _status(exc)
     detail = f"{status} {detail}"
-    if status == 401:
-        return Forbidden("The API server did not accept the credentials.", status, detail)
-    if status == 403:
-        return Forbidden("The API server refused this request: the account may not do it.", status, detail)
-    if status == 404:
-        return NotFound("It does not exist (any more).", detail=detail)
-    if status == 409:
-        return Conflict("It changed since you loaded it; reload and try again.", detail=detail)
-    if status == 410:
-        return Gone("The resource version is too old.", detail=detail)
-    if status == 422:
-        if "testing value" in detail.lower() or "test operation" in detail.lower():
-            return Conflict(TEST_FAILED, 422, detail)
-        if causes:
-            return Invalid(
-                "The API server refused the change as invalid: " + "; ".join(causes) + ".",
-                causes=causes,
-                detail=detail,
-            )
-        return Invalid("The API server refused the change as invalid.", detail=detail)
+    if status == 422 and ("testing value" in detail.lower() or "test operation" in detail.lower()):
+        return Conflict(TEST_FAILED, 422, detail)
+    if status == 422 and causes:
+        message = "The API server refused the change as invalid: " + "; ".join(causes) + "."
+        return Invalid(message, causes=causes, detail=detail)
+    if status == 429:
+        return Busy(BY_STATUS[429][1], detail=detail, retry_after=_retry_after(exc))
+    if status in BY_STATUS:
+        kind, message = BY_STATUS[status]
+        return kind(message, status, detail)
     if status == 0:
         return Unavailable("Could not talk to the API server.", detail=f"{exc.reason or exc}")
-    if status == 429 or status >= 500:
+    if status >= 500:
         return Unavailable(f"The API server answered {status} ({_phrase(status)}).", status, detail)
     return KubeError(f"The API server answered {status} ({_phrase(status)}).", status, detail)
 

@@ -9,7 +9,7 @@ from werkzeug.exceptions import HTTPException
 
 from app.config import Settings
 from app.kube.cluster import ClusterPort
-from app.kube.errors import KubeError
+from app.kube.errors import Busy, KubeError
 from app.web import filters, security
 from app.web.bulk_jobs import BulkJobs
 from app.web.hx import POLL_MARK, Page, error_page, htmx
@@ -18,6 +18,7 @@ from app.web.services import Services
 from app.web.viewer import viewer
 
 log = logging.getLogger(__name__)
+BUSY_RETRY = 60  # seconds, when a 429 came with no Retry-After (this app's own budgets are per minute)
 
 
 def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None) -> None:
@@ -26,12 +27,11 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     app.extensions["extres_render"] = RenderCaches()
     app.extensions["extres_bulk"] = BulkJobs(app.extensions["extres"].write_slots)
     filters.register(app)
-    security.init_app(app, settings)
-
     from app.web import auth, devices, health, history, metrics, nodes, overview, pending, plan, workloads
     from app.web.bulk_changes import bp as changes_bp  # the changes blueprint, with its bulk forms
 
-    metrics.init_app(app)
+    metrics.init_app(app)  # first: the timer starts before authentication
+    security.init_app(app, settings)
     app.register_blueprint(overview.bp)
     app.register_blueprint(nodes.bp)
     app.register_blueprint(health.bp)
@@ -65,7 +65,12 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     @app.errorhandler(KubeError)
     def kube_error(exc: KubeError):
         log.warning("%s (request %s): %s [%s]", exc.title, security.request_id(), exc.message, exc.detail)
-        return error_page(exc.title, exc.message, exc.status if 400 <= exc.status < 600 else 503)
+        body, status, headers = error_page(
+            exc.title, exc.message, exc.status if 400 <= exc.status < 600 else 503
+        )
+        if isinstance(exc, Busy):
+            headers = {**headers, "Retry-After": str(exc.retry_after or BUSY_RETRY)}
+        return body, status, headers
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):

@@ -5,6 +5,7 @@ each blueprint, and the query arguments several pages take."""
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -68,8 +69,15 @@ def redirect(url: str, code: int = 303) -> BaseResponse:
 
 
 def error_page(title: str, message: str, status: int) -> tuple[str, int, dict[str, str]]:
-    """The error page; for a fragment request, told to replace the whole body, not the fragment
-    (htmx swaps no 4xx/5xx by default; where it is configured to, this is where it goes)."""
+    """The error in the form the request asked for: JSON for ``*.json``, plain text for
+    ``*.csv`` (a script or a spreadsheet reads it), else the error page; for a fragment request
+    the page is told to replace the whole body, not the fragment (htmx swaps no 4xx/5xx by
+    default; where it is configured to, this is where it goes)."""
+    if request.path.endswith(".json"):
+        body = json.dumps({"error": title, "message": message, "status": status})
+        return body, status, {"Content-Type": "application/json"}
+    if request.path.endswith(".csv"):
+        return f"{title}: {message}\n", status, {"Content-Type": "text/plain; charset=utf-8"}
     headers = {"HX-Retarget": "body", "HX-Reswap": "innerHTML"} if htmx and not htmx.boosted else {}
     return render_template("error.html", title=title, message=message), status, headers
 

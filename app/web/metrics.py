@@ -1,5 +1,6 @@
-"""Request latency for Prometheus; the metrics themselves are served on their own port
-(``app.serving``), never by the dashboard's routes."""
+"""Request latency for Prometheus, timed from before the request is authenticated, refusals
+counted by status; the metrics themselves are served on their own port (``app.serving``), never
+by the dashboard's routes. Registered before every other hook, so nothing runs before the timer."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ def init_app(app: Flask) -> None:
     @app.after_request
     def record(response):
         started = g.get("started")
-        if started is not None and request.endpoint not in (None, "static"):
-            Services.get().metrics.observe(request.endpoint, request.method, time.perf_counter() - started)
+        if started is not None and request.endpoint != "static":
+            seconds = time.perf_counter() - started
+            endpoint = request.endpoint or "none"  # no route: one label for every unknown path
+            Services.get().metrics.observe(endpoint, request.method, seconds, response.status_code)
         return response

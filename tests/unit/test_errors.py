@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, NewConnectionError, ReadTimeoutError
 
@@ -58,3 +59,34 @@ def test_an_invalid_change_names_the_fields_not_the_servers_text():
         == "The API server refused the change as invalid: status.capacity[x/y] (FieldValueInvalid)."
     )
     assert "<script>" not in err.message and "<script>" in err.detail
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "title"),
+    [
+        (401, "Unauthorized", "Not signed in"),
+        (403, "Forbidden", "Not allowed"),
+        (404, "NotFound", "Not found"),
+        (409, "Conflict", "Changed since you loaded it"),
+        (410, "Gone", "Resource version too old"),
+        (422, "Invalid", "Refused by the API server"),
+        (429, "Busy", "Too many requests"),
+        (503, "Unavailable", "The API server is unavailable"),
+    ],
+)
+def test_each_status_has_its_own_kind_of_error(status, kind, title):
+    err = translate(api_error(status, {"message": "x"}))
+    assert (type(err).__name__, err.status, err.title) == (kind, status, title)
+
+
+def test_a_401_is_a_refusal_of_its_own_and_a_429_keeps_its_retry_after():
+    from app.kube.errors import Busy, Forbidden
+
+    assert isinstance(translate(api_error(401, {})), Forbidden)  # code that refuses on 403 refuses on 401
+    busy = api_error(429, {})
+    busy.headers = {"Retry-After": "7"}
+    err = translate(busy)
+    assert isinstance(err, Busy) and err.retry_after == 7
+    odd = api_error(429, {})
+    odd.headers = {"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"}
+    assert translate(odd).retry_after == 0  # a date: not trusted, the page's own default applies

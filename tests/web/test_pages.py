@@ -10,6 +10,7 @@ from prometheus_client import generate_latest
 from app.domain.capacity_log import Record
 from app.kube.cache import Freshness
 from app.kube.reading import Unreadable
+from tests.conftest import browser
 
 D, GPU = "example.com/dongle", "nvidia.com/gpu"
 SHORT = f"0/2 nodes are available: 2 Insufficient {D}. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."  # noqa: E501
@@ -312,3 +313,22 @@ def test_an_unsynced_store_refused_by_rbac_names_the_right_and_invites_nothing(c
     assert "ClusterRole extres-viewer grants it" in text
     assert "Advertise one" not in text and "No extended resources" not in text
     assert "Nothing is known of the cluster yet" in text
+
+
+def test_errors_come_in_the_form_asked_for_and_refusals_are_timed_and_counted(make_app, two):
+    """Refused (no identity from the proxy): /export.json answers as JSON, /export.csv as plain
+    text, a page as the error page; the refusals are in the latency metric, and counted by
+    status, though no view ran."""
+    app = make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",))
+    web = browser(app)
+    as_json = web.get("/export.json")
+    assert as_json.status_code == 401 and as_json.headers["Content-Type"] == "application/json"
+    assert as_json.get_json()["status"] == 401 and as_json.get_json()["message"]
+    as_csv = web.get("/export.csv")
+    assert as_csv.status_code == 401 and as_csv.headers["Content-Type"].startswith("text/plain")
+    assert "<html" not in as_csv.get_data(as_text=True).lower()
+    page = web.get("/")
+    assert page.status_code == 401 and "<html" in page.get_data(as_text=True).lower()
+    text = app.extensions["extres"].metrics.exposition().decode()
+    assert 'extres_requests_refused_total{status="401"} 3.0' in text
+    assert 'extres_request_duration_seconds_count{endpoint="overview.export_json",method="GET"} 1.0' in text
