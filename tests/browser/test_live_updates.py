@@ -201,7 +201,8 @@ def test_the_longer_forms_put_each_label_above_a_field_as_wide_as_the_form(brows
     page.goto(server.url + url)
     widths = page.evaluate("""() => {
       const form = document.querySelector('form.fields');
-      const fields = [...form.querySelectorAll(':scope > label > input, :scope > label > textarea')];
+      const fields = [...form.querySelectorAll(
+        ':scope > label > input, :scope > label > textarea, :scope > .field > label > :is(input, textarea)')];
       return [form.getBoundingClientRect().width, fields.map(f => f.getBoundingClientRect().width)];
     }""")
     form_width, fields = widths
