@@ -1,4 +1,7 @@
-"""Settings, read from environment variables prefixed ``EXTRES_``."""
+"""Settings, read from environment variables prefixed ``EXTRES_``, typed and checked by pydantic:
+the environment's strings and ``create_app``'s overrides go through the same conversions (a
+comma-separated list, "true", "80"), and an unknown key or a wrong value stops the start with a
+message naming the setting."""
 
 from __future__ import annotations
 
@@ -6,20 +9,25 @@ import ipaddress
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from app.domain.device_plugins import DEFAULT_DEVICE_PLUGIN_PATTERNS
 
 PREFIX = "EXTRES_"
 AUTH_MODES = ("service-account", "impersonate", "token")
+LISTS = ("previous_secret_keys", "device_plugin_resources", "trusted_proxies", "previous_history_keys")
+OPTIONAL = ("kubeconfig", "context", "metrics_host", "session_store")
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseModel):
     """Every setting, its environment variable is ``EXTRES_`` + the upper-cased name."""
 
-    in_cluster: str = "auto"  # auto: the in-cluster config when running in a pod; true/false force it
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # auto: the in-cluster config when running in a pod; true/false force it
+    in_cluster: Literal["auto", "true", "false"] = "auto"
     kubeconfig: str | None = None  # the kubeconfig outside a cluster; unset: $KUBECONFIG, then ~/.kube/config
     context: str | None = None  # the kubeconfig context (extres serve --context); unset: the current one
     host: str = "127.0.0.1"  # the dashboard's listen address
@@ -39,7 +47,8 @@ class Settings:
     max_quantity: int = 1_000_000  # the largest device count a form accepts
     log_level: str = "INFO"  # DEBUG, INFO, WARNING or ERROR; every line is JSON
     access_log: bool = False  # a log line per request (every poll of every open tab): off unless set
-    auth_mode: str = "service-account"  # service-account | impersonate | token
+    # service-account | impersonate | token
+    auth_mode: Literal["service-account", "impersonate", "token"] = "service-account"
     read_only: bool = True  # service-account mode: no write route at all unless set to false
     user_header: str = "X-Forwarded-User"  # impersonate mode: set by the trusted auth proxy
     groups_header: str = "X-Forwarded-Groups"  # impersonate mode: the user's groups, comma-separated
@@ -53,14 +62,14 @@ class Settings:
     session_max_hours: float = 12.0  # token mode: a session ends this long after sign-in, used or not
     # token mode: TokenReviews per minute of tokens not seen lately, from every path together
     # (sign-in form, Authorization headers); past it a new token waits, known ones pass
-    token_reviews_per_minute: int = 120
+    token_reviews_per_minute: int = Field(120, ge=1)
     # token mode: the ConfigMap (namespace/name) where sign-outs are kept for every replica; unset,
     # they are kept in this process only (one replica)
     session_store: str | None = None
     # the durable capacity history: namespace/prefix of its 32 ConfigMaps (prefix-00 to -31);
     # "" puts them in event_namespace with the prefix extres-history; "off" keeps none
     history_store: str = ""
-    history_days: int = 31  # days of capacity history kept (1 to 31)
+    history_days: int = Field(31, ge=1, le=31)  # days of capacity history kept (1 to 31)
     # seals the capacity history's records; its own key, never rotated with secret_key (the chart
     # makes one and keeps it); unset: no history is written
     history_key: str = ""
@@ -69,7 +78,6 @@ class Settings:
     replicas: int = 1  # how many copies serve this dashboard (the chart sets it)
     threads: int = 8  # gunicorn's threads in the one worker; changes may hold all but two of them
     start_watches: bool = True  # start the cache's watches on the first request
-    extra: Mapping[str, Any] = field(default_factory=dict)  # not a setting: create_app's other keys
 
     @property
     def capacity_log(self) -> str | None:
@@ -78,49 +86,83 @@ class Settings:
             return None
         return self.history_store or f"{self.event_namespace}/extres-history"
 
+    @field_validator(*LISTS, mode="before")
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            if f.name == "extra":
-                continue
-            raw = env.get(PREFIX + f.name.upper())
-            if raw is None:
-                continue
-            values[f.name] = _convert(f.name, f.type, raw)
-        values.update(overrides)
-        settings = cls(**values)
-        if settings.auth_mode not in AUTH_MODES:
-            raise ValueError(
-                f"{PREFIX}AUTH_MODE must be one of {', '.join(AUTH_MODES)}, not {settings.auth_mode!r}"
-            )
-        if settings.history_store not in ("", "off") and settings.history_store.count("/") != 1:
-            raise ValueError(
-                f"{PREFIX}HISTORY_STORE must be namespace/prefix or off, not {settings.history_store!r}"
-            )
-        for entry in settings.trusted_proxies:
+    def _comma_separated(cls, value: Any) -> Any:
+        """``a,b`` (as an environment variable holds a list) or a list."""
+        if isinstance(value, str):
+            return tuple(p.strip() for p in value.split(",") if p.strip())
+        return value
+
+    @field_validator(*OPTIONAL, mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _narrow(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
             _check_proxy(entry)
-        if not 1 <= settings.history_days <= 31:  # app.domain.capacity_log.MAX_DAYS
-            raise ValueError(f"{PREFIX}HISTORY_DAYS must be 1 to 31, not {settings.history_days}")
-        if settings.token_reviews_per_minute < 1:
-            raise ValueError(f"{PREFIX}TOKEN_REVIEWS_PER_MINUTE must be at least 1")
-        if settings.session_store is not None and settings.session_store.count("/") != 1:
-            raise ValueError(f"{PREFIX}SESSION_STORE must be namespace/name, not {settings.session_store!r}")
-        if settings.auth_mode == "token" and settings.replicas > 1 and not settings.session_store:
+        return value
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Settings:
+        if self.history_store not in ("", "off") and self.history_store.count("/") != 1:
             raise ValueError(
-                f"{PREFIX}SESSION_STORE must be set when {PREFIX}REPLICAS is {settings.replicas} in token "
+                f"{PREFIX}HISTORY_STORE must be namespace/prefix or off, not {self.history_store!r}"
+            )
+        if self.session_store is not None and self.session_store.count("/") != 1:
+            raise ValueError(f"{PREFIX}SESSION_STORE must be namespace/name, not {self.session_store!r}")
+        if self.auth_mode == "token" and self.replicas > 1 and not self.session_store:
+            raise ValueError(
+                f"{PREFIX}SESSION_STORE must be set when {PREFIX}REPLICAS is {self.replicas} in token "
                 "mode: a sign-out must reach every replica (the chart sets it)"
             )
+        if not self.secret_key and self.replicas > 1:
+            raise ValueError(
+                f"{PREFIX}SECRET_KEY must be set when {PREFIX}REPLICAS is {self.replicas}: every "
+                "replica must sign sessions and CSRF tokens with the same key (the chart keeps one in a "
+                "Secret)"
+            )
+        return self
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """The settings of ``env`` (the process's environment by default), then ``overrides``;
+        raises ValueError naming the setting that is wrong. Without a secret key, one random
+        key for this process (one replica only)."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {
+            name: env[PREFIX + name.upper()] for name in cls.model_fields if PREFIX + name.upper() in env
+        }
+        values.update(overrides)
+        try:
+            settings = cls(**values)
+        except ValidationError as exc:
+            raise ValueError(_readable(exc)) from None
         if not settings.secret_key:
-            if settings.replicas > 1:
-                raise ValueError(
-                    f"{PREFIX}SECRET_KEY must be set when {PREFIX}REPLICAS is {settings.replicas}: every "
-                    "replica must sign sessions and CSRF tokens with the same key (the chart keeps one in a "
-                    "Secret)"
-                )
-            settings = cls(**{**vars(settings), "secret_key": secrets.token_hex(32)})
+            settings = settings.model_copy(update={"secret_key": secrets.token_hex(32)})
         return settings
+
+    def replaced(self, **changes: Any) -> Settings:
+        """These settings with ``changes``, checked as any settings are."""
+        try:
+            return type(self)(**{**self.model_dump(), **changes})
+        except ValidationError as exc:
+            raise ValueError(_readable(exc)) from None
+
+
+def _readable(exc: ValidationError) -> str:
+    """Each problem with the environment variable it concerns, in pydantic's words."""
+    parts = []
+    for err in exc.errors():
+        where = f"{PREFIX}{str(err['loc'][0]).upper()}" if err["loc"] else ""
+        message = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "is not a setting"
+        parts.append(f"{where}: {message}" if where and not message.startswith(where) else message)
+    return "; ".join(parts)
 
 
 def _check_proxy(entry: str) -> None:
@@ -136,21 +178,3 @@ def _check_proxy(entry: str) -> None:
             f"{PREFIX}TRUSTED_PROXIES: {entry[:60]} is wider than /{narrowest}: name the proxies' own "
             "addresses (the ingress controller's pods), not a network clients share"
         )
-
-
-def _convert(name: str, typ: Any, raw: str) -> Any:
-    typ = str(typ)
-    try:
-        if typ == "int":
-            return int(raw)
-        if typ == "float":
-            return float(raw)
-        if typ == "bool":
-            if raw.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                raise ValueError(raw)
-            return raw.lower() in ("1", "true", "yes", "on")
-        if typ.startswith("tuple"):
-            return tuple(p.strip() for p in raw.split(",") if p.strip())
-    except ValueError as exc:
-        raise ValueError(f"{PREFIX}{name.upper()}={raw!r} is not a valid {typ}") from exc
-    return raw or None

@@ -11,7 +11,6 @@ without one stops the script: every setting says what it is for.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -19,7 +18,6 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 CONFIG = ROOT / "app" / "config.py"
 START, END = "<!-- settings table: scripts/settings_table.py -->", "<!-- end of settings table -->"
-SKIPPED = {"extra"}  # not a setting
 
 
 def comments() -> dict[str, str]:
@@ -58,16 +56,14 @@ def table() -> str:
 
     said = comments()
     rows = ["| variable | default | meaning |", "| --- | --- | --- |"]
-    for f in dataclasses.fields(Settings):
-        if f.name in SKIPPED:
-            continue
-        if not said.get(f.name):
-            raise SystemExit(f"app/config.py: the setting {f.name!r} has no comment saying what it is for")
-        default = f.default if f.default is not dataclasses.MISSING else None
-        if f.name == "device_plugin_resources":
+    for name, info in Settings.model_fields.items():
+        if not said.get(name):
+            raise SystemExit(f"app/config.py: the setting {name!r} has no comment saying what it is for")
+        default: object = info.default
+        if name == "device_plugin_resources":
             default = "well-known plugins"
         text = shown(default).replace("|", "\\|")
-        rows.append(f"| `{PREFIX}{f.name.upper()}` | `{text}` | {said[f.name].replace('|', chr(92) + '|')} |")
+        rows.append(f"| `{PREFIX}{name.upper()}` | `{text}` | {said[name].replace('|', chr(92) + '|')} |")
     return "\n".join(rows)
 
 

@@ -222,7 +222,7 @@ class NodeWriter:
                 said = "refused" if status in (401, 403) else "failed"
                 self._audit(said, name, resource, action, old, new, status=status, reason=message)
             return Outcome(name, resource, action, old, new, False, message, dry_run, status)
-        summary = f"{resource} {_show(old)} -> {_show(new)}"
+        summary = f"{resource} {_show(old)} → {_show(new)}"
         verb = "would change" if dry_run else "changed"
         outcome = Outcome(name, resource, action, old, new, True, f"{verb} {summary}", dry_run)
         if not dry_run:

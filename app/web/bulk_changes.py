@@ -151,7 +151,7 @@ def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
     elif names:
         unknown = [n for n in names if store.node(n) is None]
         if unknown:
-            errors["nodes"] = f"Unknown node(s): {', '.join(sorted(unknown))}."
+            errors["nodes"] = f"Unknown node{'s' if len(unknown) != 1 else ''}: {', '.join(sorted(unknown))}."
         targets = [n for n in (store.node(x) for x in dict.fromkeys(names)) if n is not None]
     elif selector_text:
         try:

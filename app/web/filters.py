@@ -1,4 +1,4 @@
-"""Jinja filters for quantities and ages."""
+"""Jinja filters for quantities, ages and counted words."""
 
 from __future__ import annotations
 
@@ -29,7 +29,14 @@ def duration(seconds: float | None) -> str:
     return f"{s}s"
 
 
+def counted(n: int, word: str, many: str = "") -> str:
+    """``3 nodes``, ``1 node``: a number and its word, in the right number (``many`` when its
+    plural is not the word with an s)."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
+
+
 def register(app: Flask) -> None:
+    app.jinja_env.filters["counted"] = counted
     app.jinja_env.filters["amount"] = lambda value, resource="": format_amount(resource, int(value))
     app.jinja_env.filters["age"] = age
     app.jinja_env.filters["duration"] = duration

@@ -47,7 +47,7 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
             # the demo's history lives as long as its cluster: a key of its own unless one is set
             "history_key": settings.history_key or secrets.token_hex(32),
         }
-        serve_app(Settings(**{**vars(settings), **local}))
+        serve_app(settings.replaced(**local))
     finally:
         # gunicorn's worker is a fork of this process and unwinds through here when it exits:
         # only the process that started the control plane stops it, once the dashboard is down

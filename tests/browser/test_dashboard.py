@@ -62,15 +62,15 @@ def test_add_to_two_nodes_then_remove_one(browser, server, cluster, uid):
     page.fill('input[name="resource"]', "acme.io/fpga")
     page.fill('input[name="quantity"]', "3")
     page.fill('input[name="find"]', uid)  # active search: the list narrows in place
-    expect(page.locator("#node-choices")).to_contain_text(f"2 node(s) whose name contains {uid}")
+    expect(page.locator("#node-choices")).to_contain_text(f"2 nodes whose name contains {uid}")
     page.check(f'input[name="nodes"][value="{a}"]')
     page.fill('input[name="find"]', f"{uid}-b")  # a stays chosen while searching for b
-    expect(page.locator("#node-choices")).to_contain_text(f"1 node(s) whose name contains {uid}-b")
+    expect(page.locator("#node-choices")).to_contain_text(f"1 node whose name contains {uid}-b")
     expect(page.locator(f'input[name="nodes"][value="{a}"]')).to_be_checked()
     page.check(f'input[name="nodes"][value="{b}"]')
     page.click("text=Preview (dry run)")
     expect(page.locator(f'tr[data-node="{a}"] .result')).to_contain_text(
-        "would change acme.io/fpga absent -> 3"
+        "would change acme.io/fpga absent → 3"
     )
     page.click("text=Apply to 2 nodes")
     expect(page.locator("h1")).to_have_text("Results")
@@ -85,7 +85,7 @@ def test_add_to_two_nodes_then_remove_one(browser, server, cluster, uid):
     expect(page.locator("h1")).to_contain_text(f"Remove acme.io/fpga from {b}?")
     expect(page.locator("main")).to_contain_text("no new pod requesting acme.io/fpga fits on")
     page.click("button.danger")
-    expect(page.locator(".flash.ok")).to_contain_text("acme.io/fpga 3 -> absent")
+    expect(page.locator(".flash.ok")).to_contain_text("acme.io/fpga 3 → absent")
     expect(page.locator('table.resources tr[data-resource="acme.io/fpga"]')).to_have_count(0)
     assert w.problems == []
 
@@ -109,7 +109,7 @@ def test_pending_pod_leaves_after_the_suggested_fix(browser, server, core, clust
     link.click()
     expect(page.locator('input[name="quantity"]')).to_have_value("3")
     page.click("text=Save")
-    expect(page.locator(".flash.ok")).to_contain_text(f"{r} 2 -> 3")
+    expect(page.locator(".flash.ok")).to_contain_text(f"{r} 2 → 3")
     kubelet_standin(core, a)  # the kubelet stand-in copies capacity to allocatable
     page.goto(server.url + f"/pending/?resource={r}")
     for _ in range(120):
@@ -143,7 +143,7 @@ def test_plain_forms_work_without_javascript(browser, server, cluster, uid):
     row = page.locator(f'tr[data-resource="{r}"]')
     row.locator('input[name="quantity"]').fill("5")
     row.locator("text=Set").click()
-    expect(page.locator(".flash.ok")).to_contain_text(f"{r} 2 -> 5")  # post/redirect/get
+    expect(page.locator(".flash.ok")).to_contain_text(f"{r} 2 → 5")  # post/redirect/get
     expect(page.locator(f'tr[data-resource="{r}"] td[data-field="capacity"]')).to_have_text("5")
     page.fill('form.change input[name="resource"]', "dongle")
     page.fill('form.change input[name="quantity"]', "1")
@@ -153,7 +153,7 @@ def test_plain_forms_work_without_javascript(browser, server, cluster, uid):
     page.goto(server.url + f"/nodes/{a}")
     page.locator(f'tr[data-resource="{r}"] >> text=Remove…').click()
     page.click("button.danger")
-    expect(page.locator(".flash.ok")).to_contain_text(f"{r} 5 -> absent")
+    expect(page.locator(".flash.ok")).to_contain_text(f"{r} 5 → absent")
     # bulk, with the dry-run preview
     page.goto(server.url + "/changes/bulk")
     page.fill('input[name="resource"]', r)

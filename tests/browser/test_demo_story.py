@@ -144,7 +144,7 @@ def test_the_readme_demo_step_by_step(browser, demo):
     expect(page.locator("main")).to_contain_text("nginx-deployment-")
     shot(page, "demo-4-remove")
     page.locator("button.danger").click()
-    expect(page.locator(".flash.ok")).to_contain_text(f"{W} 2 -> absent")
+    expect(page.locator(".flash.ok")).to_contain_text(f"{W} 2 → absent")
     page.reload()  # Reload lands on the node page, never on a dead form
     expect(page.locator("h1")).to_contain_text("demo-node-4")
     expect(page.locator(f'tr[data-resource="{W}"] td.bar')).to_contain_text(
@@ -173,7 +173,7 @@ def test_the_readme_demo_step_by_step(browser, demo):
     shot(page, "demo-5-add-existing")
     page.locator("form.change input[name=quantity]").fill("3")
     page.locator("form.change input[name=quantity]").press("Enter")
-    expect(page.locator(".flash.ok")).to_contain_text(f"{D} 2 -> 3")
+    expect(page.locator(".flash.ok")).to_contain_text(f"{D} 2 → 3")
 
     # 6. What if: six pods of one dongle each, spread over the nodes with room; the hardware
     #    caveat; a misspelled name gets "did you mean" before anything is planned

@@ -56,12 +56,12 @@ def test_add_a_resource_to_one_node(web, core, node):
     assert capacity(core, node)[D] == "4"
     assert desired(core, node) == {F: "2"}
     [event] = events(core, node)
-    assert f"set {F} absent -> 2" in event.message
+    assert f"set {F} absent → 2" in event.message
     assert event.involved_object.kind == "Node"
     managers = {m.manager for m in core.read_node(node).metadata.managed_fields or []}
     assert "extres" in managers
     page = web.get(f"/nodes/{node}", follow_redirects=True)
-    assert f"changed {F} absent -> 2" in text(page)
+    assert f"changed {F} absent → 2" in text(page)
 
 
 def test_change_a_quantity(web, core, node):
@@ -71,7 +71,7 @@ def test_change_a_quantity(web, core, node):
     assert resp.status_code == 303
     assert capacity(core, node)[D] == "6"
     assert desired(core, node) == {D: "6"}
-    assert f"set {D} 4 -> 6" in events(core, node)[0].message
+    assert f"set {D} 4 → 6" in events(core, node)[0].message
     eventually(
         lambda: grid_cells(web.get(f"/?q={node}").get_data(as_text=True))[(node, D, "capacity")] == "6"
     )
@@ -93,7 +93,7 @@ def test_remove_shows_impact_then_removes(web, core, node, uid):
     assert resp.status_code == 303
     assert D not in capacity(core, node)
     assert desired(core, node) == {}
-    assert any(f"remove {D} 4 -> absent" in e.message for e in events(core, node))
+    assert any(f"remove {D} 4 → absent" in e.message for e in events(core, node))
 
 
 def test_concurrent_change_is_refused_not_overwritten(web, core, node):
@@ -117,7 +117,7 @@ def test_concurrent_change_is_refused_not_overwritten(web, core, node):
 
 def test_adding_a_name_the_node_advertises_is_a_change_from_its_value_never_a_conflict(web, core, node):
     """The node page's add form sends no expected value. Given a name the node already has, the
-    answer is the form again, "currently 4 -> 6", nothing written; saving it writes 6."""
+    answer is the form again, "currently 4 → 6", nothing written; saving it writes 6."""
     before = core.read_node(node).metadata.resource_version
     add = {"resource": D, "quantity": "6", "expected": ""}
     resp = web.post(f"/changes/nodes/{node}/resources", data=add)
@@ -226,7 +226,7 @@ def test_bulk_dry_run_changes_nothing(web, core, uid):
         tr["data-node"]: tr.select_one(".result").get_text()
         for tr in soup.select("table.outcomes tr[data-node]")
     }
-    assert rows == {a: f"ok: would change {D} 1 -> 3", b: f"ok: would change {D} absent -> 3"}
+    assert rows == {a: f"ok: would change {D} 1 → 3", b: f"ok: would change {D} absent → 3"}
     assert {n: core.read_node(n).metadata.resource_version for n in (a, b)} == before
     assert events(core, a) == [] and events(core, b) == []
     # the apply form carries what the preview read
@@ -334,8 +334,8 @@ def test_drift_after_reregistration_is_shown_and_reapplied(web, core, node):
     assert resp.status_code == 303
     assert capacity(core, node)[F] == "2"
     results = text(web.get(resp.headers["Location"]))
-    assert f"changed {F} 0 -> 2" in results
-    assert any(f"reapply {F} 0 -> 2" in e.message for e in events(core, node))
+    assert f"changed {F} 0 → 2" in results
+    assert any(f"reapply {F} 0 → 2" in e.message for e in events(core, node))
     eventually(
         lambda: (
             not BeautifulSoup(web.get(f"/?q={node}").get_data(as_text=True), "html.parser").select(

@@ -69,7 +69,7 @@ def test_a_replica_count_beyond_the_headroom_gets_a_plan(web, core, uid, cluster
     assert soup.select_one("[data-shortfall]")["data-shortfall"] == "3"
     link = soup.select_one(f'a[data-plan-link="{r} 10 {a}"]')  # a's capacity after: 4 + 6
     assert link is not None and "quantity=10" in link["href"] and f"nodes={a}" in link["href"]
-    assert "would fit" in soup.get_text() or "For 5 pod(s)" in soup.get_text()  # hypothetical pods
+    assert "would fit" in soup.get_text() or "For 5 pods" in soup.get_text()  # hypothetical pods
 
 
 def test_a_pasted_deployment_and_its_replicas(web, uid, cluster):

@@ -21,9 +21,8 @@ def test_the_settings_table_is_made_from_settings():
     from app.config import Settings
 
     text = README.read_text()
-    for name in Settings.__dataclass_fields__:
-        if name != "extra":
-            assert f"`EXTRES_{name.upper()}`" in text, name
+    for name in Settings.model_fields:
+        assert f"`EXTRES_{name.upper()}`" in text, name
 
 
 def test_every_local_link_of_the_readme_and_docs_leads_somewhere():

@@ -21,5 +21,30 @@ def test_a_proxy_address_and_a_24_are_trusted():
 
 @pytest.mark.parametrize("days", ["0", "32"])
 def test_history_days_past_the_stores_are_refused(days):
-    with pytest.raises(ValueError, match="EXTRES_HISTORY_DAYS must be 1 to 31"):
+    with pytest.raises(
+        ValueError, match=r"EXTRES_HISTORY_DAYS: Input should be (less|greater) than or equal to"
+    ):
         Settings.from_env({"EXTRES_HISTORY_DAYS": days})
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"EXTRES_IN_CLUSTER": "yes"}, "EXTRES_IN_CLUSTER: Input should be 'auto', 'true' or 'false'"),
+        ({"EXTRES_PORT": "eighty"}, "EXTRES_PORT: Input should be a valid integer"),
+        ({"EXTRES_READ_ONLY": "perhaps"}, "EXTRES_READ_ONLY: Input should be a valid boolean"),
+        ({"EXTRES_AUTH_MODE": "oidc"}, "EXTRES_AUTH_MODE: Input should be"),
+    ],
+)
+def test_a_wrong_value_is_refused_naming_its_setting(given, named):
+    with pytest.raises(ValueError, match=named):
+        Settings.from_env(given)
+
+
+def test_overrides_are_converted_like_the_environment_and_unknown_keys_refused():
+    """create_app({"trusted_proxies": "10.0.0.1"}) used to crash, port="80" stayed a string."""
+    s = Settings.from_env({}, trusted_proxies="10.0.0.1, 10.0.1.0/24", port="80", read_only="false")
+    assert (s.trusted_proxies, s.port, s.read_only) == (("10.0.0.1", "10.0.1.0/24"), 80, False)
+    with pytest.raises(ValueError, match="EXTRES_TRUSTED_PROXY: is not a setting"):
+        Settings.from_env({}, trusted_proxy="10.0.0.1")
+    assert Settings.from_env({"EXTRES_KUBECONFIG": ""}).kubeconfig is None
