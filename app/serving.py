@@ -20,7 +20,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from app import logs
+from app import logs, workers
 from app.config import Settings
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ class BoundedWSGIServer(WSGIServer):
         self.slots = threading.BoundedSemaphore(self.workers + self.waiting)
         self.running: dict[socket.socket, float] = {}  # requests being answered: their deadlines
         self.running_lock = threading.Lock()
-        threading.Thread(target=self._cut_late, name="extres-metrics-deadline", daemon=True).start()
+        workers.start("metrics-deadline", self._cut_late)
 
     def _cut_late(self) -> None:
         """One thread for every deadline: a request past its own is shut down, so its blocked read
@@ -112,7 +112,7 @@ def start_metrics_server(
     bounds = {"timeout_s": timeout, "deadline_s": deadline}
     server_class: type[BoundedWSGIServer] = type("Server", (BoundedWSGIServer,), bounds)
     server = make_server(host, port, metrics_app(exposition), server_class, handler_class=_Quiet)
-    threading.Thread(target=server.serve_forever, name="extres-metrics-accept", daemon=True).start()
+    workers.start("metrics-accept", server.serve_forever)
     return server
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 from kubernetes import client
 
+from app import workers
 from app.domain.accounting import resize_rule
 from app.kube.errors import Forbidden, Gone, KubeError, translate
 from app.kube.pod_index import PodIndex
@@ -155,15 +156,11 @@ class ClusterCache:
             for kind in KINDS:
                 self._start_kind(kind)
             self._threads.append(self.readiness.start(self._stop))
-            dra = threading.Thread(target=self._discover_dra, name="extres-dra", daemon=True)
-            self._threads.append(dra)
-            dra.start()
+            self._threads.append(workers.start("dra", self._discover_dra))
 
     def _start_kind(self, kind: str) -> None:
         """(caller holds the lock)"""
-        t = threading.Thread(target=self._run, args=(kind,), name=f"extres-watch-{kind}", daemon=True)
-        self._threads.append(t)
-        t.start()
+        self._threads.append(workers.start(f"watch-{kind}", lambda: self._run(kind)))
 
     def _discover_dra(self) -> None:
         """Watch the DRA kinds only where the API server serves resource.k8s.io/v1."""

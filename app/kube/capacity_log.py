@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 from kubernetes import client
 
+from app import workers
 from app.domain.accounting import extended_only
 from app.domain.capacity_log import (
     DAY_KEY,
@@ -185,15 +186,10 @@ class CapacityLog:
     def start(self) -> None:
         if self._core is None or self._thread is not None:
             return
-        self._thread = threading.Thread(target=self._run, name="extres-capacity-log", daemon=True)
-        self._thread.start()
+        self._thread = workers.every("capacity-log", self.interval, self.flush, self._stop)
 
     def stop(self) -> None:
         self._stop.set()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.flush()
 
     def flush(self) -> None:
         """Merge what waits into each day's ConfigMap; what could not be written waits again."""

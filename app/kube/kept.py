@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from app import workers
 from app.kube.errors import KubeError, Unavailable, translate
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,7 @@ class KeptRead(Generic[T]):
         if kept is None or (outdated and not unreachable):
             return self._read_now()
         if again:
-            threading.Thread(target=self._background, name=f"extres-{self.name}", daemon=True).start()
+            workers.start(self.name, self._background)
         return kept[1], unreachable and not fresh
 
     def _read_now(self) -> tuple[T, bool]:

@@ -11,6 +11,7 @@ import time
 
 from kubernetes import client
 
+from app import workers
 from app.kube.errors import translate
 
 log = logging.getLogger(__name__)
@@ -30,9 +31,7 @@ class Readiness:
         self._nudged.set()
 
     def start(self, stop: threading.Event) -> threading.Thread:
-        t = threading.Thread(target=self._run, args=(stop,), name="extres-readyz", daemon=True)
-        t.start()
-        return t
+        return workers.every("readyz", self.interval, self.ask, stop, wake=self._nudged)
 
     def check(self) -> str | None:
         """What /readyz says is failing, or None when the API server is ready."""
@@ -52,15 +51,11 @@ class Readiness:
         failed = [line[3:].strip() for line in body.splitlines() if line.startswith("[-]")]
         return NOT_READY.format(", ".join(failed) if failed else f"HTTP {resp.status}")
 
-    def _run(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            self._nudged.wait(self.interval)
-            self._nudged.clear()
-            if stop.is_set():
-                return
-            problem = self.check()
-            if problem is None:
-                self.last_ready = time.monotonic()
-            elif self.problem is None:
-                log.warning("%s", problem)
-            self.problem = problem
+    def ask(self) -> None:
+        """Ask /readyz once and keep what it says (a change to not ready is logged once)."""
+        problem = self.check()
+        if problem is None:
+            self.last_ready = time.monotonic()
+        elif self.problem is None:
+            log.warning("%s", problem)
+        self.problem = problem

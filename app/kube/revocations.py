@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from kubernetes import client
 
+from app import workers
 from app.kube.configmap_doc import ConfigMapDoc
 from app.kube.errors import KubeError, Unavailable
 
@@ -106,8 +107,7 @@ class Revocations:
     def start(self) -> None:
         if self._doc is None or self._thread is not None:
             return
-        self._thread = threading.Thread(target=self._run, name="extres-revocations", daemon=True)
-        self._thread.start()
+        self._thread = workers.every("revocations", self.refresh, self._reload, self._stop)
 
     def stop(self) -> None:
         self._stop.set()
@@ -171,12 +171,3 @@ class Revocations:
         with self._lock:
             self._shared, self.skipped = entries, skipped
         self._loaded, self.read_at = True, time.time()
-
-    def _run(self) -> None:
-        """Re-read every ``refresh`` seconds until stopped, whatever a read raises (its age, a
-        metric, tells when reads stop succeeding)."""
-        while not self._stop.wait(self.refresh):
-            try:
-                self._reload()
-            except Exception:
-                log.exception("session revocations: the refresh failed; trying again")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from flask import current_app
 
+from app import workers
 from app.kube.writer import Outcome
 
 KEPT = 100  # bulk jobs kept for their pages
@@ -76,7 +77,7 @@ class BulkJobs:
                 job.done = True
                 self.slots.release()
 
-        threading.Thread(target=run, name=f"extres-bulk-{key}", daemon=True).start()
+        workers.start(f"bulk-{key}", run)
         return key
 
     def keep(self, job: BulkJob) -> str:
