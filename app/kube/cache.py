@@ -27,6 +27,7 @@ from kubernetes import client
 
 from app import workers
 from app.domain.accounting import resize_rule
+from app.kube import kinds
 from app.kube.errors import Forbidden, Gone, KubeError, translate
 from app.kube.pod_index import PodIndex
 from app.kube.readiness import Readiness
@@ -35,9 +36,8 @@ from app.kube.store import Store
 
 log = logging.getLogger(__name__)
 
-KINDS = ("nodes", "pods", "quotas")
-KIND_NAMES = {"quotas": "resourcequotas"}  # as RBAC names them
-DRA_KINDS = ("deviceclasses", "resourceslices", "resourceclaims")  # where resource.k8s.io/v1 is served
+KINDS = kinds.CORE
+DRA_KINDS = kinds.DRA
 
 
 class Event(msgspec.Struct):
@@ -70,16 +70,6 @@ class WatchCounters:
     unreadable: int  # objects that could not be decoded, each time one was read
 
 
-SINGULAR = {
-    "pods": "pod",
-    "nodes": "node",
-    "quotas": "quota",
-    "deviceclasses": "DeviceClass",
-    "resourceslices": "ResourceSlice",
-    "resourceclaims": "ResourceClaim",
-}
-
-
 @dataclass(frozen=True)
 class Freshness:
     synced: bool
@@ -92,7 +82,7 @@ class Freshness:
     @property
     def unreadable_text(self) -> str:
         """ "1 pod could not be read", "2 pods and 1 node could not be read", or ""."""
-        parts = [f"{n} {SINGULAR.get(kind, kind)}{'s' if n != 1 else ''}" for kind, n in self.unreadable]
+        parts = [f"{n} {kinds.kind(k).one}{'s' if n != 1 else ''}" for k, n in self.unreadable]
         if not parts:
             return ""
         listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
@@ -102,7 +92,7 @@ class Freshness:
 def missing_right(kind: str) -> str:
     """What a 403 on the cache's list or watch of ``kind`` means, and what grants it."""
     return (
-        f"The dashboard's own account may not list and watch {KIND_NAMES.get(kind, kind)} (the API "
+        f"The dashboard's own account may not list and watch {kinds.kind(kind).rbac} (the API "
         "server answered 403). "
         "The Helm chart's ClusterRole extres-viewer grants it (get, list and watch on nodes, pods "
         "and resourcequotas), bound to the account the dashboard runs as."
@@ -299,14 +289,7 @@ class ClusterCache:
             return page.cont, page.resource_version
 
         rv = self._list_pages(kind, take)
-        if index is not None:
-            self.store.replace_pods(index)
-        elif kind == "nodes":
-            self.store.replace_nodes(views)
-        elif kind == "quotas":
-            self.store.replace_quotas(views)
-        else:
-            self.store.replace_dra(kind, views)
+        self.store.replace(kind, index if index is not None else views)
         self.unreadable.replace(kind, unreadable)
         if self.freeze_gc:
             # What a list brought in lives until the next relist: move it out of the collector's
@@ -441,14 +424,7 @@ class ClusterCache:
             else:
                 self.unreadable.failed(problem)
             return
-        if kind == "pods":
-            self.store.put_pod(view, deleted)
-        elif kind == "nodes":
-            self.store.put_node(view, deleted)
-        elif kind == "quotas":
-            self.store.put_quota(view, deleted)
-        else:
-            self.store.put_dra(kind, view, deleted)
+        self.store.put(kind, view, deleted)
         self.unreadable.read(kind, view.key)
 
 

@@ -10,24 +10,23 @@ new index page by page, off to the side, and swaps it in under the lock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.fit import HostPort, NodeFacts
 from app.domain.overview import NodeRow, node_row
-from app.domain.workloads import Holder
 from app.kube.dra_index import DraIndex
 from app.kube.fit_facts import FitFacts
 from app.kube.pod_index import PodIndex, repels
 from app.kube.projections import EMPTY, NodeView, PodView, QuotaView
-from app.kube.sizes import CacheSize, estimate
 from app.kube.store_dra import DraHolding
+from app.kube.store_lookups import Lookups
 
 T = TypeVar("T")
 
 
-class Store(DraHolding):
+class Store(DraHolding, Lookups):
     """Nodes, pods and quotas with their kept aggregates; safe to read from many threads."""
 
     def __init__(self) -> None:
@@ -46,6 +45,17 @@ class Store(DraHolding):
         # (any counted pod's requests or host ports, a node's facts).
         self._fit = FitFacts()
         self.dra = DraIndex()  # DeviceClasses, ResourceSlices, ResourceClaims (when served)
+        # what an event, a relist and an unreadable object do, per kind (app.kube.kinds); a DRA
+        # kind not named here goes to the DRA index
+        self._kinds: dict[str, tuple[Callable[..., None], Callable[[Any], None], Callable[[Any], object]]] = {
+            "nodes": (self.put_node, self.replace_nodes, lambda key: self._drop_node(key[1])),
+            "pods": (
+                self.put_pod,
+                self.replace_pods,
+                lambda key: self._pod_changed(self._index.drop(key), None),
+            ),
+            "quotas": (self.put_quota, self.replace_quotas, lambda key: self.quotas.pop(key, None)),
+        }
 
     # the pod index's parts, read by pages and tests
     @property
@@ -126,66 +136,6 @@ class Store(DraHolding):
             self._fit.refresh(self.nodes, self._index, self._dra_usage)
             return self._fit.version, self._fit.changes(since)
 
-    def drifted_nodes(self) -> list[NodeView]:
-        with self._lock:
-            return sorted((n for n in self.nodes.values() if n.desired and n.drift), key=lambda n: n.name)
-
-    def node(self, name: str) -> NodeView | None:
-        with self._lock:
-            return self.nodes.get(name)
-
-    def pod(self, namespace: str, name: str) -> PodView | None:
-        with self._lock:
-            return self._index.pods.get((namespace, name))
-
-    def declaring_features(self) -> int:
-        """Nodes that declare features (NodeDeclaredFeatures): the scheduler may keep a pod that
-        needs one off the others, which the fit model does not weigh."""
-        with self._lock:
-            return sum(1 for n in self.nodes.values() if n.declares_features)
-
-    def wide_repelling(self) -> int:
-        """Counted pods whose required anti-affinity spans a zone or wider: any node in their
-        domain may refuse a pod they select (named with the advice, not weighed)."""
-        return self._index.wide_repelling
-
-    def requested_on(self, name: str) -> Amounts:
-        with self._lock:
-            return dict(self._index.requested.get(name, {}))
-
-    def limits_on(self, name: str) -> Amounts:
-        with self._lock:
-            return dict(self._index.limits.get(name, {}))
-
-    def pods_requesting_extended(self, node: str) -> list[PodView]:
-        with self._lock:
-            index = self._index
-            keys = index.node_pods.get(node, set())
-            return sorted((index.pods[k] for k in keys if k in index.pods), key=lambda p: p.key)
-
-    def holders(self) -> list[Holder]:
-        """Every counted pod with extended requests, as app.domain.workloads groups them."""
-        with self._lock:
-            return self._index.holders()
-
-    def quota_list(self) -> list[QuotaView]:
-        with self._lock:
-            return sorted(self.quotas.values(), key=lambda q: q.key)
-
-    def unschedulable_pods(self) -> list[PodView]:
-        with self._lock:
-            index = self._index
-            return sorted((index.pods[k] for k in index.unschedulable), key=lambda p: p.key)
-
-    def counts(self) -> dict[str, int]:
-        return {"nodes": len(self.nodes), "pods": len(self._index.pods), "quotas": len(self.quotas)}
-
-    def size(self, sample: int = 200) -> CacheSize:
-        """How much the cache holds: counts, and bytes estimated from a sample of each kind."""
-        with self._lock:
-            kinds = (list(self.nodes.values()), list(self._index.pods.values()), list(self.quotas.values()))
-        return estimate(*kinds, sample=sample)
-
     # ---- applying changes (also used for read-your-writes) ---------------
     def apply_node(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
         self.put_node(NodeView.from_json(obj), deleted)
@@ -231,15 +181,25 @@ class Store(DraHolding):
                 if placed is not None:
                     self._touch_fit(placed[0])
 
+    def put(self, kind: str, view: Any, deleted: bool = False) -> None:
+        """A watch event's object of ``kind``: put, or deleted."""
+        if kind in self._kinds:
+            self._kinds[kind][0](view, deleted)
+        else:
+            self.put_dra(kind, view, deleted)
+
+    def replace(self, kind: str, listed: Any) -> None:
+        """What a list of ``kind`` brought (the pods as their index), swapped in whole."""
+        if kind in self._kinds:
+            self._kinds[kind][1](listed)
+        else:
+            self.replace_dra(kind, listed)
+
     def forget(self, kind: str, key: tuple[str, str]) -> None:
         """Drop an object by its (namespace, name), if held: one that can no longer be read."""
         with self._lock:
-            if kind == "pods":
-                self._pod_changed(self._index.drop(key), None)
-            elif kind == "nodes":
-                self._drop_node(key[1])
-            elif kind == "quotas":
-                self.quotas.pop(key, None)
+            if kind in self._kinds:
+                self._kinds[kind][2](key)
             else:
                 held = self.dra._table(kind).get(key)
                 if held is not None:

@@ -1,0 +1,35 @@
+"""The kinds of object the cache lists and watches, in one place: how the cache, RBAC and a page
+name each, and whether it is a DRA kind (watched only where resource.k8s.io/v1 is served). The
+store keeps one table of what to do with each (``Store.put``, ``replace``, ``forget``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # the cache's name for it
+    rbac: str  # as RBAC and the API name the resource
+    one: str  # one of them, in a page's words
+    dra: bool = False  # watched only where the API server serves resource.k8s.io/v1
+
+
+REGISTRY = {
+    k.name: k
+    for k in (
+        Kind("nodes", "nodes", "node"),
+        Kind("pods", "pods", "pod"),
+        Kind("quotas", "resourcequotas", "quota"),
+        Kind("deviceclasses", "deviceclasses", "DeviceClass", dra=True),
+        Kind("resourceslices", "resourceslices", "ResourceSlice", dra=True),
+        Kind("resourceclaims", "resourceclaims", "ResourceClaim", dra=True),
+    )
+}
+CORE = tuple(name for name, k in REGISTRY.items() if not k.dra)  # watched everywhere
+DRA = tuple(name for name, k in REGISTRY.items() if k.dra)
+
+
+def kind(name: str) -> Kind:
+    """The kind called ``name``; one not registered is named as it is."""
+    return REGISTRY.get(name) or Kind(name, name, name)
