@@ -313,40 +313,70 @@ class Totals:
         return running.totals()
 
 
-class RunningTotals:
-    """Totals kept current as per-node usages come and go: add a node's usage, subtract it
-    (``sign=-1``) when it is replaced. Sums plain integers: no object per node and resource."""
+class _Sums:
+    """One resource's sums over the nodes that have it, by name."""
+
+    __slots__ = (
+        "advertising",
+        "allocatable",
+        "capacity",
+        "dra",
+        "nodes",
+        "over",
+        "over_nodes",
+        "requested",
+        "used",
+    )
 
     def __init__(self) -> None:
-        # resource -> [capacity, allocatable, requested, nodes advertising, nodes with it at all,
-        # used (requested, or allocated where DRA serves it), nodes where DRA serves it,
-        # over-commitment summed per node, nodes over-committed]
-        self._sums: dict[str, list[int]] = {}
+        self.capacity = self.allocatable = self.requested = 0
+        self.advertising = 0  # nodes that advertise it
+        self.nodes = 0  # nodes with it at all (advertised, requested or served)
+        self.used = 0  # requested, or what claims hold where DRA serves it
+        self.dra = 0  # nodes where DRA serves it
+        self.over = 0  # over-commitment summed per node
+        self.over_nodes = 0  # nodes over-committed
+
+
+class RunningTotals:
+    """Totals kept current as per-node usages come and go: add a node's usage, subtract it
+    (``sign=-1``) when it is replaced. Sums plain integers, by name: no object per node and
+    resource."""
+
+    def __init__(self) -> None:
+        self._sums: dict[str, _Sums] = {}
 
     def add(self, usage: Mapping[str, ResourceUsage], sign: int = 1) -> None:
         for name, u in usage.items():
             s = self._sums.get(name)
             if s is None:
-                s = self._sums[name] = [0, 0, 0, 0, 0, 0, 0, 0, 0]
+                s = self._sums[name] = _Sums()
             over = u.over
-            s[0] += sign * u.capacity
-            s[1] += sign * u.allocatable
-            s[2] += sign * u.requested
-            s[3] += sign * u.advertised
-            s[4] += sign
-            s[5] += sign * u.used
-            s[6] += sign * (u.allocated is not None)
-            s[7] += sign * over
-            s[8] += sign * (over > 0)
-            if not s[4]:
+            s.capacity += sign * u.capacity
+            s.allocatable += sign * u.allocatable
+            s.requested += sign * u.requested
+            s.advertising += sign * u.advertised
+            s.nodes += sign
+            s.used += sign * u.used
+            s.dra += sign * (u.allocated is not None)
+            s.over += sign * over
+            s.over_nodes += sign * (over > 0)
+            if not s.nodes:
                 del self._sums[name]
 
     def totals(self) -> Totals:
         return Totals(
             {
-                name: ResourceUsage(c, a, r, n > 0, used if dra else None, over or None)
-                for name, (c, a, r, n, _, used, dra, over, _) in self._sums.items()
+                name: ResourceUsage(
+                    s.capacity,
+                    s.allocatable,
+                    s.requested,
+                    s.advertising > 0,
+                    s.used if s.dra else None,
+                    s.over or None,
+                )
+                for name, s in self._sums.items()
             },
-            {name: s[3] for name, s in self._sums.items() if s[3]},
-            {name: s[8] for name, s in self._sums.items() if s[8]},
+            {name: s.advertising for name, s in self._sums.items() if s.advertising},
+            {name: s.over_nodes for name, s in self._sums.items() if s.over_nodes},
         )

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from app.domain import columns
 from app.domain.accounting import Amounts, ResourceUsage, Totals, extended_only, node_usage
 from app.domain.changes import drift
 from app.domain.devices import DraUsage, on_node
@@ -32,16 +33,13 @@ class NodeLike(Protocol):
     def unschedulable(self) -> bool: ...  # cordoned
 
 
-SORT_FIELDS = ("capacity", "allocatable", "requested", "free")
-
-
 @dataclass(frozen=True)
 class Filters:
     q: str = ""  # substring of the node name
     resources: tuple[str, ...] = ()  # empty: every extended resource
     selector: Selector = field(default_factory=Selector)
     free_at_least: tuple[str, int] | None = None  # (resource, N): nodes with N or more of it free
-    sort: tuple[str, str] | None = None  # (field, resource) from SORT_FIELDS; None: by node name
+    sort: tuple[str, str] | None = None  # (field, resource), a number column; None: by node name
     descending: bool = False
 
 
@@ -54,8 +52,7 @@ def _sort_key(field_name: str, resource: str, descending: bool) -> Callable[[Nod
         u = row.usage.get(resource)
         if u is None or not u.advertised:
             return (True, 0)
-        value = u.allocatable - u.requested if field_name == "free" else getattr(u, field_name)
-        return (False, sign * value)
+        return (False, sign * columns.sort_value(field_name, u))
 
     return key
 

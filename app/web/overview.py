@@ -7,8 +7,10 @@ from dataclasses import replace
 from flask import Response, jsonify, render_template, request, url_for
 from markupsafe import Markup, escape
 
+from app.domain import columns
+from app.domain.accounting import ResourceUsage
 from app.domain.names import extended_resource_name_errors, unknown_resource
-from app.domain.overview import SORT_FIELDS, Filters, NodeRow, build_grid
+from app.domain.overview import Filters, NodeRow, build_grid
 from app.domain.selectors import Selector, SelectorError, parse_selector
 from app.web.export import csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
@@ -57,8 +59,8 @@ def parse_filters(args) -> tuple[Filters, dict[str, str]]:
         name, _, resource = text.partition(":")
         if name == "name" and not resource:
             pass
-        elif name not in SORT_FIELDS or extended_resource_name_errors(resource):
-            fields = ", ".join(SORT_FIELDS)
+        elif name not in [c.field for c in columns.numbers()] or extended_resource_name_errors(resource):
+            fields = ", ".join(c.field for c in columns.numbers())
             errors["sort"] = (
                 f"Sort by {text[:80]!r}: use name, or one of {fields} and a resource "
                 "(free:example.com/dongle)."
@@ -92,9 +94,6 @@ def rows_per_page(resources: int) -> int:
     """Rows a page so that a page of the grid stays near 40 KB of HTML however many resource
     columns it has (about 400 bytes a resource a row): 100 with one, 33 with three, at least 20."""
     return max(20, PAGE_SIZE // max(1, resources))
-
-
-FIELDS = ("capacity", "allocatable", "requested", "free")
 
 
 def _grid():
@@ -161,6 +160,7 @@ def index() -> str | Response:
             grid=grid,
             rows=rows,
             compact=compact,
+            cols=columns.shown(compact),
             owns=state.device_plugins.owns,
             aliases=state.cluster.store.dra_aliases() if viewer().may_read_devices else {},
             row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact),
@@ -186,6 +186,11 @@ def index() -> str | Response:
     )
 
 
+def _numbers(u: ResourceUsage) -> dict[str, int]:
+    """A usage's number columns, by field, as the exports hold them."""
+    return {c.field: c.value(u) for c in columns.numbers() if c.value is not None}
+
+
 def _records(grid) -> list[dict[str, object]]:
     out = []
     for row in grid.rows:
@@ -194,7 +199,7 @@ def _records(grid) -> list[dict[str, object]]:
                 {
                     "node": row.name,
                     "resource": resource,
-                    **{f: getattr(u, f) for f in FIELDS},
+                    **_numbers(u),
                     "allocated": u.allocated,  # DRA devices held by claims; null where the status serves it
                     "source": "dra" if u.allocated is not None else "status",
                     "device_plugin": Services.get().device_plugins.owns(resource),
@@ -209,7 +214,7 @@ def export_json() -> Response:
     grid, _, errors, _ = _grid()
     if errors:
         return jsonify({"errors": errors}), 422  # type: ignore[return-value]
-    totals = {r: {f: getattr(u, f) for f in FIELDS} for r, u in sorted(grid.totals.by_resource.items())}
+    totals = {r: _numbers(u) for r, u in sorted(grid.totals.by_resource.items())}
     return jsonify({"nodes": _records(grid), "totals": totals})
 
 
@@ -218,7 +223,15 @@ def export_csv() -> Response:
     grid, _, errors, _ = _grid()
     if errors:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
-    fields = ["node", "resource", *FIELDS, "allocated", "source", "device_plugin", "drift"]
+    fields = [
+        "node",
+        "resource",
+        *(c.field for c in columns.numbers()),
+        "allocated",
+        "source",
+        "device_plugin",
+        "drift",
+    ]
     return csv_response(_records(grid), fields, "extres-overview.csv")
 
 

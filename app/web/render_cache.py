@@ -9,6 +9,7 @@ from typing import Any
 from flask import current_app, get_template_attribute
 from markupsafe import Markup
 
+from app.domain import columns
 from app.domain.diagnosis import Diagnosis
 from app.domain.overview import NodeRow
 from app.domain.ownership import Ownership
@@ -40,6 +41,7 @@ class RowHTML:
 
     def renderer(self, resources: tuple[str, ...], compact: bool = False) -> Callable[[NodeRow], Markup]:
         macro = get_template_attribute("overview/_row.html", "node_row")
+        cols = columns.shown(compact)
 
         def row_html(row: NodeRow) -> Markup:
             key = (row.name, resources, compact)
@@ -48,7 +50,7 @@ class RowHTML:
                 return hit[1]
             if len(self._kept) >= self.limit:
                 self._kept = {}
-            html = Markup(macro(row, resources, compact))
+            html = Markup(macro(row, resources, cols, compact))
             self._kept[key] = (row, html)
             return html
 

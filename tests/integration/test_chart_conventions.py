@@ -84,7 +84,7 @@ def test_every_convention_lands_where_it_belongs():
     assert monitor["spec"]["endpoints"] == [{"port": "metrics", "path": "/metrics", "interval": "15s"}]
     [service] = kinds["Service"]
     assert monitor["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
-    [dashboard] = kinds["ConfigMap"]
+    [dashboard] = [cm for cm in kinds["ConfigMap"] if not cm["metadata"]["name"].startswith("dash-history-")]
     assert dashboard["metadata"]["namespace"] == "monitoring"
     assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
     shipped = (CHART / "files" / "extres-dashboard.json").read_text()
@@ -97,7 +97,9 @@ def test_every_convention_lands_where_it_belongs():
 def test_defaults_leave_the_optional_parts_out_and_tag_follows_the_app_version():
     docs = render()
     kinds = by_kind(docs)
-    assert not CRDS & set(kinds) and "ConfigMap" not in kinds
+    assert not CRDS & set(kinds)
+    stores = [cm["metadata"]["name"] for cm in kinds["ConfigMap"]]  # the history's 32, empty, and no other
+    assert stores == [f"extres-history-{i:02d}" for i in range(32)]
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     [deploy] = kinds["Deployment"]
     assert deploy["spec"]["template"]["spec"]["containers"][0]["image"].endswith(":" + chart["appVersion"])

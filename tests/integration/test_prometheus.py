@@ -32,7 +32,7 @@ def promtool(*args: str) -> str:
 
 
 def test_alert_rules_check_and_pass_their_unit_tests():
-    assert "SUCCESS: 4 rules found" in promtool("check", "rules", str(ALERTS))
+    assert "SUCCESS: 5 rules found" in promtool("check", "rules", str(ALERTS))
     assert "SUCCESS" in promtool("test", "rules", "tests/prometheus/alerts_test.yaml")
 
 
@@ -105,6 +105,7 @@ def test_prometheus_scrapes_what_the_cluster_holds(control_plane, core, uid, tmp
             "ExtresCapacityDrift",
             "ExtresExtendedResourceFullyAllocated",
             "ExtresPodsPendingForExtendedResource",
+            "ExtresSignOutListStale",
         ]
         eventually(
             lambda: all(r["health"] == "ok" for g in prometheus.api("rules")["groups"] for r in g["rules"])

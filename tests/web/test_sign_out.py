@@ -75,10 +75,13 @@ def test_while_the_sign_out_list_cannot_be_read_pages_answer_503_with_security_h
     web = signed_in(app)
     cluster.revocations = Revocations(None, None, unreachable=lambda: True)
     cluster.revocations._doc, cluster.revocations._loaded = object(), False  # shared, never read
-    resp = web.get("/")
-    assert resp.status_code == 503
-    assert "cannot be verified now" in resp.get_data(as_text=True)
-    assert resp.headers["Content-Security-Policy"] and resp.headers["X-Frame-Options"] == "DENY"
+    try:
+        resp = web.get("/")
+        assert resp.status_code == 503
+        assert "cannot be verified now" in resp.get_data(as_text=True)
+        assert resp.headers["Content-Security-Policy"] and resp.headers["X-Frame-Options"] == "DENY"
+    finally:
+        cluster.revocations.stop()
 
 
 def test_sign_in_pauses_while_the_sign_out_list_is_full_and_its_age_is_a_metric(make_app, cluster):
