@@ -27,8 +27,21 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     app.extensions["extres_render"] = RenderCaches()
     app.extensions["extres_bulk"] = BulkJobs(app.extensions["extres"].write_slots)
     filters.register(app)
-    from app.web import auth, devices, health, history, metrics, nodes, overview, pending, plan, workloads
-    from app.web.bulk_changes import bp as changes_bp  # the changes blueprint, with its bulk forms
+    from app.web import (  # noqa: F401 - their routes, on the changes blueprint
+        auth,
+        bulk_changes,
+        devices,
+        health,
+        history,
+        metrics,
+        nodes,
+        overview,
+        pending,
+        plan,
+        reapply,
+        workloads,
+    )
+    from app.web.changes import bp as changes_bp
 
     metrics.init_app(app)  # first: the timer starts before authentication
     security.init_app(app, settings)

@@ -1,13 +1,12 @@
-"""Changes over many nodes, on the changes blueprint: re-applying the desired state, the bulk
-form (chosen nodes or a label selector) with its dry-run preview, and the background jobs'
-results pages."""
+"""Changes over many nodes, on the changes blueprint: the bulk form (chosen nodes or a label
+selector) with its dry-run preview, and the background jobs' results pages. Re-applying the
+desired state is in ``app.web.reapply``; starting a job in ``app.web.bulk_jobs``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
-from flask import abort, render_template, request, url_for
+from flask import abort, request, url_for
 from werkzeug.wrappers import Response
 
 from app import audit
@@ -16,76 +15,14 @@ from app.domain.selectors import SelectorError, parse_selector
 from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
 from app.web import security
-from app.web.bulk_jobs import BulkJob, BulkJobs, JobRefused
-from app.web.changes import _node_or_404, actor, bp, node_impact, writer
+from app.web.bulk_jobs import BulkJob, BulkJobs, start_job
+from app.web.changes import actor, bp, node_impact, writer
 from app.web.hx import page_or_fragment, redirect
 from app.web.paging import paginate
 from app.web.security import identity
 from app.web.services import Services
 
 RESULTS_PAGE = 100  # per-node outcomes per page
-
-
-def _refuser() -> Callable[[str, int], str | None]:
-    """Why a desired-state entry may not be written: the same rules as the forms. Bound to this
-    request's app, so a background job can use it."""
-    state = Services.get()
-
-    def refused(resource: str, count: int) -> str | None:
-        try:
-            validate_set(
-                resource, str(count), None, maximum=state.settings.max_quantity, owner=state.read_only
-            )
-        except ChangeError as exc:
-            return " ".join(exc.errors.values())
-        return None
-
-    return refused
-
-
-@bp.post("/nodes/<name>/reapply")
-def reapply_node(name: str) -> Response | tuple[str, int]:
-    _node_or_404(name)
-    outcomes = writer().reapply(name, actor(), _refuser())
-    return _bulk_done(outcomes)
-
-
-REAPPLY_LISTED = 50  # drifted nodes named on the re-apply page; the count covers the rest
-
-
-@bp.get("/reapply")
-def reapply_preview() -> str:
-    """The drifted nodes, and a form to check each write with a dry run (a background job)."""
-    names = [n.name for n in Services.get().cluster.store.drifted_nodes()]
-    return render_template("changes/reapply.html", names=names, listed=REAPPLY_LISTED)
-
-
-@bp.post("/reapply/preview")
-def reapply_dry_run() -> Response:
-    names = [n.name for n in Services.get().cluster.store.drifted_nodes()]
-    return _start_reapply(names, dry_run=True)
-
-
-@bp.post("/reapply")
-def reapply_all() -> Response:
-    chosen = set(request.form.getlist("nodes"))
-    drifted = [n.name for n in Services.get().cluster.store.drifted_nodes() if n.name in chosen]
-    return _start_reapply(drifted, dry_run=False)
-
-
-def _start_reapply(names: list[str], dry_run: bool) -> Response:
-    """Write the desired state back on ``names`` (or check it with dry runs), node by node, in
-    the background: the same job, slot and page as any bulk change."""
-    w, who, refused = writer(), actor(), _refuser()
-
-    def each(job: BulkJob) -> None:
-        for name in names:
-            if job.cancelled:
-                return
-            job.outcomes.extend(w.reapply(name, who, refused, dry_run=dry_run))
-            job.nodes_done += 1
-
-    return _start(BulkJob(total=len(names), dry_run=dry_run, action="reapply"), each)
 
 
 # ---- many nodes -----------------------------------------------------------------
@@ -240,45 +177,7 @@ def _start_job(
 
         _run_each(w, who, action, resource, count, planned, dry_run, report, lambda: job.cancelled)
 
-    return _start(job, each)
-
-
-def _start(job: BulkJob, each: Callable[[BulkJob], None]) -> Response:
-    """Start ``job`` (``each`` does its work) for this user, with its audit lines; its page."""
-    job.owner = identity().owner
-    acting = security.who()
-    trail: dict[str, Any] = {
-        "resource": job.resource,
-        "new": job.count,
-        "action": job.action,
-        "nodes": job.total,
-    }
-
-    def work(job: BulkJob) -> None:
-        each(job)
-        if not job.dry_run:
-            ok = sum(o.ok for o in job.outcomes)
-            left = job.total - job.nodes_done
-            audit.record(
-                "bulk_finished",
-                acting,
-                **trail,
-                counts={"ok": ok, "failed": len(job.outcomes) - ok, "left": left},
-            )
-
-    try:
-        key = BulkJobs.get().start(job, work)
-    except JobRefused as exc:
-        abort(429, description=str(exc))
-    if not job.dry_run:
-        audit.record("bulk_started", acting, **trail, job=key)
-    return redirect(url_for("changes.results", key=key), code=303)
-
-
-def _bulk_done(outcomes: list[Outcome]) -> Response:
-    nodes = len({o.node for o in outcomes})
-    job = BulkJob(total=nodes, outcomes=outcomes, done=True, owner=identity().owner, nodes_done=nodes)
-    return redirect(url_for("changes.results", key=BulkJobs.get().keep(job)), code=303)
+    return start_job(job, each)
 
 
 @bp.post("/results/<key>/cancel")

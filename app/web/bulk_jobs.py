@@ -12,11 +12,16 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
-from flask import current_app
+from flask import abort, current_app, url_for
+from werkzeug.wrappers import Response
 
-from app import workers
+from app import audit, workers
 from app.kube.writer import Outcome
+from app.web import security
+from app.web.hx import redirect
+from app.web.security import identity
 
 KEPT = 100  # bulk jobs kept for their pages
 PER_USER = 1  # jobs one identity may have running at once
@@ -107,3 +112,42 @@ class BulkJobs:
         """The job, if it exists and ``owner`` started it."""
         job = self._jobs.get(key)
         return job if job is not None and job.owner == owner else None
+
+
+def start_job(job: BulkJob, each: Callable[[BulkJob], None]) -> Response:
+    """Start ``job`` (``each`` does its work) for this user, with its audit lines; its page."""
+    job.owner = identity().owner
+    acting = security.who()
+    trail: dict[str, Any] = {
+        "resource": job.resource,
+        "new": job.count,
+        "action": job.action,
+        "nodes": job.total,
+    }
+
+    def work(job: BulkJob) -> None:
+        each(job)
+        if not job.dry_run:
+            ok = sum(o.ok for o in job.outcomes)
+            left = job.total - job.nodes_done
+            audit.record(
+                "bulk_finished",
+                acting,
+                **trail,
+                counts={"ok": ok, "failed": len(job.outcomes) - ok, "left": left},
+            )
+
+    try:
+        key = BulkJobs.get().start(job, work)
+    except JobRefused as exc:
+        abort(429, description=str(exc))
+    if not job.dry_run:
+        audit.record("bulk_started", acting, **trail, job=key)
+    return redirect(url_for("changes.results", key=key), code=303)
+
+
+def keep_done(outcomes: list[Outcome]) -> Response:
+    """Outcomes already known (a change made at once) kept as a done job, for its page."""
+    nodes = len({o.node for o in outcomes})
+    job = BulkJob(total=nodes, outcomes=outcomes, done=True, owner=identity().owner, nodes_done=nodes)
+    return redirect(url_for("changes.results", key=BulkJobs.get().keep(job)), code=303)

@@ -1,0 +1,76 @@
+"""Re-applying the desired state (the annotation the forms keep) where capacity drifted from it:
+one node at once, or every drifted node as a background job, after a dry run of each write."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from flask import render_template, request
+from werkzeug.wrappers import Response
+
+from app.domain.changes import ChangeError, validate_set
+from app.web.bulk_jobs import BulkJob, keep_done, start_job
+from app.web.changes import _node_or_404, actor, bp, writer
+from app.web.services import Services
+
+
+def _refuser() -> Callable[[str, int], str | None]:
+    """Why a desired-state entry may not be written: the same rules as the forms. Bound to this
+    request's app, so a background job can use it."""
+    state = Services.get()
+
+    def refused(resource: str, count: int) -> str | None:
+        try:
+            validate_set(
+                resource, str(count), None, maximum=state.settings.max_quantity, owner=state.read_only
+            )
+        except ChangeError as exc:
+            return " ".join(exc.errors.values())
+        return None
+
+    return refused
+
+
+@bp.post("/nodes/<name>/reapply")
+def reapply_node(name: str) -> Response | tuple[str, int]:
+    _node_or_404(name)
+    outcomes = writer().reapply(name, actor(), _refuser())
+    return keep_done(outcomes)
+
+
+REAPPLY_LISTED = 50  # drifted nodes named on the re-apply page; the count covers the rest
+
+
+@bp.get("/reapply")
+def reapply_preview() -> str:
+    """The drifted nodes, and a form to check each write with a dry run (a background job)."""
+    names = [n.name for n in Services.get().cluster.store.drifted_nodes()]
+    return render_template("changes/reapply.html", names=names, listed=REAPPLY_LISTED)
+
+
+@bp.post("/reapply/preview")
+def reapply_dry_run() -> Response:
+    names = [n.name for n in Services.get().cluster.store.drifted_nodes()]
+    return _start_reapply(names, dry_run=True)
+
+
+@bp.post("/reapply")
+def reapply_all() -> Response:
+    chosen = set(request.form.getlist("nodes"))
+    drifted = [n.name for n in Services.get().cluster.store.drifted_nodes() if n.name in chosen]
+    return _start_reapply(drifted, dry_run=False)
+
+
+def _start_reapply(names: list[str], dry_run: bool) -> Response:
+    """Write the desired state back on ``names`` (or check it with dry runs), node by node, in
+    the background: the same job, slot and page as any bulk change."""
+    w, who, refused = writer(), actor(), _refuser()
+
+    def each(job: BulkJob) -> None:
+        for name in names:
+            if job.cancelled:
+                return
+            job.outcomes.extend(w.reapply(name, who, refused, dry_run=dry_run))
+            job.nodes_done += 1
+
+    return start_job(BulkJob(total=len(names), dry_run=dry_run, action="reapply"), each)
