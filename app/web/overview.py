@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from flask import Response, jsonify, render_template, request, url_for
@@ -9,9 +10,9 @@ from markupsafe import Markup, escape
 
 from app.domain import columns
 from app.domain.accounting import ResourceUsage
-from app.domain.names import extended_resource_name_errors, unknown_resource
+from app.domain.names import unknown_resource
 from app.domain.overview import Filters, NodeRow, build_grid
-from app.domain.selectors import Selector, SelectorError, parse_selector
+from app.domain.overview_query import parse_query
 from app.web.export import csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
 from app.web.paging import paginate
@@ -21,61 +22,6 @@ from app.web.strip import summary_strip
 from app.web.viewer import viewer
 
 bp = Page("overview", __name__, reads=NODES_AND_PODS)
-
-
-def parse_filters(args) -> tuple[Filters, dict[str, str]]:
-    """Filters from the query string, and a message per bad field."""
-    errors: dict[str, str] = {}
-    q = args.get("q", "").strip()[:253]
-    resources = tuple(sorted({r.strip() for r in args.getlist("resource") if r.strip()}))
-    for name in resources:
-        problems = extended_resource_name_errors(name)
-        if problems:
-            errors["resource"] = f"Resource {name!r} {problems[0]}."
-    text = args.get("selector", "").strip()
-    selector = Selector()
-    if text:
-        try:
-            selector = parse_selector(text)
-        except SelectorError as exc:
-            errors["selector"] = f"Label selector: {exc}."
-    if errors.get("resource"):
-        resources = ()
-    free_at_least = None
-    free_of, at_least = args.get("free", "").strip(), args.get("min", "").strip()
-    if at_least or free_of:
-        if not free_of or (problems := extended_resource_name_errors(free_of)):
-            errors["min"] = (
-                "Free at least: choose the resource."
-                if not free_of
-                else f"Free at least: resource {free_of[:80]!r} {problems[0]}."
-            )
-        elif not (at_least.isascii() and at_least.isdigit()) or len(at_least) > 12:
-            errors["min"] = f"Free at least: {at_least[:20]!r} is not a whole number of 0 or more."
-        else:
-            free_at_least = (free_of, int(at_least))
-    sort, descending = None, args.get("order", "asc") == "desc"
-    if text := args.get("sort", "").strip():
-        name, _, resource = text.partition(":")
-        if name == "name" and not resource:
-            pass
-        elif name not in [c.field for c in columns.numbers()] or extended_resource_name_errors(resource):
-            fields = ", ".join(c.field for c in columns.numbers())
-            errors["sort"] = (
-                f"Sort by {text[:80]!r}: use name, or one of {fields} and a resource "
-                "(free:example.com/dongle)."
-            )
-        else:
-            sort = (name, resource)
-    filters = Filters(
-        q=q,
-        resources=resources,
-        selector=selector,
-        free_at_least=free_at_least,
-        sort=sort,
-        descending=descending,
-    )
-    return filters, errors
 
 
 FILTER_KEYS = ("q", "selector", "resource", "free", "min", "sort", "order", "view")
@@ -99,7 +45,7 @@ def rows_per_page(resources: int) -> int:
 def _grid():
     """The grid for the request's filters, and the memo it is kept in until the cache next changes.
     A user who may not read DRA objects gets the grid without the resources DRA devices serve."""
-    filters, errors = parse_filters(request.args)
+    filters, errors = parse_query(request.args)
     filters = _known_only(filters, errors)
     state = Services.get()
     store = state.cluster.store
@@ -139,43 +85,18 @@ def _without_dra(row: NodeRow) -> NodeRow:
 
 @bp.get("/")
 def index() -> str | Response:
-    state = Services.get()
+    """Parse (``_grid``: the query and the grid it asks for), read (a page of its rows), render."""
     grid, filters, errors, memo = _grid()
     rows, page, pages = paginate(grid.rows, rows_per_page(len(grid.resources)))
-    # the table's links carry the query's own arguments: they are part of its key, so one
-    # requester's spelling of a filter never reaches another's links
-    link_args = {k: v for k, v in filter_args(request.args).items() if k not in ("sort", "order")}
-    key = (
-        "table",
-        filters,
-        page,
-        tuple((k, tuple(v)) for k, v in sorted(link_args.items())),
-        viewer().may_read_devices,
-    )
-    table = memo.get(key)
     compact = request.args.get("view") == "compact"  # free and a bar per resource
-    if table is None:  # the same for every viewer: rendered once until a row changes
-        html = render_template(
-            "overview/_table.html",
-            grid=grid,
-            rows=rows,
-            compact=compact,
-            cols=columns.shown(compact),
-            owns=state.device_plugins.owns,
-            aliases=state.cluster.store.dra_aliases() if viewer().may_read_devices else {},
-            row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact),
-            filters=filters,
-            args=link_args,
-        )
-        table = memo[key] = Markup(html)
     return page_or_fragment(
         "grid",
         "overview/_grid.html",
         "overview/index.html",
         grid=grid,
         rows=rows,
-        table=table,
-        strip=summary_strip(state, viewer().may_read_devices),
+        table=_table(grid, filters, rows, page, compact, memo),
+        strip=summary_strip(Services.get(), viewer().may_read_devices),
         page=page,
         pages=pages,
         filters=filters,
@@ -184,6 +105,32 @@ def index() -> str | Response:
         args=filter_args(request.args),
         compact=compact,
     )
+
+
+def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: bool, memo: dict) -> Markup:
+    """The grid's table for one page: the same for every viewer, so rendered once until a row
+    changes. Its links carry the query's own arguments, which are part of its key: one
+    requester's spelling of a filter never reaches another's links."""
+    link_args = {k: v for k, v in filter_args(request.args).items() if k not in ("sort", "order")}
+    dra = viewer().may_read_devices
+    key = ("table", filters, page, tuple((k, tuple(v)) for k, v in sorted(link_args.items())), dra)
+    table = memo.get(key)
+    if table is None:
+        state = Services.get()
+        html = render_template(
+            "overview/_table.html",
+            grid=grid,
+            rows=rows,
+            compact=compact,
+            cols=columns.shown(compact),
+            owns=state.device_plugins.owns,
+            aliases=state.cluster.store.dra_aliases() if dra else {},
+            row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact),
+            filters=filters,
+            args=link_args,
+        )
+        table = memo[key] = Markup(html)
+    return table
 
 
 def _numbers(u: ResourceUsage) -> dict[str, int]:

@@ -99,3 +99,24 @@ def test_a_resource_undecided_on_other_nodes_is_no_column_of_a_filtered_grid():
     assert build_grid(every, Filters(q="a")).resources == [D]
     assert build_grid(every, Filters(q="u")).resources == [g]
     assert g in build_grid(every, Filters(q="a")).all_resources  # still a choice in the picker
+
+
+class Query(dict):
+    """A query string as the web layer hands it in (werkzeug's MultiDict has getlist too)."""
+
+    def getlist(self, key: str) -> list[str]:
+        return list(self.get(key, []))
+
+
+def test_the_query_is_parsed_without_a_request_and_each_bad_field_named():
+    from app.domain.overview_query import parse_query
+
+    filters, errors = parse_query(
+        Query(q=[" gpu "], resource=[D, D], free=[D], min=["2"], sort=[f"free:{D}"], order=["desc"])
+    )
+    assert (filters.q, filters.resources, filters.free_at_least) == ("gpu", (D,), (D, 2))
+    assert (filters.sort, filters.descending, errors) == (("free", D), True, {})
+    wide_three = "\uff13"  # a digit, but not ASCII
+    _, errors = parse_query(Query(min=[wide_three], free=[D], sort=["usage:" + D], selector=["a in"]))
+    assert set(errors) == {"min", "sort", "selector"}
+    assert "is not a whole number" in errors["min"]
