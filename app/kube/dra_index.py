@@ -11,11 +11,13 @@ from typing import Any
 from app.domain.device_cel import Device, compile_error
 from app.domain.devices import (
     ClassFacts,
+    DeviceFacts,
     DraUsage,
     Held,
     Serving,
     SliceFacts,
     class_usage,
+    classes_matching,
     complete,
     node_usage,
     serving,
@@ -179,6 +181,18 @@ class DraIndex:
         """The node's slices, complete pools or not (the page says which)."""
         return sorted((v.facts for v in self.slices.values() if v.facts.node == node), key=lambda s: s.name)
 
+    def node_devices(self, node: str) -> tuple[list[DeviceRow], set[str]]:
+        """The node's devices from its ResourceSlices (each with the claim holding it and the
+        classes that match it), and the pools counted as incomplete (``driver/pool``)."""
+        holders = self.holder_claims()
+        classes = [v.facts for v in self.classes.values()]
+        rows = []
+        for s in self.node_slices(node):
+            for d in s.devices:
+                matched, undecided = classes_matching(classes, d.device)
+                rows.append(DeviceRow(s, d, holders.get((s.driver, s.pool, d.name)), matched, undecided))
+        return rows, {f"{d}/{p}" for d, p in self.incomplete}
+
 
 @dataclass(frozen=True)
 class ClassRow:
@@ -188,3 +202,14 @@ class ClassRow:
     usage: DraUsage  # over every complete pool
     errors: tuple[str, ...]  # selectors that do not compile
     unbound: int = 0  # of its devices, those in slices for several nodes
+
+
+@dataclass(frozen=True)
+class DeviceRow:
+    """One device of a node, as its page lists it."""
+
+    slice: SliceFacts
+    device: DeviceFacts
+    claim: ClaimView | None  # the claim holding it, if allocated
+    classes: list[str]  # the DeviceClasses that match it
+    undecided: list[str]  # and those whose selectors cannot be evaluated for it
