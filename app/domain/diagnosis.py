@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from sortedcontainers import SortedList
 
@@ -170,9 +170,20 @@ class ShapeIndex:
         else:
             del self._candidates[name]
 
-    def headroom(self, nodes: Sequence[NodeFacts]) -> list[tuple[str, int]]:
-        """Nodes where pods of this shape fit now, with how many more each takes (most first)."""
-        self.update(nodes)
+    def sync(self, source: FitSource) -> None:
+        """Take what changed in ``source`` since this index last looked: only the nodes changed,
+        when it still knows them, else every node's facts."""
+        version, changed = source.fit_changes(self.version)
+        if changed is not None:
+            self.apply(changed, version)
+        elif version != self.version:
+            self.update(source.node_facts(), version)
+
+    def headroom(self, nodes: Sequence[NodeFacts] | None = None) -> list[tuple[str, int]]:
+        """Nodes where pods of this shape fit now, with how many more each takes (most first);
+        ``nodes``: take these first (else the nodes as last taken)."""
+        if nodes is not None:
+            self.update(nodes)
         room = ((name, how_many(self.pod, r.node)) for name, r in self._candidates.items() if not r.fails)
         return sorted(room, key=lambda nr: (-nr[1], nr[0]))
 
@@ -324,11 +335,21 @@ SHAPES_KEPT = 256  # shapes whose per-node index is kept, at most
 NODE_RESULTS_KEPT = 64_000  # and per-node results over all of them, at most (~520 B each: ~33 MB)
 
 
+class FitSource(Protocol):
+    """Where node facts come from, with a version (the store)."""
+
+    def fit_changes(self, since: int | None) -> tuple[int, dict[str, NodeFacts | None] | None]: ...
+    def node_facts(self) -> list[NodeFacts]: ...
+
+
+T = TypeVar("T")
+
+
 class ShapeCache:
     """One ``ShapeIndex`` per pod shape, for the pending page and the planner alike. Any planner
     link makes a new shape, so what is kept is bounded twice: the least recently used shapes are
     dropped past ``limit`` shapes or past ``budget`` per-node results in all (the one in use may
-    add a cluster's worth). A ShapeIndex is not thread-safe: hold ``lock`` while using one."""
+    add a cluster's worth). A ShapeIndex is not thread-safe: ``read`` uses one under ``lock``."""
 
     def __init__(self, limit: int = SHAPES_KEPT, budget: int = NODE_RESULTS_KEPT) -> None:
         self.limit = limit
@@ -344,6 +365,15 @@ class ShapeCache:
         while len(self._kept) > 1 and (len(self._kept) > self.limit or total > self.budget):
             total -= len(self._kept.popitem(last=False)[1])
         return index
+
+    def read(self, shape: PodShape, source: FitSource, use: Callable[[ShapeIndex], T]) -> T:
+        """The one way to use a shape's index: under the lock, brought up to date with
+        ``source``, what ``use`` takes from it (a diagnosis, headroom: data, never rendering,
+        which happens after the lock is let go)."""
+        with self.lock:
+            index = self.index(shape)
+            index.sync(source)
+            return use(index)
 
     def indexes(self) -> list[ShapeIndex]:
         return list(self._kept.values())

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from urllib.parse import quote
 
 from flask import Response, request
 from markupsafe import Markup, escape
 
 from app.domain.diagnosis import Diagnosis, ShapeIndex
-from app.domain.fit import NodeFacts, PodShape
+from app.domain.fit import PodShape
 from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_message
 from app.kube.projections import PodView
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
@@ -66,7 +67,29 @@ HELD_NODES = 5  # nodes listed with who holds a read-only resource there
 HELD_PODS = 8  # holders listed per node
 
 
-def held(index: ShapeIndex, pod: PodView, d: Diagnosis, read_only: Callable[[str], bool]) -> list[Held]:
+Places = dict[str, list[tuple[str, int, int]]]  # resource -> (node, free, allocatable), most free first
+
+
+def places(index: ShapeIndex, d: Diagnosis) -> Places:
+    """For each resource the shape is short of, the nodes it could otherwise use that advertise
+    it: taken from the index under its lock, for ``held`` to use after."""
+    out: Places = {}
+    for fit in d.fits:
+        if fit.shortfall:
+            nodes = index.advertising(fit.resource)[:HELD_NODES]
+            facts = [(name, free, index.node(name)) for name, free in nodes]
+            out[fit.resource] = [
+                (n, free, f.allocatable.get(fit.resource, 0) if f else 0) for n, free, f in facts
+            ]
+    return out
+
+
+def _diagnosed(index: ShapeIndex, wanted: int) -> tuple[Diagnosis, Places]:
+    d = index.diagnosis(wanted)
+    return d, places(index, d)
+
+
+def held(pod: PodView, d: Diagnosis, where: Places, read_only: Callable[[str], bool]) -> list[Held]:
     """For each resource the pod is short of and this dashboard may not add (a device plugin's,
     or the user may not change nodes): on the nodes the pod could otherwise use, who holds it."""
     store = Services.get().cluster.store
@@ -74,12 +97,10 @@ def held(index: ShapeIndex, pod: PodView, d: Diagnosis, read_only: Callable[[str
     for fit in d.fits:
         if not fit.shortfall or not read_only(fit.resource):
             continue
-        for name, free in index.advertising(fit.resource)[:HELD_NODES]:
+        for name, free, allocatable in where.get(fit.resource, ()):
             holders = [p for p in store.pods_requesting_extended(name) if p.requests.get(fit.resource)]
             holders.sort(key=lambda p: (p.priority, p.created))
             lower = sum(p.requests[fit.resource] for p in holders if p.priority < pod.priority)
-            node = index.node(name)
-            allocatable = node.allocatable.get(fit.resource, 0) if node is not None else 0
             out.append(Held(fit.resource, name, free, holders[:HELD_PODS], lower, fit.requested, allocatable))
     return out
 
@@ -101,45 +122,37 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     """A card per shown pod with its diagnosis and the advice rendered from it; the pods of one
     workload and shape share one card ("nginx-deployment: 10 pending"). Pending pods mostly
     repeat a few shapes: each shape keeps its filter results per node (``ShapeIndex``) and is told
-    only the nodes changed since it last looked; its advice is rendered once per diagnosis."""
+    only the nodes changed since it last looked (``ShapeCache.read``, under its lock); its advice
+    is rendered once per diagnosis, after the lock is let go."""
     services = Services.get()
     store = services.cluster.store
     counts = Counter(pod.shape for pod in every)
-    made: dict[PodShape, tuple[Diagnosis, Markup, ShapeIndex]] = {}  # each shape on this page diagnosed once
-    every_node: list[NodeFacts] | None = None
+    made: dict[PodShape, tuple[Diagnosis, Markup, Places]] = {}  # each shape on this page diagnosed once
     writable = viewer().may_write
     owns = services.owns
     advice_html = RenderCaches.get().advice_html
     out = []
     cards: dict[tuple[object, ...], PendingPod] = {}
-    with services.shapes.lock:
-        for pod in shown:
-            key = pod.shape
-            if key not in made:
-                index = services.shapes.index(key)
-                version, changed = store.fit_changes(index.version)
-                if changed is not None:
-                    index.apply(changed, version)
-                elif version != index.version:
-                    every_node = every_node if every_node is not None else store.node_facts()
-                    index.update(every_node, version)
-                diagnosis = index.diagnosis(counts[key])
-                html = advice_html(diagnosis, bool(pod.node_selector), writable, services.ownership)
-                made[key] = (diagnosis, html, index)
-            diagnosis, advice, index = made[key]
-            group = (pod.namespace, pod.owner, key) if pod.owner and pod.owner.name else None
-            if group is not None and group in cards:  # one card for a workload's pods of a shape
-                cards[group].others.append(pod)
-                continue
-            holding = []
-            if diagnosis.kind == "short":
-                holding = held(index, pod, diagnosis, lambda r: owns(r) or not writable)
-            message = parse_scheduler_message(pod.unschedulable or "")
-            dra = {r: c for r in pod.extended_requests if (c := store.dra_class_for(r)) is not None}
-            card = PendingPod(pod, message, diagnosis, for_pod(advice, pod), holding, dra=dra)
-            if group is not None:
-                cards[group] = card
-            out.append(card)
+    for pod in shown:
+        key = pod.shape
+        if key not in made:
+            diagnosis, where = services.shapes.read(key, store, partial(_diagnosed, wanted=counts[key]))
+            html = advice_html(diagnosis, bool(pod.node_selector), writable, services.ownership)
+            made[key] = (diagnosis, html, where)
+        diagnosis, advice, where = made[key]
+        group = (pod.namespace, pod.owner, key) if pod.owner and pod.owner.name else None
+        if group is not None and group in cards:  # one card for a workload's pods of a shape
+            cards[group].others.append(pod)
+            continue
+        holding = []
+        if diagnosis.kind == "short":
+            holding = held(pod, diagnosis, where, lambda r: owns(r) or not writable)
+        message = parse_scheduler_message(pod.unschedulable or "")
+        dra = {r: c for r in pod.extended_requests if (c := store.dra_class_for(r)) is not None}
+        card = PendingPod(pod, message, diagnosis, for_pod(advice, pod), holding, dra=dra)
+        if group is not None:
+            cards[group] = card
+        out.append(card)
     return out
 
 

@@ -42,21 +42,21 @@ def _render(
     result = None
     if planned is not None and not errors:
         services = Services.get()
-        nodes = services.cluster.store.node_facts()
-        with services.shapes.lock:
-            index = services.shapes.index(planned.shape)
-            room = index.headroom(nodes)
-            wanted = replicas or 1
-            result = {
-                "room": room[:SHOWN],
-                "nodes_with_room": len(room),
-                "headroom": sum(n for _, n in room),
-                "wanted": wanted,
-                "d": index.diagnose(nodes, wanted, per_node=per_node),
-                "total": len(nodes),
-                "wide": services.cluster.store.wide_repelling(),
-                "featured": services.cluster.store.declaring_features(),
-            }
+        store = services.cluster.store
+        wanted = replicas or 1
+        room, d = services.shapes.read(
+            planned.shape, store, lambda index: (index.headroom(), index.diagnosis(wanted, per_node))
+        )
+        result = {
+            "room": room[:SHOWN],
+            "nodes_with_room": len(room),
+            "headroom": sum(n for _, n in room),
+            "wanted": wanted,
+            "d": d,
+            "total": len(store.node_names()),
+            "wide": store.wide_repelling(),
+            "featured": store.declaring_features(),
+        }
     share = None
     if planned is not None and not errors:
         manifest = values.get("manifest", "")

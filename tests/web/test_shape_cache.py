@@ -50,3 +50,29 @@ def test_the_pending_page_and_the_planner_share_one_index_per_shape(make_app, cl
     [pending] = app.extensions["extres"].shapes.indexes()
     assert web.get("/plan/", query_string={"requests": f"{D}=2"}).status_code == 200
     assert app.extensions["extres"].shapes.indexes() == [pending]  # the same shape, the same index
+
+
+def test_the_shape_lock_is_held_only_while_an_index_is_brought_up_to_date(make_app, cluster, monkeypatch):
+    """The pending page and What-if use a shape's index the one way (ShapeCache.read); the advice
+    is rendered after the lock is let go, so one slow page never holds the others."""
+    from app.web import render_cache
+
+    cluster.node("n1", {D: "1"})
+    cluster.pod(
+        "waiting", None, {D: "3"}, message="0/1 nodes are available: 1 Insufficient example.com/dongle."
+    )
+    app = make_app()
+    services = app.extensions["extres"]
+    seen: list[bool] = []
+    real = render_cache.AdviceHTML.__call__
+
+    def rendering(self, *args, **kwargs):
+        seen.append(services.shapes.lock.locked())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(render_cache.AdviceHTML, "__call__", rendering)
+    web = app.test_client()
+    assert web.get("/pending/").status_code == 200
+    assert seen == [False]
+    assert web.get("/plan/", query_string={"requests": f"{D}=2"}).status_code == 200
+    assert not services.shapes.lock.locked()
