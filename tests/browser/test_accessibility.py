@@ -22,8 +22,14 @@ def axe() -> str:
     return str(AXE)
 
 
-def violations(browser, url: str, axe: str, width: int = 1440) -> list[str]:
-    context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+def violations(browser, url: str, axe: str, width: int = 1440, dark: bool = False) -> list[str]:
+    context = browser.new_context(
+        viewport={"width": width, "height": 844 if width < 600 else 900},
+        bypass_csp=True,
+        color_scheme="dark" if dark else "light",
+        has_touch=width < 600,
+        is_mobile=width < 600,
+    )
     try:
         page = context.new_page()
         page.goto(url)
@@ -34,16 +40,35 @@ def violations(browser, url: str, axe: str, width: int = 1440) -> list[str]:
         context.close()
 
 
+VIEWPORTS = [
+    pytest.param(1440, False, id="desktop"),
+    pytest.param(390, False, id="phone"),
+    pytest.param(1440, True, id="dark"),
+]
+
+
+@pytest.mark.parametrize(("width", "dark"), VIEWPORTS)
 @pytest.mark.parametrize("path", PAGES)
-def test_no_accessibility_violations(browser, server, held, axe, path):  # noqa: F811
-    assert violations(browser, server.url + path, axe) == []
+def test_no_accessibility_violations(browser, server, held, axe, path, width, dark):  # noqa: F811
+    assert violations(browser, server.url + path, axe, width, dark) == []
 
 
-def test_no_accessibility_violations_on_a_node_page_and_a_phone(browser, server, held, axe):  # noqa: F811
-    _, node, _ = held
-    assert violations(browser, f"{server.url}/nodes/{node}", axe) == []
-    assert violations(browser, server.url + "/", axe, width=390) == []
+@pytest.mark.parametrize(("width", "dark"), VIEWPORTS)
+def test_no_accessibility_violations_in_the_states_an_operator_meets(browser, server, held, axe, width, dark):  # noqa: F811
+    """A node page with pods on it, a compact and a sorted grid, a filtered pending page, a
+    What-if answer with its plan, a bulk form that found nodes."""
+    resource, node, _ = held
+    for path in (
+        f"/nodes/{node}",
+        "/?view=compact",
+        f"/?sort=free:{resource}&order=desc",
+        f"/pending/?resource={resource}",
+        f"/plan/?requests={resource}%3D3&replicas=5",
+        f"/changes/bulk?find={node[:-2]}&resource={resource}",
+    ):
+        assert violations(browser, server.url + path, axe, width, dark) == [], path
 
 
 def test_no_accessibility_violations_on_the_sign_in_page(browser, token_server, axe):
     assert violations(browser, token_server.url + "/login", axe) == []
+    assert violations(browser, token_server.url + "/login", axe, width=390) == []
