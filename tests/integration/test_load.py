@@ -1,6 +1,7 @@
 """The bounded load test (bench/load.py) at 5,000 nodes: 100 viewers polling fragments every 5 s
 and an editor making changes, against gunicorn and a real kube-apiserver of its own. No errors,
-no request slower than 1 s, no change lost or applied twice."""
+no change lost or applied twice. How fast it answers is the bench's to print (python -m
+bench.load), never a timed assertion here: this machine's load is not the app's speed."""
 
 from __future__ import annotations
 
@@ -32,7 +33,6 @@ def test_one_hundred_viewers_and_an_editor_at_5000_nodes(tmp_path):
         print("\n".join(result.report()))
         assert result.errors == []
         assert result.requests >= 500  # 100 viewers x 30 s / 5 s, give or take the start
-        assert result.slowest < 1.0
         assert len(result.sent) == 10 and result.lost == [] and result.twice == []
     finally:
         api.close()
