@@ -117,8 +117,10 @@ def to_amount(resource: str, text: str) -> int:
 
 def format_amount(resource: str, amount: int) -> str:
     """Human form of an amount from ``to_amount``."""
-    if resource == "cpu":
-        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+    if resource == "cpu":  # cores; millicores only below one core ("7.8", "250m")
+        if amount % 1000 == 0 or abs(amount) < 1000:
+            return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+        return f"{amount / 1000:.3f}".rstrip("0").rstrip(".")
     if resource == "memory" or resource.endswith("storage") or resource.startswith("hugepages-"):
         for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
             if amount >= size and amount % size == 0:

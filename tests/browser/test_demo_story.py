@@ -215,6 +215,16 @@ def test_the_readme_demo_step_by_step(browser, demo):
     shot(page, "demo-8-history", full=False)
     assert [p for p in w.problems if "status of 422" not in p] == []  # the refused 2Ki, as it should be
 
+    # 9. On a phone: the node page's resources as cards, free in large type
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    try:
+        small = phone.new_page()
+        small.goto(demo.url + "/nodes/demo-node-1")
+        expect(small.locator(f'table.resources tr[data-resource="{D}"] [data-field="free"]')).to_be_visible()
+        shot(small, "demo-9-phone-node", full=False)
+    finally:
+        phone.close()
+
     took = demo.stop()
     print(f"\nthe demo stopped in {took:.1f} s")
     log = demo.out.read_text()

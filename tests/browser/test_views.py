@@ -181,3 +181,29 @@ def test_no_page_is_wider_than_a_phone_except_inside_its_table_boxes(browser, se
             assert page.evaluate("document.documentElement.scrollWidth") <= 391, path
     finally:
         context.close()
+
+
+def test_a_phone_shows_the_node_page_as_cards(browser, server, held):
+    """Below 600 px each resource is a card: its name, free in large type, the other numbers
+    labelled, the bar and the forms, all within the screen (no scroll box to find them in)."""
+    resource, node, _ = held
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{server.url}/nodes/{node}")
+        card = page.locator(f'table.resources tr[data-resource="{resource}"]')
+        expect(card).to_be_visible()
+        box = card.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+        free = card.locator('[data-field="free"]')
+        assert float(free.evaluate("e => getComputedStyle(e).fontSize").removesuffix("px")) >= 24
+        assert "requested" in card.locator('[data-field="requested"]').evaluate(
+            "e => getComputedStyle(e, '::before').content"
+        )
+        wraps = page.evaluate(
+            "() => [...document.querySelectorAll('.table-wrap')]"
+            ".filter(w => w.querySelector('table.resources')).map(w => w.scrollWidth - w.clientWidth)"
+        )
+        assert wraps and max(wraps) <= 1, wraps
+    finally:
+        context.close()

@@ -188,7 +188,7 @@ def test_node_page_shows_every_resource_limits_overhead_and_pods(web, core, admi
 
     cells = eventually(page)
     assert cells[("cpu", "capacity")] == "4"
-    assert cells[("cpu", "limits")] == "1250m"  # 1 + 250m overhead
+    assert cells[("cpu", "limits")] == "1.25"  # 1 + 250m overhead, in cores
     assert cells[("memory", "requested")] == "192Mi"
     assert cells[("pods", "requested")] == "2"  # each pod bound there takes one "pods"
     assert cells[(D, "limits")] == "2"

@@ -74,6 +74,11 @@ def test_amounts_use_scheduler_units():
 def test_format_amount():
     assert format_amount("cpu", 2000) == "2"
     assert format_amount("cpu", 250) == "250m"
+    assert (format_amount("cpu", 7800), format_amount("cpu", 1250), format_amount("cpu", 12001)) == (
+        "7.8",
+        "1.25",
+        "12.001",
+    )
     assert format_amount("memory", 2**30) == "1Gi"
     assert format_amount("memory", 64 * 2**20) == "64Mi"
     assert format_amount("example.com/dongle", 7) == "7"
