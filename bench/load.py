@@ -156,7 +156,7 @@ def run(
             events.setdefault(e.involved_object.name, []).append(e.message)
     for name, value in result.sent.items():
         capacity = core.read_node_status(name).status.capacity.get(D)
-        mine = [m for m in events.get(name, []) if f"-> {value}" in m]
+        mine = [m for m in events.get(name, []) if f"→ {value}" in m]
         if capacity != str(value) or not mine:
             result.lost.append(name)
         if len(events.get(name, [])) > 1:

@@ -147,7 +147,7 @@ def from_api_exception(exc: ApiException) -> KubeError:
         return Busy(BY_STATUS[429][1], detail=detail, retry_after=_retry_after(exc))
     if status in BY_STATUS:
         kind, message = BY_STATUS[status]
-        return kind(message, status, detail)
+        return kind(message, status, detail=detail)
     if status == 0:
         return Unavailable("Could not talk to the API server.", detail=f"{exc.reason or exc}")
     if status >= 500:

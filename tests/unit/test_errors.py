@@ -90,3 +90,9 @@ def test_a_401_is_a_refusal_of_its_own_and_a_429_keeps_its_retry_after():
     odd = api_error(429, {})
     odd.headers = {"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"}
     assert translate(odd).retry_after == 0  # a date: not trusted, the page's own default applies
+
+
+def test_a_bare_422_has_no_causes_and_keeps_the_servers_words_in_the_detail():
+    """The writer reads a bare 422 (no causes) as a failed JSON Patch test."""
+    err = translate(api_error(422, {"message": "the server rejected our request", "details": {}}))
+    assert err.causes == [] and "the server rejected our request" in err.detail
