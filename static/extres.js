@@ -81,12 +81,32 @@
     target.focus({ preventScroll: false });
     if (target.scrollIntoView) target.scrollIntoView({ block: "nearest" });
   }
+  // the flash said in the live region that was already there (a region inserted with its text
+  // in it is often not announced): emptied, then filled a moment later
+  function announce() {
+    var region = document.getElementById("announce");
+    var flash = document.querySelector("#main [data-flash]");
+    if (!region) return;
+    region.textContent = "";
+    if (flash) {
+      window.setTimeout(function () {
+        region.textContent = flash.textContent;
+      }, 100);
+    }
+  }
   document.addEventListener("htmx:afterSettle", function (event) {
-    if (event.detail && event.detail.boosted) land();
+    if (event.detail && event.detail.boosted) {
+      announce();
+      land();
+    }
   });
   document.addEventListener("DOMContentLoaded", function () {
-    // a page loaded as a whole (no JavaScript navigation): only an answer or an error moves focus
+    // a page loaded as a whole (no JavaScript navigation, or a form's post/redirect/get): only
+    // an answer, an error or what an action did (its flash) moves focus
     var main = document.getElementById("main");
-    if (main && main.querySelector('[aria-invalid="true"], [data-autofocus]')) land();
+    if (main && main.querySelector('[aria-invalid="true"], [data-autofocus], [data-flash]')) {
+      announce();
+      land();
+    }
   });
 })();

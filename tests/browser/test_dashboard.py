@@ -218,8 +218,8 @@ def focused(page) -> str:
 
 
 def test_focus_lands_where_the_reader_goes_next_after_each_step(browser, server, cluster, uid):
-    """Keyboard alone: a refused quantity puts focus on it; a remove's confirmation on Cancel.
-    (Focus on the flash after a saved change, which redirects, is not yet achieved: see the notes.)"""
+    """Keyboard alone: a refused quantity puts focus on it; a saved change on its flash, said in
+    the live region; a remove's confirmation on Cancel."""
     r, a, _ = cluster
     w = open_page(browser)
     page = w.page
@@ -233,6 +233,9 @@ def test_focus_lands_where_the_reader_goes_next_after_each_step(browser, server,
     page.locator("input[name=quantity]").fill("2")
     page.locator("input[name=quantity]").press("Enter")
     expect(page.locator("main .flash")).to_contain_text("changed")
+    # the flash said in the live region that was there before the navigation (announced)
+    expect(page.locator("#announce")).to_contain_text("changed")
+    assert focused(page) == "p.flash"
     page.locator(f'tr[data-resource="{r}"] a', has_text="Remove").click()
     expect(page.locator("h1")).to_contain_text(f"Remove {r}")
     assert focused(page) == "a:cancel"
@@ -257,4 +260,45 @@ def test_the_first_node_is_a_few_tab_presses_away(browser, server, cluster, uid)
         page.keyboard.press("Tab")
         presses += 1
     print(f"\nfirst node link after {presses} key presses")
+    assert w.problems == []
+
+
+def test_an_add_then_a_remove_by_keyboard_alone_in_few_presses(browser, server, cluster, uid):
+    """From the node page's load to a resource added and then removed, counting every key
+    pressed (each character typed too): at most 40."""
+    _, a, _ = cluster
+    added = f"k{uid[-6:].strip('-')}.io/z"  # short and this test's own: each character is a press
+    w = open_page(browser)
+    page = w.page
+    page.goto(server.url + f"/nodes/{a}")
+    presses = 0
+
+    def press(key: str) -> None:
+        nonlocal presses
+        page.keyboard.press(key)
+        presses += 1
+
+    def tab_to(selector: str, backwards: bool = False) -> None:
+        while not page.evaluate("(s) => document.activeElement.matches(s)", selector):
+            assert presses < 40, f"{presses} presses and {selector} is not reached"
+            press("Shift+Tab" if backwards else "Tab")
+
+    press("Tab")  # the skip link
+    press("Enter")  # to the content
+    tab_to("input[name=resource]")  # the add form's (the rows' forms carry theirs hidden)
+    page.keyboard.type(added)
+    presses += len(added)
+    press("Tab")
+    page.keyboard.type("3")
+    presses += 1
+    press("Enter")
+    expect(page.locator(f'tr[data-resource="{added}"] [data-field="capacity"]')).to_have_text("3")
+    tab_to(f'tr[data-resource="{added}"] a.button-link')
+    press("Enter")  # Remove…: the confirmation, focus on Cancel
+    expect(page.locator("h1")).to_contain_text(f"Remove {added}")
+    tab_to("button.danger", backwards=True)
+    press("Enter")
+    expect(page.locator(".flash.ok")).to_contain_text(f"{added} 3 → absent")
+    print(f"\nadd then remove by keyboard: {presses} key presses ({len(added)} + 1 typed)")
+    assert presses <= 40
     assert w.problems == []
