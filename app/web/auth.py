@@ -32,39 +32,11 @@ def login_form() -> str:
 
 @bp.post("/login")
 def login() -> Response | tuple[str, int]:
+    """Check the pasted token (``_verified``); sign in, or say why not and change nothing."""
     token = request.form.get("token", "").strip()
     target = safe_next(request.form.get("next"))
-    limits = Services.get().sign_ins
-    client = security.who().client  # through the trusted proxies
-    offered = Identity(token=token[:MAX_TOKEN], mode="token")
-    digest = (offered.key[3] or "") if token else ""
-    error, status = "", 401
-    verified: Identity | None = None
-    if not same_origin() or not csrf_ok():
-        error = "The form expired; try again."
-    elif not token:
-        error = "Token: paste a bearer token."
-    elif len(token) > MAX_TOKEN:
-        error = (
-            f"Token: longer than {MAX_TOKEN:,} characters, too long for a browser to keep in its "
-            "cookie. Sign in through the authentication proxy instead (its header carries it)."
-        )
-    elif (wait := limits.spent(client, digest)) and not Services.get().cluster.access.accepted_lately(
-        offered
-    ):
-        error, status = wait, 429
-    elif paused := Services.get().cluster.revocations.full():  # its sign-out could not be kept
-        error, status = paused, 503
-    else:
-        try:
-            verified = _accepted(offered)
-        except Busy as exc:  # the budget for tokens not seen lately is spent
-            error, status = exc.message, 429
-        else:
-            if verified is None:
-                error = "Token: the API server did not accept this token, or it may not list nodes."
-                limits.failed(client, digest)
-    if error or verified is None:
+    verified, error, status = _verified(token)
+    if verified is None:
         audit.record("sign_in_refused", security.who(), reason=error, status=status)
         return render_template("auth/login.html", error=error, next=target), status
     current_app.extensions["extres_tokens"].sign_in(session, token)
@@ -72,6 +44,41 @@ def login() -> Response | tuple[str, int]:
     audit.record("signed_in", audit.Who(verified.user, verified.groups, base.client, base.request_id))
     session.permanent = True  # the cookie ends with the session's absolute lifetime
     return redirect(target, code=303)
+
+
+def _verified(token: str) -> tuple[Identity | None, str, int]:
+    """The token's user, or why it may not sign in now and the status to answer with: the form,
+    the token's length, the sign-in limits (a token accepted lately passes them), a full
+    sign-out list, the TokenReview budget, the API server's answer (a refusal is counted)."""
+    limits, cluster = Services.get().sign_ins, Services.get().cluster
+    client = security.who().client  # through the trusted proxies
+    offered = Identity(token=token[:MAX_TOKEN], mode="token")
+    digest = (offered.key[3] or "") if token else ""
+    if not same_origin() or not csrf_ok():
+        return None, "The form expired; try again.", 401
+    if not token:
+        return None, "Token: paste a bearer token.", 401
+    if len(token) > MAX_TOKEN:
+        return (
+            None,
+            (
+                f"Token: longer than {MAX_TOKEN:,} characters, too long for a browser to keep in its "
+                "cookie. Sign in through the authentication proxy instead (its header carries it)."
+            ),
+            401,
+        )
+    if (wait := limits.spent(client, digest)) and not cluster.access.accepted_lately(offered):
+        return None, wait, 429
+    if paused := cluster.revocations.full():  # its sign-out could not be kept
+        return None, paused, 503
+    try:
+        verified = _accepted(offered)
+    except Busy as exc:  # the budget for tokens not seen lately is spent
+        return None, exc.message, 429
+    if verified is None:
+        limits.failed(client, digest)
+        return None, "Token: the API server did not accept this token, or it may not list nodes.", 401
+    return verified, "", 200
 
 
 def _accepted(who: Identity) -> Identity | None:
