@@ -183,3 +183,24 @@ def merged_store(
     entries = {k: v for k, v in held.items() if k != DAY_KEY} if held.get(DAY_KEY) == day else {}
     out, refused = merged_day(entries, records, keys, limit)
     return {DAY_KEY: day, **out}, refused
+
+
+def newest_first(records: Iterable[Record]) -> list[Record]:
+    """Newest first: by time (to the second), then by the node's resourceVersion (two changes
+    of one node in one second come in the order the API server made them)."""
+
+    def key(r: Record) -> tuple[str, int, str, str, str]:
+        version = int(r.version) if r.version.isascii() and r.version.isdigit() else 0
+        return (r.when, version, r.node, r.field, r.resource)
+
+    return sorted(records, key=key, reverse=True)
+
+
+def including(stored: Iterable[Record], waiting: Iterable[Record]) -> list[Record]:
+    """The stored records with those this process has yet to write (or is writing), each change
+    once (a sighting of one already stored adds what it knows): a change made here is in the
+    history the moment it is made, not a second later."""
+    by_key = {r.key: r for r in stored}
+    for r in waiting:
+        by_key[r.key] = merged(by_key[r.key], r) if r.key in by_key else r
+    return newest_first(by_key.values())

@@ -39,8 +39,10 @@ from app.domain.capacity_log import (
     Managed,
     Record,
     decode,
+    including,
     merged_store,
     moved,
+    newest_first,
     owner,
     slot,
 )
@@ -129,6 +131,7 @@ class CapacityLog:
         self.keep_days = keep_days
         self.interval = interval
         self._queue: deque[Record] = deque()
+        self._writing: list[Record] = []  # the batch being written: still shown by reads
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -195,6 +198,7 @@ class CapacityLog:
         """Merge what waits into each day's ConfigMap; what could not be written waits again."""
         with self._lock:
             batch, self._queue = list(self._queue), deque()
+            self._writing = batch
         by_day: dict[str, list[Record]] = {}
         for r in batch:
             by_day.setdefault(r.day, []).append(r)
@@ -226,6 +230,8 @@ class CapacityLog:
                     self.dropped += len(failed) - room
         if batch and not failed:
             self._reads.expire()  # the next read reads again, and sees what was written
+        with self._lock:
+            self._writing = []  # written, waiting again, or counted as not recorded
 
     def name(self, index: int) -> str:
         """The ConfigMap of store ``index`` (0 to SLOTS - 1)."""
@@ -244,11 +250,15 @@ class CapacityLog:
     # ---- reading ----------------------------------------------------------------------------
     def read(self, since: str = "", until: str = "") -> Kept:
         """Records of the days from ``since`` to ``until`` (YYYY-MM-DD, inclusive; "" for no
-        bound), newest first; read at most once per ``KEPT_SECONDS`` and never waited on once
-        read (``KeptRead``: marked stale while the API server does not answer)."""
+        bound), newest first, with the changes this process has yet to write; read at most once
+        per ``KEPT_SECONDS`` and never waited on once read (``KeptRead``: marked stale while the
+        API server does not answer)."""
         if self._core is None:
             return Kept([], 0, False)
-        (records, left_out), stale = self._reads.get()
+        (stored, left_out), stale = self._reads.get()
+        with self._lock:
+            waiting = [*self._writing, *self._queue]
+        records = including(stored, waiting) if waiting else stored
         shown = [r for r in records if (not since or r.day >= since) and (not until or r.day <= until)]
         return Kept(shown, left_out, stale)
 
@@ -267,8 +277,7 @@ class CapacityLog:
                     left_out += 1  # not sealed by this app, or moved to another day
                 else:
                     records.append(r)
-        records.sort(key=lambda r: (r.when, r.node, r.field, r.resource), reverse=True)
-        return records, left_out
+        return newest_first(records), left_out
 
 
 @dataclass(frozen=True)

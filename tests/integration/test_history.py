@@ -59,7 +59,7 @@ def test_a_change_by_anyone_is_recorded_with_its_field_manager_and_the_dashboard
     assert rows[0]["who"] in ("kubectl-patch", "unknown")
     kubelet_standin(core, a)  # allocatable follows, written by another manager
     rows = eventually(lambda: (h := history(web, f"node={a}")) and len(h) == 2 and h, timeout=20)
-    assert rows[0]["field"] == "allocatable" and rows[0]["change"] == "absent → 2"
+    assert rows[0]["field"] == "allocatable" and rows[0]["change"] == "absent → 2", rows
     # the dashboard's own write: one record (the write's and the watch's sightings merged), with its user
     assert web.post(
         f"/changes/nodes/{a}/resources", data={"resource": D, "quantity": "6", "expected": "4"}

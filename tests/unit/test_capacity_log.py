@@ -198,3 +198,29 @@ def test_a_write_refused_for_what_it_is_is_counted_not_retried_forever(monkeypat
     log.flush()
     assert (len(log._queue), log.dropped) == (kept, 1 - kept)
     assert log.problem and "refused" in log.problem
+
+
+def test_a_change_made_here_is_read_back_before_it_is_written(monkeypatch):
+    """The history page right after a change shows it: records still waiting to be written (or
+    being written) are read with the stored ones, each change once (the README demo's history
+    step opened the page within the second before the write)."""
+    from kubernetes import client
+
+    from app.kube.capacity_log import CapacityLog
+
+    log = CapacityLog(client.ApiClient(client.Configuration()), "ns/h", ("k",))
+    stored = Record("2026-01-01T00:00:00Z", "n4", "capacity", D, 2, None, "extres", "ann", "7")
+    monkeypatch.setattr(log._reads, "get", lambda: (([stored], 0), False))
+    monkeypatch.setattr(log, "start", lambda: None)
+    log.own("n2", D, 2, 3, "bob", "9")  # made here a moment ago, not yet written
+    log._put(Record("2026-12-05T10:00:05Z", "n2", "capacity", D, 2, 3, "kubectl", "", "9"))  # its sighting
+    shown = log.read().records
+    assert [(r.node, r.after, r.user) for r in shown] == [("n2", 3, "bob"), ("n4", None, "ann")]
+
+
+def test_two_changes_of_a_node_in_one_second_come_newest_first_by_resource_version():
+    from app.domain.capacity_log import newest_first
+
+    cap = Record("2026-12-05T10:00:00Z", "n", "capacity", D, None, 2, "kubectl", "", "98")
+    alloc = Record("2026-12-05T10:00:00Z", "n", "allocatable", D, None, 2, "kubelet", "", "102")
+    assert newest_first([cap, alloc]) == [alloc, cap]
