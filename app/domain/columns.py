@@ -40,8 +40,8 @@ def numbers() -> tuple[Column, ...]:
     return tuple(c for c in COLUMNS if c.value is not None)
 
 
-def sort_value(field: str, usage: ResourceUsage) -> int:
-    """The number a grid sorts on for ``field`` (one of ``numbers()``)."""
+def number(field: str) -> Callable[[ResourceUsage], int]:
+    """The number a grid sorts on for ``field`` (one of ``numbers()``), found once per sort."""
     column = next(c for c in COLUMNS if c.field == field)
     assert column.value is not None
-    return column.value(usage)
+    return column.value

@@ -47,12 +47,13 @@ def _sort_key(field_name: str, resource: str, descending: bool) -> Callable[[Nod
     """Rows by one resource's column (highest first when ``descending``); nodes that do not
     advertise it come last either way, and ties keep their order by name."""
     sign = -1 if descending else 1
+    value = columns.number(field_name)
 
     def key(row: NodeRow) -> tuple[bool, int]:
         u = row.usage.get(resource)
         if u is None or not u.advertised:
             return (True, 0)
-        return (False, sign * columns.sort_value(field_name, u))
+        return (False, sign * value(u))
 
     return key
 
