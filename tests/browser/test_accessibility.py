@@ -1,41 +1,24 @@
 """axe-core (the copy axe-playwright-python bundles, a locked test dependency) runs on every page
 in Chromium, injected under the test's own CSP exception (the app's policy allows no injected
-script): no violations."""
+script): no violations, target sizes included."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import axe_playwright_python
 import pytest
+from playwright.sync_api import expect
 
+from tests.browser.conftest import axe_context, violations_here
 from tests.browser.test_views import held  # noqa: F401 - the pages show a workload's pods
 
-AXE = Path(axe_playwright_python.__file__).parent / "axe.min.js"
 PAGES = ["/", "/heat", "/pending/", "/plan/", "/workloads/", "/history/", "/devices/", "/changes/bulk"]
 
 
-@pytest.fixture(scope="module")
-def axe() -> str:
-    if not AXE.is_file():
-        pytest.fail(f"{AXE} is missing: axe-playwright-python is in requirements-dev.lock")
-    return str(AXE)
-
-
 def violations(browser, url: str, axe: str, width: int = 1440, dark: bool = False) -> list[str]:
-    context = browser.new_context(
-        viewport={"width": width, "height": 844 if width < 600 else 900},
-        bypass_csp=True,
-        color_scheme="dark" if dark else "light",
-        has_touch=width < 600,
-        is_mobile=width < 600,
-    )
+    context = axe_context(browser, width, dark)
     try:
         page = context.new_page()
         page.goto(url)
-        page.add_script_tag(path=axe)
-        found = page.evaluate("async () => (await axe.run(document)).violations")
-        return [f"{v['id']} ({v['impact']}): {v['nodes'][0]['target']} {v['help']}" for v in found]
+        return violations_here(page, axe)
     finally:
         context.close()
 
@@ -67,6 +50,26 @@ def test_no_accessibility_violations_in_the_states_an_operator_meets(browser, se
         f"/changes/bulk?find={node[:-2]}&resource={resource}",
     ):
         assert violations(browser, server.url + path, axe, width, dark) == [], path
+
+
+@pytest.mark.parametrize(("width", "dark"), VIEWPORTS)
+def test_no_accessibility_violations_through_a_bulk_change(browser, server, held, axe, width, dark):  # noqa: F811
+    """The bulk form filled, its preview (per node, who holds it) and the results of the run."""
+    resource, node, _ = held
+    context = axe_context(browser, width, dark)
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/changes/bulk?find={node[:-2]}&resource={resource}")
+        page.fill('input[name="quantity"]', "8")  # what node a has: nothing changes there
+        page.check(f'input[name="nodes"][value="{node}"]')
+        page.click("text=Preview (dry run)")
+        expect(page.locator(f'tr[data-node="{node}"]')).to_be_visible()
+        assert violations_here(page, axe) == [], "preview"
+        page.click("text=Apply to 1 node")
+        expect(page.locator("#job")).to_have_attribute("data-done", "true", timeout=30_000)
+        assert violations_here(page, axe) == [], "results"
+    finally:
+        context.close()
 
 
 def test_no_accessibility_violations_on_the_sign_in_page(browser, token_server, axe):

@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from extres_demo import testenv
-from tests.browser.conftest import DOCS, open_page
+from tests.browser.conftest import DOCS, axe_context, open_page, violations_here
 from tests.conftest import wait_until_serving
 
 pytestmark = pytest.mark.browser
@@ -96,7 +96,7 @@ def nginx_card(page: Page):
     return page.locator('article[data-pod^="default/nginx-deployment-"]')
 
 
-def test_the_readme_demo_step_by_step(browser, demo):
+def test_the_readme_demo_step_by_step(browser, demo, axe):
     w = open_page(browser)
     page = w.page
 
@@ -224,6 +224,24 @@ def test_the_readme_demo_step_by_step(browser, demo):
         shot(small, "demo-9-phone-node", full=False)
     finally:
         phone.close()
+
+    # 10. axe, target sizes included, on what only the demo carries, on a desktop, a phone and in
+    #     the dark: a DRA node, the over-committed node, a GPU plan each way, pending filtered
+    for width, dark in ((1440, False), (390, False), (1440, True)):
+        context = axe_context(browser, width, dark)
+        try:
+            checked = context.new_page()
+            for path in (
+                "/nodes/demo-node-5",
+                "/nodes/demo-node-4",
+                "/plan/?requests=example.com%2Fgpu%3D1&replicas=6",
+                "/plan/?requests=nvidia.com%2Fgpu%3D2&replicas=3",
+                "/pending/?resource=nvidia.com%2Fgpu",
+            ):
+                checked.goto(demo.url + path)
+                assert violations_here(checked, axe) == [], (width, dark, path)
+        finally:
+            context.close()
 
     took = demo.stop()
     print(f"\nthe demo stopped in {took:.1f} s")
