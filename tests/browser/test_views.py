@@ -163,11 +163,13 @@ NARROW_PAGES = ["/", "/heat", "/pending/", "/plan/", "/workloads/", "/history/",
 
 
 def test_no_page_is_wider_than_a_phone_except_inside_its_table_boxes(browser, server, held, uid):
-    """At 390 x 844 the nav wraps and nothing but a table's own scroll box is wider than the screen."""
+    """At 390 x 844 the nav wraps and nothing but a table's own scroll box is wider than the screen;
+    each such box is labelled, focusable and shows that it scrolls."""
     context = browser.new_context(viewport={"width": 390, "height": 844})
     page = context.new_page()
     try:
         _, node, _ = held
+        scrolling = 0
         for path in [*NARROW_PAGES, f"/nodes/{node}"]:
             page.goto(server.url + path)
             wide = page.evaluate(
@@ -179,6 +181,16 @@ def test_no_page_is_wider_than_a_phone_except_inside_its_table_boxes(browser, se
             )
             assert wide == [], (path, wide)
             assert page.evaluate("document.documentElement.scrollWidth") <= 391, path
+            # a box that scrolls sideways is named, takes the keyboard's focus and shows a cue
+            boxes = page.evaluate(
+                """() => [...document.querySelectorAll('.table-wrap')]
+                       .filter(w => w.scrollWidth > w.clientWidth + 1)
+                       .map(w => [w.getAttribute('aria-label'), w.tabIndex,
+                                  getComputedStyle(w).backgroundImage.includes('gradient')])"""
+            )
+            assert all(label and focusable == 0 and cue for label, focusable, cue in boxes), (path, boxes)
+            scrolling += len(boxes)
+        assert scrolling  # the grid at least
     finally:
         context.close()
 
