@@ -7,13 +7,15 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from sortedcontainers import SortedList
 
 from app.domain.fit import Failure, NodeFacts, PodShape, failures, how_many
 from app.domain.planner import Plan, plan
+from app.domain.pod_affinity import InterPod
+from app.domain.shape import INTER_POD_AFFINITY, INTER_POD_ANTI_AFFINITY, TOPOLOGY_SPREAD
 
 DIAGNOSES_KEPT = 8  # per shape: the diagnoses for the last few replica counts asked
 
@@ -310,6 +312,7 @@ class _Result:
                     and a.capacity == b.capacity
                     and list(a.host_ports) == list(b.host_ports)
                     and a.repelling == b.repelling
+                    and a.blocked == b.blocked
                 )
             )
         )
@@ -394,6 +397,11 @@ _PLUGIN_TERMS = {
     ),
     "NodePorts": ("has the pod's host ports free", "have its host ports taken"),
     "NodeName": ("is the node the pod names", "are not the node it names"),
+    "InterPodAffinity": (
+        "satisfies the pod's affinity and anti-affinity and the pods' already there",
+        "fail the pod's affinity or anti-affinity, or their pods' anti-affinity",
+    ),
+    "PodTopologySpread": ("keeps the pod's topology spread", "would break its topology spread"),
 }
 
 
@@ -415,3 +423,30 @@ def _why(counts: Mapping[tuple[str, str], int], total: int) -> list[str]:
         f"no node {yes}" if n == total else f"{n} of {total} nodes {no}"
         for (yes, no), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
+
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def among_neighbours(
+    pod: PodShape, near: InterPod, nodes: Sequence[NodeFacts], wanted: int = 1, per_node: int | None = None
+) -> tuple[list[tuple[str, int]], Diagnosis]:
+    """Headroom and diagnosis of a pod whose place depends on the pods around it (inter-pod
+    affinity, topology spread, placed pods' anti-affinity): an index of its own over the nodes
+    with ``near``'s verdict in them, made for this question and not kept. A pod whose
+    anti-affinity selects its own kind goes one to a node (hostname); a wider key is named."""
+    modelled = (INTER_POD_AFFINITY, INTER_POD_ANTI_AFFINITY, TOPOLOGY_SPREAD)
+    left = tuple(u for u in pod.unmodelled if u not in modelled) + near.undecided
+    wider = sorted({k for k in near.one_per if k != HOSTNAME})
+    left += tuple(
+        f"at most one pod of this shape per {k} (its own anti-affinity), not weighed over several"
+        for k in wider
+    )
+    shape = replace(pod, unmodelled=left)
+    if near.one_per:
+        per_node = 1
+    index = ShapeIndex(shape)
+    room = index.headroom(near.applied(nodes))
+    if near.one_per:
+        room = [(name, min(n, 1)) for name, n in room]
+    return room, index.diagnosis(wanted, per_node)

@@ -214,6 +214,9 @@ class NodeFacts:
     host_ports: Iterable[HostPort] = ()
     capacity: Mapping[str, int] = field(default_factory=dict)  # for advice: what to set capacity to
     repelling: int = 0  # pods on it with required inter-pod anti-affinity (not modelled: named)
+    # a filter decided over every node for one pod (inter-pod affinity, topology spread:
+    # app.domain.pod_affinity) that keeps that pod off this node
+    blocked: Failure | None = None
 
     def free(self, resource: str) -> int:
         return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
@@ -243,16 +246,29 @@ def failures(pod: PodShape, node: NodeFacts) -> list[Failure]:
         out.append(Failure("NodeName", "node(s) didn't match the requested hostname"))
     if pod.host_ports and any(p.conflicts(q) for p in pod.host_ports for q in node.host_ports):
         out.append(Failure("NodePorts", "node(s) didn't have free ports for the requested pod ports"))
-    if any(node.labels.get(k) != v for k, v in pod.node_selector.items()) or (
-        pod.affinity is not None and not any(t.matches(node.name, node.labels) for t in pod.affinity)
-    ):
+    if not selects_node(pod, node):
         out.append(Failure("NodeAffinity", "node(s) didn't match node selector"))
+    if (taint := untolerated(pod, node)) is not None:
+        reason = f"node(s) had taint {{{taint.key}: {taint.value}}}, that the pod didn't tolerate"
+        out.append(Failure("TaintToleration", reason, taint=taint))
+    if node.blocked is not None:
+        out.append(node.blocked)
+    return out
+
+
+def selects_node(pod: PodShape, node: NodeFacts) -> bool:
+    """NodeAffinity: the pod's node selector and required node affinity match the node."""
+    if any(node.labels.get(k) != v for k, v in pod.node_selector.items()):
+        return False
+    return pod.affinity is None or any(t.matches(node.name, node.labels) for t in pod.affinity)
+
+
+def untolerated(pod: PodShape, node: NodeFacts) -> Taint | None:
+    """TaintToleration: the node's first NoSchedule or NoExecute taint the pod does not tolerate."""
     for taint in node.taints:
         if taint.effect in ("NoSchedule", "NoExecute") and not _tolerated(taint, pod.tolerations):
-            reason = f"node(s) had taint {{{taint.key}: {taint.value}}}, that the pod didn't tolerate"
-            out.append(Failure("TaintToleration", reason, taint=taint))
-            break
-    return out
+            return taint
+    return None
 
 
 def resource_failures(

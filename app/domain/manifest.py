@@ -27,6 +27,7 @@ from app.domain.names import (
     is_requested_as_extended,
     is_standard_resource,
 )
+from app.domain.pod_affinity import NO_TERMS, PodTerms, TermError, merge_label_keys, pod_term, spread
 from app.domain.quantity import QuantityError, parse_count, to_amount
 from app.domain.safe_yaml import UnsafeYAML, load_all
 from app.domain.shape import placement, pod_shape, running
@@ -81,6 +82,10 @@ class Planned:
     kind: str = "Pod"
     name: str = ""
     notes: list[str] = field(default_factory=list)
+    # what inter-pod affinity and topology spread read of the pod (app.domain.pod_affinity)
+    namespace: str = "default"
+    labels: Mapping[str, str] = field(default_factory=dict)
+    terms: PodTerms = NO_TERMS
 
 
 def _unknown(obj: Mapping[str, Any], known: set[str], where: str) -> str | None:
@@ -141,10 +146,12 @@ def parse_manifest(text: str, admission: Callable[[str], Namespace] | None = Non
     replicas: int | None = None
     if kind == "Pod":
         pod_spec = spec
+        pod_meta = _mapping(doc.get("metadata"), "metadata")
     else:
         problems.append(_unknown(spec, WORKLOAD_SPEC, f"{kind}.spec"))
         template = _mapping(spec.get("template"), f"{kind}.spec.template")
         pod_spec = _mapping(template.get("spec"), f"{kind}.spec.template.spec")
+        pod_meta = _mapping(template.get("metadata"), f"{kind}.spec.template.metadata")
         raw = spec.get("parallelism" if kind == "Job" else "replicas", None if kind == "DaemonSet" else 1)
         if raw is not None:
             if not isinstance(raw, int) or isinstance(raw, bool) or raw < 0:
@@ -168,9 +175,10 @@ def parse_manifest(text: str, admission: Callable[[str], Namespace] | None = Non
     metadata = _mapping(doc.get("metadata"), "metadata")
     name = _text(metadata.get("name"), "metadata.name")
     notes = ["A DaemonSet runs one pod on every node it selects."] if kind == "DaemonSet" else []
+    namespace = _text(metadata.get("namespace"), "metadata.namespace") or "default"
+    labels = _labels(pod_meta.get("labels"))
     if admission is not None:
         _check_quantities(pod_spec)  # bad input is refused before anything is read for admission
-        namespace = _text(metadata.get("namespace"), "metadata.namespace") or "default"
         ns = admission(namespace)
         if not ns.known:
             notes.append(
@@ -184,7 +192,37 @@ def parse_manifest(text: str, admission: Callable[[str], Namespace] | None = Non
                 raise ManifestError({"manifest": str(exc)}) from None
             notes.extend(admitted)
     shape = shape_of_spec(pod_spec)
-    return Planned(shape, replicas, kind, name, notes)
+    return Planned(shape, replicas, kind, name, notes, namespace, labels, pod_terms(pod_spec, labels))
+
+
+def _labels(raw: Any) -> dict[str, str]:
+    labels = _mapping(raw, "labels")
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise ManifestError({"manifest": "labels must map strings to strings."})
+    return dict(labels)
+
+
+def pod_terms(spec: Mapping[str, Any], labels: Mapping[str, str]) -> PodTerms:
+    """The pod's required inter-pod (anti-)affinity terms and hard topology spread constraints,
+    their matchLabelKeys merged as the API server does on create."""
+    aff = _mapping(spec.get("affinity"), "affinity")
+    required = "requiredDuringSchedulingIgnoredDuringExecution"
+    try:
+        groups = []
+        for name in ("podAffinity", "podAntiAffinity"):
+            raw = _list(_mapping(aff.get(name), name).get(required), f"{name}.{required}")
+            where = f"affinity.{name}[]"
+            groups.append(
+                tuple(pod_term(merge_label_keys(_mapping(t, where), labels, where), where) for t in raw)
+            )
+        where = "topologySpreadConstraints[]"
+        constraints = (
+            spread(merge_label_keys(_mapping(c, where), labels, where), where)
+            for c in _list(spec.get("topologySpreadConstraints"), "topologySpreadConstraints")
+        )
+        return PodTerms(groups[0], groups[1], tuple(c for c in constraints if c is not None))
+    except TermError as exc:
+        raise ManifestError({"manifest": str(exc)}) from None
 
 
 def name_problem(name: str) -> str | None:

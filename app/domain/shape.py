@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from app.domain.fit import HostPort, PodShape, Term, Toleration
+from app.domain.pod_affinity import PodTerm
 
 # What a pod may use that the fit model leaves to the scheduler (its decision is then undecided).
 INTER_POD_AFFINITY = "inter-pod affinity"
@@ -32,6 +33,8 @@ class Placement:
     # required anti-affinity over a topology wider than one node (a zone, ...): it may keep pods off
     # nodes other than its own
     wide_anti_affinity: bool = False
+    # its required anti-affinity terms: what keeps other pods off its node's domains
+    anti_affinity: tuple[PodTerm, ...] = ()
 
 
 NONE = Placement()
@@ -61,6 +64,7 @@ def placement(
     hard_spread: bool = False,
     claims_volumes: bool = False,
     claims_devices: bool = False,
+    anti_affinity: tuple[PodTerm, ...] = (),
 ) -> Placement:
     """``hard_spread``: a topology spread constraint with whenUnsatisfiable DoNotSchedule;
     ``claims_volumes``: a PersistentVolumeClaim or a generic ephemeral volume; ``claims_devices``:
@@ -74,7 +78,9 @@ def placement(
     )
     ports = tuple(sorted(set(host_ports), key=lambda h: (h.port, h.protocol, h.ip)))
     unmodelled = tuple(text for on, text in flags if on)
-    return _shared(Placement(tuple(tolerations), affinity, ports, unmodelled, wide_anti_affinity))
+    return _shared(
+        Placement(tuple(tolerations), affinity, ports, unmodelled, wide_anti_affinity, anti_affinity)
+    )
 
 
 def pod_shape(

@@ -3,10 +3,13 @@ to the domain's ``Placement`` (``app.domain.shape``) and taints."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from app.domain import shape
 from app.domain.fit import HostPort, Requirement, Taint, Term, Toleration
+from app.domain.pod_affinity import PodTerm, TermError, pod_term
 from app.domain.shape import Placement
 
 
@@ -36,6 +39,22 @@ class Present(msgspec.Struct):
 
 class _PodAffinityTerm(msgspec.Struct, rename="camel"):
     topology_key: str = ""
+    label_selector: dict[str, Any] | None = None
+    namespaces: list[str] | None = None
+    namespace_selector: dict[str, Any] | None = None
+
+    def term(self) -> PodTerm | None:
+        """As the fit model reads it (None: one the API server should not have taken)."""
+        raw = {
+            "topologyKey": self.topology_key,
+            "labelSelector": self.label_selector,
+            "namespaces": self.namespaces,
+            "namespaceSelector": self.namespace_selector,
+        }
+        try:
+            return pod_term(raw, "podAntiAffinity")
+        except TermError:
+            return None
 
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -115,6 +134,7 @@ def placement(
         hard_spread=any(s.when_unsatisfiable == "DoNotSchedule" for s in spread or ()),
         claims_volumes=claims_volumes,
         claims_devices=claims_devices,
+        anti_affinity=tuple(t for t in (a.term() for a in anti_terms) if t is not None),
     )
 
 

@@ -28,6 +28,7 @@ from app.domain.accounting import (
 from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
 from app.domain.fit import PodShape, Taint
 from app.domain.names import is_native_resource
+from app.domain.pod_affinity import PodTerm
 from app.domain.quantity import QuantityError, to_amount
 from app.domain.shape import NONE, Placement, pod_shape, running
 from app.kube.decoders import (
@@ -167,6 +168,7 @@ class PodView:
     owner: Owner | None = None  # the workload, kept only for pods with extended requests
     priority: int = 0  # spec.priority: who preemption may evict for whom
     terminating: bool = False  # deleted, its containers still stopping (it still counts)
+    labels: Mapping[str, str] = field(default_factory=dict)  # for inter-pod affinity and spread (shared)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -179,6 +181,10 @@ class PodView:
     @property
     def shape(self) -> PodShape:
         return pod_shape(self.requests, self.node_selector, self.placement)
+
+    @property
+    def anti_affinity(self) -> tuple[PodTerm, ...]:
+        return self.placement.anti_affinity
 
     @property
     def extended_share(self) -> tuple[str, Amounts] | None:
@@ -223,6 +229,7 @@ class PodView:
             node_selector=_shared(selector) if selector else EMPTY,
             priority=spec.priority or 0,
             terminating=meta.deletion_timestamp is not None,
+            labels=_shared(meta.labels) if meta.labels else EMPTY,
             placement=placement(
                 spec.tolerations,
                 spec.affinity,

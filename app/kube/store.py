@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from app.domain.accounting import Amounts, RunningTotals, Totals
-from app.domain.fit import HostPort, NodeFacts
+from app.domain.fit import HostPort, NodeFacts, PodShape
 from app.domain.overview import NodeRow, node_row
+from app.domain.pod_affinity import InterPod, Labels, PodTerms, decide
 from app.kube.dra_index import DraIndex
 from app.kube.fit_facts import FitFacts
 from app.kube.pod_index import PodIndex, repels
@@ -127,6 +128,17 @@ class Store(DraHolding, Lookups):
         with self._lock:
             self._fit.refresh(self.nodes, self._index, self._dra_usage)
             return self._fit.of(self._names())
+
+    def inter_pod(self, shape: PodShape, namespace: str, labels: Labels, terms: PodTerms) -> InterPod | None:
+        """Inter-pod affinity and topology spread decided for one pod over every node (None when
+        neither it nor any placed pod has a term to weigh): the pods placed are all read when it
+        has terms of its own, else only those with required anti-affinity."""
+        with self._lock:
+            index = self._index
+            if not terms and not index.node_repelling:
+                return None
+            pods = [p for p in index.pods.values() if p.counts and (terms or p.anti_affinity)]
+            return decide(shape, namespace, labels, terms, self.node_facts(), pods)
 
     def fit_changes(self, since: int | None) -> tuple[int, dict[str, NodeFacts | None] | None]:
         """The fit version now, and the facts of the nodes changed after version ``since`` (None:

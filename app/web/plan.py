@@ -7,6 +7,7 @@ from typing import Any
 from flask import render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from app.domain.diagnosis import among_neighbours
 from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_manifest
 from app.domain.names import likely_typos
 from app.domain.plan_fields import parse_fields
@@ -44,9 +45,13 @@ def _render(
         services = Services.get()
         store = services.cluster.store
         wanted = replicas or 1
-        room, d = services.shapes.read(
-            planned.shape, store, lambda index: (index.headroom(), index.diagnosis(wanted, per_node))
-        )
+        near = store.inter_pod(planned.shape, planned.namespace, planned.labels, planned.terms)
+        if near is None:  # nothing around it matters: the shape's kept index
+            room, d = services.shapes.read(
+                planned.shape, store, lambda index: (index.headroom(), index.diagnosis(wanted, per_node))
+            )
+        else:
+            room, d = among_neighbours(planned.shape, near, store.node_facts(), wanted, per_node)
         result = {
             "room": room[:SHOWN],
             "nodes_with_room": len(room),
@@ -54,7 +59,7 @@ def _render(
             "wanted": wanted,
             "d": d,
             "total": len(store.node_names()),
-            "wide": store.wide_repelling(),
+            "wide": store.wide_repelling() if near is None else 0,  # else weighed
             "featured": store.declaring_features(),
         }
     share = None

@@ -167,6 +167,7 @@ class FakeCluster:
         priority: int = 0,
         terminating: bool = False,
         owner: tuple[str, str] | None = None,
+        labels: dict[str, str] | None = None,
         **spec: Any,
     ) -> None:
         """A pod bound to ``node`` and Running, or, with ``node`` None, Pending; ``message``: the
@@ -185,6 +186,7 @@ class FakeCluster:
                     "namespace": namespace,
                     "resourceVersion": str(next(_versions)),
                     "creationTimestamp": "2026-12-01T10:00:00Z",
+                    **({"labels": labels} if labels else {}),
                     **({"deletionTimestamp": "2026-12-03T10:00:00Z"} if terminating else {}),
                     **(
                         {"ownerReferences": [{"kind": owner[0], "name": owner[1], "controller": True}]}
