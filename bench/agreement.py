@@ -45,9 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kubernetes import client
 
 from app.domain.accounting import resize_rule
-from app.domain.diagnosis import repelled
-from app.domain.fit import PodShape, fits
-from app.domain.manifest import parse_manifest
+from app.domain.fit import fits
+from app.domain.manifest import Planned, parse_manifest
+from app.domain.shape import ACROSS_NODES
 from app.kube.admission_reads import AdmissionReads
 from app.kube.cache import server_minor
 from app.kube.decoders import Pod
@@ -186,6 +186,63 @@ def _requirement(rng: random.Random, names: list[str]) -> tuple[str, dict[str, A
     }
 
 
+APPS = ("db", "web", "cache")
+TOPOLOGIES = ("kubernetes.io/hostname", "zone")
+
+
+def _selector(rng: random.Random, batch: str) -> dict[str, Any] | None:
+    """Pods of an app, mostly of this batch only (pods of earlier batches stay placed); now and
+    then every pod ({}), none (no selector) or a set expression."""
+    roll = rng.random()
+    if roll < 0.05:
+        return None
+    if roll < 0.1:
+        return {}
+    exprs = [
+        {"key": "app", "operator": rng.choice(["In", "NotIn"]), "values": rng.sample(APPS, rng.randint(1, 2))}
+    ]
+    if rng.random() < 0.9:
+        exprs.append({"key": "batch", "operator": "In", "values": [batch]})
+    return {"matchExpressions": exprs}
+
+
+def _inter_pod(rng: random.Random, spec: dict[str, Any], batch: str) -> None:
+    """Required pod affinity and anti-affinity (hostname or zone, namespaces listed or every one
+    ({}), matchLabelKeys and mismatchLabelKeys on a label of their own) and topology spread
+    (DoNotSchedule and ScheduleAnyway, maxSkew, minDomains, node affinity and taint policies)."""
+    required = "requiredDuringSchedulingIgnoredDuringExecution"
+    for kind, chance in (("podAffinity", 0.12), ("podAntiAffinity", 0.15)):
+        if rng.random() < chance:
+            term: dict[str, Any] = {"topologyKey": rng.choice(TOPOLOGIES)}
+            if (sel := _selector(rng, batch)) is not None:
+                term["labelSelector"] = sel
+                if rng.random() < 0.2:
+                    term[rng.choice(["matchLabelKeys", "mismatchLabelKeys"])] = ["tier"]
+            roll = rng.random()
+            if roll < 0.1:
+                term["namespaceSelector"] = {}
+            elif roll < 0.2:
+                term["namespaces"] = rng.sample(["default", LIMITED], rng.randint(1, 2))
+            spec["affinity"][kind] = {required: [term]}
+    if rng.random() < 0.15:
+        constraint: dict[str, Any] = {
+            "maxSkew": rng.randint(1, 2),
+            "topologyKey": rng.choice(TOPOLOGIES),
+            "whenUnsatisfiable": "DoNotSchedule" if rng.random() < 0.85 else "ScheduleAnyway",
+        }
+        if (sel := _selector(rng, batch)) is not None:
+            constraint["labelSelector"] = sel
+            if rng.random() < 0.2:
+                constraint["matchLabelKeys"] = ["tier"]
+        if rng.random() < 0.2 and constraint["whenUnsatisfiable"] == "DoNotSchedule":
+            constraint["minDomains"] = rng.randint(2, 4)
+        if rng.random() < 0.15:
+            constraint["nodeAffinityPolicy"] = "Ignore"
+        if rng.random() < 0.15:
+            constraint["nodeTaintsPolicy"] = "Honor"
+        spec["topologySpreadConstraints"] = [constraint]
+
+
 def _pod(rng: random.Random, name: str, batch: str, names: list[str], dra: bool = False) -> dict[str, Any]:
     pod_level = rng.random() < 0.12  # cpu and memory asked at pod level (none per container)
 
@@ -271,12 +328,8 @@ def _pod(rng: random.Random, name: str, batch: str, names: list[str], dra: bool 
     elif roll < 0.22:  # a hostNetwork pod's container ports are host ports
         spec["hostNetwork"] = True
         containers[0]["ports"] = [{"containerPort": rng.choice([8080, 9090]), "protocol": "TCP"}]
-    labels = {}
-    if rng.random() < 0.3:
-        labels["app"] = "db"
-    if rng.random() < 0.03:  # required anti-affinity on its node: named as not modelled, counted
-        term = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}
-        spec["affinity"]["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    labels = {"batch": batch, "app": rng.choice(APPS), "tier": rng.choice("ab")}
+    _inter_pod(rng, spec, batch)
     # pod-level resources stay out of LIMITED: how a LimitRange meets them is not modelled
     namespace = LIMITED if rng.random() < 0.3 and not pod_level else "default"
     return {
@@ -419,10 +472,21 @@ def _served(api: client.ApiClient) -> bool:
     return True
 
 
-def predict(admission: AdmissionReads, body: dict[str, Any]) -> PodShape:
-    """The pod's shape as admission will make it (LimitRange, RuntimeClass, default tolerations,
-    a hostNetwork pod's ports): the planner's reading of a pasted manifest."""
-    return parse_manifest(json.dumps(body), admission.namespace).shape
+def predict(admission: AdmissionReads, body: dict[str, Any]) -> Planned:
+    """The pod as admission will make it (LimitRange, RuntimeClass, default tolerations, a
+    hostNetwork pod's ports, matchLabelKeys merged): the planner's reading of a pasted manifest."""
+    return parse_manifest(json.dumps(body), admission.namespace)
+
+
+def feasible(store: Store, planned: Planned) -> tuple[list[str], tuple[str, ...]]:
+    """The nodes the model says the pod fits, as What-if decides it (inter-pod affinity and
+    topology spread over the cache's pods), and what it could not decide."""
+    facts = store.node_facts()
+    near = store.inter_pod(planned.shape, planned.namespace, planned.labels, planned.terms)
+    if near is not None:
+        facts = near.applied(facts)
+    unsure = tuple(u for u in planned.shape.unmodelled if u not in ACROSS_NODES)
+    return sorted(n.name for n in facts if fits(planned.shape, n)), unsure + (near.undecided if near else ())
 
 
 def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str = "agree") -> Report:
@@ -498,12 +562,9 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
             name = f"{batch}-p{i}"
             body = _pod(rng, name, batch, names, dra)
             ns = body["metadata"]["namespace"]
-            shape = predict(admission, body)
-            facts = store.node_facts()
-            predicted = sorted(n.name for n in facts if fits(shape, n))
-            unsure = shape.unmodelled + repelled(
-                sum(1 for n in facts if n.name in predicted and n.repelling), 1
-            )
+            planned = predict(admission, body)
+            shape = planned.shape
+            predicted, unsure = feasible(store, planned)
             try:
                 core.create_namespaced_pod(ns, body)
             except client.ApiException as exc:
@@ -522,7 +583,7 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
                 _wait(lambda name=name, ns=ns: (ns, name) not in store.pods)
                 time.sleep(2.0)
                 again = {**body, "metadata": {**body["metadata"], "name": f"{name}-again"}}
-                predicted = sorted(n.name for n in store.node_facts() if fits(shape, n))
+                predicted, _ = feasible(store, planned)
                 core.create_namespaced_pod(ns, again)
                 actual = _outcome(core, f"{name}-again", ns)
                 name = f"{name}-again"

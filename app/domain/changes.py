@@ -101,6 +101,25 @@ def validate_expected(text: str | None) -> tuple[int | None, str | None]:
         return None, f"Expected value {exc}."
 
 
+def validate_remove(
+    resource: str, expected: str | None, owner: Callable[[str], str | None]
+) -> tuple[str, int]:
+    """Validate a remove; returns (resource, expected) or raises ChangeError. The expected value
+    (the amount the user saw) is required: a remove is never blind."""
+    resource = (resource or "").strip()
+    errors: dict[str, str] = {}
+    if msg := validate_resource(resource, owner):
+        errors["resource"] = msg
+    seen, msg = validate_expected(expected)
+    if msg:
+        errors["expected"] = msg
+    elif seen is None:
+        errors["expected"] = "Expected value is required: the amount you saw before removing."
+    if errors or seen is None:
+        raise ChangeError(errors)
+    return resource, seen
+
+
 def validate_set(
     resource: str, quantity: str, expected: str | None, *, maximum: int, owner: Callable[[str], str | None]
 ) -> tuple[str, int, int | None]:

@@ -15,7 +15,7 @@ from sortedcontainers import SortedList
 from app.domain.fit import Failure, NodeFacts, PodShape, failures, how_many
 from app.domain.planner import Plan, plan
 from app.domain.pod_affinity import InterPod
-from app.domain.shape import INTER_POD_AFFINITY, INTER_POD_ANTI_AFFINITY, TOPOLOGY_SPREAD
+from app.domain.shape import ACROSS_NODES
 
 DIAGNOSES_KEPT = 8  # per shape: the diagnoses for the last few replica counts asked
 
@@ -435,8 +435,7 @@ def among_neighbours(
     affinity, topology spread, placed pods' anti-affinity): an index of its own over the nodes
     with ``near``'s verdict in them, made for this question and not kept. A pod whose
     anti-affinity selects its own kind goes one to a node (hostname); a wider key is named."""
-    modelled = (INTER_POD_AFFINITY, INTER_POD_ANTI_AFFINITY, TOPOLOGY_SPREAD)
-    left = tuple(u for u in pod.unmodelled if u not in modelled) + near.undecided
+    left = tuple(u for u in pod.unmodelled if u not in ACROSS_NODES) + near.undecided
     wider = sorted({k for k in near.one_per if k != HOSTNAME})
     left += tuple(
         f"at most one pod of this shape per {k} (its own anti-affinity), not weighed over several"

@@ -204,6 +204,14 @@ def merge_label_keys(raw: Mapping[str, Any], labels: Labels, where: str) -> dict
     sel = dict(out.get("labelSelector") or {})
     if out.get("labelSelector") is None:
         return out  # no selector: the keys are not merged (the term matches no pod)
+    taken = {
+        *(sel.get("matchLabels") or {}),
+        *(e.get("key") for e in sel.get("matchExpressions") or () if isinstance(e, Mapping)),
+    }
+    if clash := sorted({*match, *mismatch} & taken) or sorted(set(match) & set(mismatch)):
+        raise TermError(
+            f"{where}: {clash[0]!r} is in both the label keys and the label selector (or in both key lists)."
+        )
     exprs = list(sel.get("matchExpressions") or [])
     exprs += [{"key": k, "operator": "In", "values": [labels[k]]} for k in match if k in labels]
     exprs += [{"key": k, "operator": "NotIn", "values": [labels[k]]} for k in mismatch if k in labels]

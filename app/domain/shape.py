@@ -20,6 +20,8 @@ from app.domain.pod_affinity import PodTerm
 INTER_POD_AFFINITY = "inter-pod affinity"
 INTER_POD_ANTI_AFFINITY = "inter-pod anti-affinity"
 TOPOLOGY_SPREAD = "topology spread constraints"
+# what app.domain.pod_affinity decides for a pasted pod (the pending page still names them)
+ACROSS_NODES = (INTER_POD_AFFINITY, INTER_POD_ANTI_AFFINITY, TOPOLOGY_SPREAD)
 CLAIM_VOLUMES = "persistent volumes (binding, zones and per-node volume limits)"
 DEVICE_CLAIMS = "dynamic resource allocation (the pod's resource claims)"
 

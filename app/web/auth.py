@@ -97,18 +97,26 @@ def logout() -> Response | tuple[str, int]:
         audit.record(
             "bulk_cancelled", acting, resource=job.resource, action=job.action, job=key, reason="signed out"
         )
-    ended = current_app.extensions["extres_tokens"].sign_out(session)
-    if ended is not None:
-        try:
-            Services.get().cluster.revocations.revoke(*ended)
-        except KubeError as exc:
-            log.warning("sign-out of %s not recorded: %s", identity().label, exc.message)
-            until = datetime.fromtimestamp(ended[1], UTC).strftime("%Y-%m-%d %H:%M UTC")
-            error = (
-                "Signed out in this browser, but the sign-out could not be recorded on the server (the "
-                f"API server did not answer). A copy of this session's cookie stays valid until {until}."
-            )
-            audit.record("signed_out", acting, reason="not recorded for other replicas", status=503)
-            return render_template("auth/login.html", error=error, next="/"), 503
-        audit.record("signed_out", acting)
+    if (error := _revoked_everywhere(acting)) is not None:
+        return render_template("auth/login.html", error=error, next="/"), 503
     return redirect(url_for("overview.index"), code=303)
+
+
+def _revoked_everywhere(acting: audit.Who) -> str | None:
+    """End this browser's session and record it for the other replicas (audited); what to tell
+    the user when the record could not be written."""
+    ended = current_app.extensions["extres_tokens"].sign_out(session)
+    if ended is None:
+        return None
+    try:
+        Services.get().cluster.revocations.revoke(*ended)
+    except KubeError as exc:
+        log.warning("sign-out of %s not recorded: %s", identity().label, exc.message)
+        audit.record("signed_out", acting, reason="not recorded for other replicas", status=503)
+        until = datetime.fromtimestamp(ended[1], UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return (
+            "Signed out in this browser, but the sign-out could not be recorded on the server (the "
+            f"API server did not answer). A copy of this session's cookie stays valid until {until}."
+        )
+    audit.record("signed_out", acting)
+    return None

@@ -10,7 +10,7 @@ from flask import abort, request, url_for
 from werkzeug.wrappers import Response
 
 from app import audit
-from app.domain.changes import ChangeError, validate_expected, validate_resource, validate_set
+from app.domain.changes import ChangeError, Impact, validate_expected, validate_resource, validate_set
 from app.domain.selectors import SelectorError, parse_selector
 from app.kube.projections import NodeView
 from app.kube.writer import NodeWriter, Outcome
@@ -191,18 +191,20 @@ def cancel(key: str) -> Response:
     return redirect(url_for("changes.results", key=key), code=303)
 
 
+def _impacts(outcomes: list[Outcome]) -> dict[str, Impact]:
+    """A preview's removes and decreases: per node, the pods that ask for the resource."""
+    cuts = [o for o in outcomes if o.ok and o.old is not None and (o.new is None or o.new < o.old)]
+    return {o.node: node_impact(o.node, o.resource, o.new) for o in cuts}
+
+
 @bp.get("/results/<key>")
 def results(key: str) -> str | Response:
     job = BulkJobs.get().find(key, identity().owner)
     if job is None:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")
     outcomes = list(job.outcomes)  # a snapshot: the job may still be adding
-    failed = [o for o in outcomes if not o.ok]
-    ready = [o for o in outcomes if o.ok] if job.dry_run and job.done else []
     shown, page, pages = paginate(outcomes, RESULTS_PAGE)
-    # a preview of a remove or a decrease names, per node, the pods that ask for the resource
-    cuts = [o for o in outcomes if o.ok and o.old is not None and (o.new is None or o.new < o.old)]
-    impacts = {o.node: node_impact(o.node, o.resource, o.new) for o in cuts} if job.dry_run else {}
+    impacts = _impacts(outcomes) if job.dry_run else {}
     return page_or_fragment(
         "job",
         "changes/_job.html",
@@ -212,8 +214,8 @@ def results(key: str) -> str | Response:
         done=job.done,
         finished=job.nodes_done,
         outcome_count=len(outcomes),
-        failed=failed,
-        ready=ready,
+        failed=[o for o in outcomes if not o.ok],
+        ready=[o for o in outcomes if o.ok] if job.dry_run and job.done else [],
         outcomes=shown,
         page=page,
         pages=pages,

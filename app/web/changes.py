@@ -15,7 +15,7 @@ from app.domain.changes import (
     ChangeError,
     Impact,
     impact,
-    validate_expected,
+    validate_remove,
     validate_resource,
     validate_set,
 )
@@ -141,37 +141,48 @@ def _prompted_by(key: str, resource: str) -> dict[str, object] | None:
 
 @bp.post("/nodes/<name>/resources")
 def set_resource(name: str) -> Response | tuple[str, int]:
-    state = Services.get()
     node = _node_or_404(name)
-    form = request.form
-    typed = {k: form.get(k, "") for k in ("resource", "quantity", "expected")}
+    typed = {k: request.form.get(k, "") for k in ("resource", "quantity", "expected")}
     try:
         resource, count, expected = validate_set(
-            typed["resource"],
-            typed["quantity"],
-            typed["expected"],
-            maximum=state.settings.max_quantity,
-            owner=state.read_only,
+            *typed.values(), maximum=Services.get().settings.max_quantity, owner=Services.get().read_only
         )
     except ChangeError as exc:
         return _set_form(node, typed, errors=exc.errors, status=422)
-    if expected is None and resource in node.capacity:
-        # the add form names a resource the node already advertises: a change, not a conflict.
-        # Nothing is written: the form comes back with the current value as the expected one.
-        current = node.capacity[resource]
-        notice = f"{name} already advertises {resource}: currently {current}. Save to change it to {count}."
-        return _set_form(node, {**typed, "resource": resource, "expected": str(current)}, notice=notice)
-    if expected is not None and count < expected and form.get("confirm") != "over-commit":
-        cut = node_impact(name, resource, count)
-        if cut.over:  # a decrease that pods here already exceed: said, and confirmed, first
-            return _set_form(node, {**typed, "resource": resource}, impact=cut)
+    confirmed = request.form.get("confirm") == "over-commit"
+    if (first := _ask_first(node, {**typed, "resource": resource}, count, expected, confirmed)) is not None:
+        return first
     outcome = writer().set(name, resource, count, expected, actor())
     if outcome.status == 409:
-        # changed by someone else since the page was read: the typed values stay, with what is
-        # there now as the expected value, so a second Save is a decision made on the new value
-        now = "" if outcome.old is None else str(outcome.old)
-        return _set_form(node, {**typed, "expected": now}, errors={"expected": outcome.message}, status=409)
+        return _changed_meanwhile(node, typed, outcome)
     return _finish(name, outcome)
+
+
+def _ask_first(
+    node: NodeView, typed: dict[str, str], count: int, expected: int | None, confirmed: bool
+) -> tuple[str, int] | None:
+    """The form again, with nothing written, when the operator should see something first: the
+    add form names a resource the node already advertises (a change from its current value,
+    not a conflict), or a decrease that pods here already exceed (said, and confirmed)."""
+    resource = typed["resource"]
+    if expected is None and resource in node.capacity:
+        current = node.capacity[resource]
+        notice = (
+            f"{node.name} already advertises {resource}: currently {current}. Save to change it to {count}."
+        )
+        return _set_form(node, {**typed, "expected": str(current)}, notice=notice)
+    if expected is not None and count < expected and not confirmed:
+        cut = node_impact(node.name, resource, count)
+        if cut.over:
+            return _set_form(node, typed, impact=cut)
+    return None
+
+
+def _changed_meanwhile(node: NodeView, typed: dict[str, str], outcome: Outcome) -> tuple[str, int]:
+    """Changed by someone else since the page was read: the typed values stay, with what is there
+    now as the expected value, so a second Save is a decision made on the new value."""
+    now = "" if outcome.old is None else str(outcome.old)
+    return _set_form(node, {**typed, "expected": now}, errors={"expected": outcome.message}, status=409)
 
 
 def _set_form(
@@ -214,17 +225,12 @@ def confirm_remove(name: str) -> str | Response:
 
 @bp.post("/nodes/<name>/resources/remove")
 def remove_resource(name: str) -> Response | tuple[str, int]:
-    state = Services.get()
     _node_or_404(name)
-    resource = request.form.get("resource", "").strip()
-    errors = {}
-    if msg := validate_resource(resource, state.read_only):
-        errors["resource"] = msg
-    expected, msg = validate_expected(request.form.get("expected"))
-    if msg:
-        errors["expected"] = msg
-    elif expected is None:
-        errors["expected"] = "Expected value is required: the amount you saw before removing."
-    if errors:
-        abort(422, description=" ".join(errors.values()))
+    form = request.form
+    try:
+        resource, expected = validate_remove(
+            form.get("resource", ""), form.get("expected"), Services.get().read_only
+        )
+    except ChangeError as exc:
+        abort(422, description=" ".join(exc.errors.values()))
     return _finish(name, writer().remove(name, resource, expected, actor()))

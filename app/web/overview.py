@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from flask import Response, jsonify, render_template, request, url_for
@@ -192,6 +192,23 @@ def _bucket(used: int, allocatable: int) -> int:
     return min(4, used * 5 // allocatable)
 
 
+def _heat_cells(rows: Iterable[NodeRow], resource: str) -> tuple[Markup, list[int]]:
+    """The squares of the nodes advertising ``resource`` (each a link to its node, titled with
+    its numbers) as one piece of HTML, and how many fall in each band."""
+    counts = [0] * len(HEAT_BUCKETS)
+    parts = []
+    node_url = url_for("nodes.detail", name="-")[:-1]
+    for row in rows:
+        u = row.usage.get(resource)
+        if u is None or not u.advertised:
+            continue
+        b = _bucket(u.used, u.allocatable)
+        counts[b] += 1
+        name, numbers = escape(row.name), f"{u.used}/{u.allocatable}"
+        parts.append(f'<a class=h{b} href="{node_url}{name}" title="{name} {numbers}"></a>')
+    return Markup("".join(parts)), counts
+
+
 @bp.get("/heat")
 def heat() -> str:
     """Every node as one small square per resource, coloured by the share requested: 5,000 nodes on
@@ -204,18 +221,7 @@ def heat() -> str:
     key = ("heat", filters, resource, viewer().may_read_devices)  # the grid differs by that right
     cells = memo.get(key)
     if cells is None:
-        counts = [0] * len(HEAT_BUCKETS)
-        parts = []
-        node_url = url_for("nodes.detail", name="-")[:-1]  # each square links to its node
-        for row in grid.rows:
-            u = row.usage.get(resource)
-            if u is None or not u.advertised:
-                continue
-            b = _bucket(u.used, u.allocatable)
-            counts[b] += 1
-            name, numbers = escape(row.name), f"{u.used}/{u.allocatable}"
-            parts.append(f'<a class=h{b} href="{node_url}{name}" title="{name} {numbers}"></a>')
-        cells = memo[key] = (Markup("".join(parts)), counts)
+        cells = memo[key] = _heat_cells(grid.rows, resource)
     return render_template(
         "overview/heat.html",
         grid=grid,
