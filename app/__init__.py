@@ -11,7 +11,7 @@ from flask import Flask
 from app.config import Settings
 
 if TYPE_CHECKING:
-    from app.kube.cluster import ClusterPort
+    from app.kube.api.cluster import ClusterPort
 
 HERE = Path(__file__).resolve().parent
 

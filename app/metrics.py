@@ -24,9 +24,9 @@ from app.domain.scheduler_message import parse_scheduler_message
 
 if TYPE_CHECKING:
     from app.domain.overview import NodeRow
-    from app.kube.cluster import ClusterPort
-    from app.kube.projections import PodView
-    from app.kube.store import Store
+    from app.kube.api.cluster import ClusterPort
+    from app.kube.state.store import Store
+    from app.kube.wire.projections import PodView
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 PREFIX = "extres_node_extended_resource_"

@@ -48,11 +48,11 @@ from app.domain.accounting import resize_rule
 from app.domain.fit import fits
 from app.domain.manifest import Planned, parse_manifest
 from app.domain.shape import ACROSS_NODES
-from app.kube.admission_reads import AdmissionReads
-from app.kube.cache import server_minor
-from app.kube.decoders import Pod
-from app.kube.projections import PodView
-from app.kube.store import Store
+from app.kube.api.admission_reads import AdmissionReads
+from app.kube.api.cache import server_minor
+from app.kube.state.store import Store
+from app.kube.wire.decoders import Pod
+from app.kube.wire.projections import PodView
 
 D, F = "example.com/dongle", "acme.io/fpga"
 NODES_PER_BATCH = 6
@@ -100,6 +100,7 @@ class Report:
     dra_bound: int = 0  # cases asking for the DRA-served resource that the scheduler bound
     resized: int = 0  # bound pods then resized in place (the harness playing the kubelet)
     unschedulable: int = 0
+    inter_pod: int = 0  # cases where inter-pod affinity or topology spread kept the pod off a node
     failures: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
@@ -109,7 +110,8 @@ class Report:
             f"{len(self.failures)} disagreed ({self.replayed} replayed once on a settled cluster); "
             f"undecided by {self.undecided_by or 'nothing'}; "
             f"{len(self.refused)} generated pods refused by the API server; "
-            f"{self.dra_bound} bound with DRA devices; {self.resized} resized in place"
+            f"{self.dra_bound} bound with DRA devices; {self.resized} resized in place; "
+            f"{self.inter_pod} kept off a node by inter-pod affinity or topology spread"
         )
 
 
@@ -478,15 +480,19 @@ def predict(admission: AdmissionReads, body: dict[str, Any]) -> Planned:
     return parse_manifest(json.dumps(body), admission.namespace)
 
 
-def feasible(store: Store, planned: Planned) -> tuple[list[str], tuple[str, ...]]:
+def feasible(store: Store, planned: Planned) -> tuple[list[str], tuple[str, ...], bool]:
     """The nodes the model says the pod fits, as What-if decides it (inter-pod affinity and
-    topology spread over the cache's pods), and what it could not decide."""
+    topology spread over the cache's pods), what it could not decide, and whether those two
+    filters kept the pod off a node the others let it onto."""
     facts = store.node_facts()
     near = store.inter_pod(planned.shape, planned.namespace, planned.labels, planned.terms)
-    if near is not None:
-        facts = near.applied(facts)
+    weighed = near.applied(facts) if near is not None else facts
     unsure = tuple(u for u in planned.shape.unmodelled if u not in ACROSS_NODES)
-    return sorted(n.name for n in facts if fits(planned.shape, n)), unsure + (near.undecided if near else ())
+    kept_off = any(
+        fits(planned.shape, a) and not fits(planned.shape, b) for a, b in zip(facts, weighed, strict=True)
+    )
+    predicted = sorted(n.name for n in weighed if fits(planned.shape, n))
+    return predicted, unsure + (near.undecided if near else ()), kept_off
 
 
 def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str = "agree") -> Report:
@@ -564,7 +570,8 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
             ns = body["metadata"]["namespace"]
             planned = predict(admission, body)
             shape = planned.shape
-            predicted, unsure = feasible(store, planned)
+            predicted, unsure, kept_off = feasible(store, planned)
+            report.inter_pod += kept_off
             try:
                 core.create_namespaced_pod(ns, body)
             except client.ApiException as exc:
@@ -583,7 +590,7 @@ def run(api: client.ApiClient, store: Store, cases: int, seed: int, prefix: str 
                 _wait(lambda name=name, ns=ns: (ns, name) not in store.pods)
                 time.sleep(2.0)
                 again = {**body, "metadata": {**body["metadata"], "name": f"{name}-again"}}
-                predicted, _ = feasible(store, planned)
+                predicted, _, _ = feasible(store, planned)
                 core.create_namespaced_pod(ns, again)
                 actual = _outcome(core, f"{name}-again", ns)
                 name = f"{name}-again"
@@ -650,8 +657,8 @@ def _slim(doc: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     from tempfile import mkdtemp
 
-    from app.kube.cache import ClusterCache
-    from app.kube.client import ClusterConfig, api_client, load_configuration
+    from app.kube.api.cache import ClusterCache
+    from app.kube.api.client import ClusterConfig, api_client, load_configuration
     from extres_demo import testenv
 
     ap = argparse.ArgumentParser()

@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 from kubernetes import client  # noqa: E402
 
 from app import create_app  # noqa: E402
-from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
-from app.kube.store import Store  # noqa: E402
+from app.kube.api.client import ClusterConfig, api_client, load_configuration  # noqa: E402
+from app.kube.state.store import Store  # noqa: E402
 from bench.profiles import PROFILES, RealProfile, listed_size  # noqa: E402
 from extres_demo import testenv  # noqa: E402
 

@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from kubernetes import client  # noqa: E402
 
-from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
+from app.kube.api.client import ClusterConfig, api_client, load_configuration  # noqa: E402
 from bench import snapshot, tools  # noqa: E402
 from bench.cache_bench import RESOURCES, seed_pending  # noqa: E402
 from bench.envelope import settle  # noqa: E402

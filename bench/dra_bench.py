@@ -31,9 +31,9 @@ from kubernetes import client  # noqa: E402
 
 from app import create_app  # noqa: E402
 from app.domain import device_cel  # noqa: E402
-from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
-from app.kube.dra import ClaimView  # noqa: E402
-from app.kube.sizes import deep_size  # noqa: E402
+from app.kube.api.client import ClusterConfig, api_client, load_configuration  # noqa: E402
+from app.kube.state.sizes import deep_size  # noqa: E402
+from app.kube.wire.dra import ClaimView  # noqa: E402
 from bench.cache_bench import seed_nodes  # noqa: E402
 from extres_demo import testenv  # noqa: E402
 

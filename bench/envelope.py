@@ -42,7 +42,7 @@ from kubernetes import client  # noqa: E402
 
 from app import create_app  # noqa: E402
 from app.domain.quantity import parse_quantity  # noqa: E402
-from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
+from app.kube.api.client import ClusterConfig, api_client, load_configuration  # noqa: E402
 from bench import snapshot, tools  # noqa: E402
 from bench.cache_bench import KB, RESOURCES, measure_sync, print_sync, seed_pending, warm_pages  # noqa: E402
 from bench.profiles import listed_size  # noqa: E402

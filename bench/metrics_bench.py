@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
-from app.kube.store import Store
+from app.kube.state.store import Store
 from app.metrics import NODE_FAMILIES, PREFIX, NodeFamilies
 
 

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from kubernetes import client  # noqa: E402
 
-from app.kube.client import ClusterConfig, api_client, load_configuration  # noqa: E402
+from app.kube.api.client import ClusterConfig, api_client, load_configuration  # noqa: E402
 from bench.cache_bench import RESOURCES, seed_nodes  # noqa: E402
 from bench.profiles import RealProfile  # noqa: E402
 from extres_demo import testenv  # noqa: E402

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kubernetes import client
 
-from app.kube.cache import ClusterCache
-from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.cache import ClusterCache
+from app.kube.api.client import ClusterConfig, api_client, load_configuration
 
 T = TypeVar("T")
 

@@ -23,7 +23,7 @@ from kubernetes import client
 from werkzeug.datastructures import Headers
 
 from app import create_app
-from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.web import security
 from extres_demo import testenv
 

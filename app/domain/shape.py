@@ -1,5 +1,5 @@
 """A pod's shape for placement, built one way from the pod spec's parts, whether the pod was
-watched (``app.kube.projections``) or pasted (``app.domain.manifest``).
+watched (``app.kube.wire.projections``) or pasted (``app.domain.manifest``).
 
 ``Placement`` is the part pods of one template share (tolerations, required node affinity,
 host ports, scheduler features the fit model does not cover): kept once, a pointer per pod.

@@ -8,8 +8,8 @@ from flask import Flask, abort
 from werkzeug.exceptions import HTTPException
 
 from app.config import Settings
-from app.kube.cluster import ClusterPort
-from app.kube.errors import Busy, KubeError
+from app.kube.api.cluster import ClusterPort
+from app.kube.api.errors import Busy, KubeError
 from app.web import filters, security
 from app.web.bulk_jobs import BulkJobs
 from app.web.hx import POLL_MARK, Page, error_page, htmx

@@ -9,8 +9,8 @@ from flask import current_app, redirect, render_template, request, session, url_
 from werkzeug.wrappers import Response
 
 from app import audit
-from app.kube.access import Identity
-from app.kube.errors import Busy, KubeError
+from app.kube.api.access import Identity
+from app.kube.api.errors import Busy, KubeError
 from app.web import security
 from app.web.bulk_jobs import BulkJobs
 from app.web.hx import Page

@@ -12,8 +12,8 @@ from werkzeug.wrappers import Response
 from app import audit
 from app.domain.changes import ChangeError, Impact, validate_expected, validate_resource, validate_set
 from app.domain.selectors import SelectorError, parse_selector
-from app.kube.projections import NodeView
-from app.kube.writer import NodeWriter, Outcome
+from app.kube.api.writer import NodeWriter, Outcome
+from app.kube.wire.projections import NodeView
 from app.web import security
 from app.web.bulk_jobs import BulkJob, BulkJobs, start_job
 from app.web.changes import actor, bp, node_impact, writer

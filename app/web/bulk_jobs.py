@@ -18,7 +18,7 @@ from flask import abort, current_app, url_for
 from werkzeug.wrappers import Response
 
 from app import audit, workers
-from app.kube.writer import Outcome
+from app.kube.api.writer import Outcome
 from app.web import security
 from app.web.hx import redirect
 from app.web.security import identity

@@ -20,8 +20,8 @@ from app.domain.changes import (
     validate_set,
 )
 from app.domain.names import is_dns_label, is_dns_subdomain
-from app.kube.projections import NodeView
-from app.kube.writer import NodeWriter, Outcome
+from app.kube.api.writer import NodeWriter, Outcome
+from app.kube.wire.projections import NodeView
 from app.web import security
 from app.web.hx import NODES_AND_PODS, Page, redirect
 from app.web.security import identity, refused

@@ -1,4 +1,4 @@
-"""The capacity history (``app.kube.capacity_log``): every change of an extended resource's
+"""The capacity history (``app.kube.api.capacity_log``): every change of an extended resource's
 capacity or allocatable on any node, who made it (its field manager, and this dashboard's user
 where it made it) and when, filtered by node, resource and a range of days, exported as CSV."""
 
@@ -9,8 +9,8 @@ from datetime import date
 from flask import Response, render_template, request
 
 from app.domain.capacity_log import Record
-from app.kube.capacity_log import Kept
-from app.kube.errors import KubeError
+from app.kube.api.capacity_log import Kept
+from app.kube.api.errors import KubeError
 from app.web.export import csv_response
 from app.web.hx import Page, resource_arg
 from app.web.paging import paginate

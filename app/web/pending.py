@@ -14,7 +14,7 @@ from markupsafe import Markup, escape
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
 from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_message
-from app.kube.projections import PodView
+from app.kube.wire.projections import PodView
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches

@@ -17,7 +17,7 @@ from werkzeug.wrappers import Response
 
 from app import audit
 from app.config import Settings
-from app.kube.access import Identity
+from app.kube.api.access import Identity
 from app.serving import REPEATED
 from app.web.hx import Page, redirect
 from app.web.services import Services

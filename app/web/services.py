@@ -11,11 +11,11 @@ from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
 from app.domain.ownership import Ownership, ownership_of
-from app.kube.cache import Freshness
-from app.kube.client import ClusterConfig
-from app.kube.cluster import Cluster, ClusterPort
-from app.kube.errors import KubeError
-from app.kube.reading import Unreadable
+from app.kube.api.cache import Freshness
+from app.kube.api.client import ClusterConfig
+from app.kube.api.cluster import Cluster, ClusterPort
+from app.kube.api.errors import KubeError
+from app.kube.wire.reading import Unreadable
 from app.metrics import Metrics
 from app.web.sign_in_limits import SignInLimits
 

@@ -8,7 +8,7 @@ encryption key differ. A session ends after ``EXTRES_SESSION_IDLE_MINUTES``
 without a request, or ``EXTRES_SESSION_MAX_HOURS`` after sign-in, whichever
 comes first, or when it signs out: each session has a random id, and signing
 out adds it to the revocation list every replica checks
-(``app.kube.revocations``), so a copy of the cookie made before stops working.
+(``app.kube.api.revocations``), so a copy of the cookie made before stops working.
 """
 
 from __future__ import annotations

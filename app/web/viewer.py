@@ -10,9 +10,9 @@ from functools import cached_property
 from flask import current_app, g
 
 from app.domain.ownership import Ownership
-from app.kube.cache import Freshness
-from app.kube.errors import KubeError
-from app.kube.reading import Unreadable
+from app.kube.api.cache import Freshness
+from app.kube.api.errors import KubeError
+from app.kube.wire.reading import Unreadable
 from app.web import security
 from app.web.services import Services
 from app.web.strip import known_names

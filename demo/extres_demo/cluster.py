@@ -21,7 +21,7 @@ from typing import Any
 
 from kubernetes import client
 
-from app.kube.errors import translate
+from app.kube.api.errors import translate
 from extres_demo import standin
 
 log = logging.getLogger(__name__)

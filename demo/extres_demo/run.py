@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from app.config import Settings
-from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.serving import serve_app
 from extres_demo import cluster, testenv
 

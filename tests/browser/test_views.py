@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from bench.load import seed
 from extres_demo import testenv
 from tests.browser.conftest import DOCS, open_page

@@ -9,8 +9,8 @@ from bs4 import BeautifulSoup
 from kubernetes import client
 
 from app.domain import changes
-from app.kube.access import Identity
-from app.kube.errors import Conflict, translate
+from app.kube.api.access import Identity
+from app.kube.api.errors import Conflict, translate
 from tests.conftest import eventually
 from tests.kube_helpers import create_node, create_pod, grid_cells, ready
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from app.kube.cache import ClusterCache
+from app.kube.api.cache import ClusterCache
 from tests.conftest import eventually
 from tests.kube_helpers import create_node, create_pod
 

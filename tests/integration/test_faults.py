@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from app.kube.cache import ClusterCache
-from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.cache import ClusterCache
+from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from extres_demo import testenv
 from tests.conftest import browser, eventually
 from tests.kube_helpers import grid_cells, snapshot
@@ -155,7 +155,7 @@ def test_a_real_410_from_a_compacted_etcd_leads_to_a_relist(plane, admin, make_a
         )
         cache = app.extensions["extres"].cluster.cache
         relists = cache.status["nodes"].relists
-        caplog.set_level(logging.INFO, logger="app.kube.cache")
+        caplog.set_level(logging.INFO, logger="app.kube.api.cache")
         proxy.refusing = True
         proxy.cut()
         admin.patch_node_status(

@@ -10,7 +10,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app.domain.capacity_log import Record
-from app.kube.capacity_log import CapacityLog
+from app.kube.api.capacity_log import CapacityLog
 from tests.conftest import eventually
 from tests.kube_helpers import create_node, kubelet_standin
 
@@ -20,7 +20,7 @@ D, F = "example.com/dongle", "acme.io/fpga"
 
 @pytest.fixture(autouse=True)
 def quick(monkeypatch):
-    from app.kube import capacity_log
+    from app.kube.api import capacity_log
 
     monkeypatch.setattr(capacity_log, "KEPT_SECONDS", 0.2)
 

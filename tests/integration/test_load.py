@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from bench.load import FRAGMENTS, get, run, seed
 from extres_demo import testenv
 from tests.serving import Server

@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from kubernetes import client
 
-from app.kube.cache import ClusterCache
-from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.cache import ClusterCache
+from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from bench.profiles import RealProfile, listed_size
 from extres_demo import testenv
 
@@ -72,7 +72,7 @@ def test_real_profile_pods_are_real_sized(admin_api, real_pods):
 
 
 def test_the_app_logs_its_cache_size_after_each_sync(make_app, real_pods, caplog):
-    with caplog.at_level(logging.INFO, logger="app.kube.cluster"):
+    with caplog.at_level(logging.INFO, logger="app.kube.api.cluster"):
         app = make_app()
         with app.app_context():
             assert app.extensions["extres"].cluster.cache.wait_synced(60)

@@ -213,7 +213,7 @@ def test_an_unreadable_object_is_counted_on_readyz_named_in_a_banner_and_the_app
     """One object the decoders could not read (as the watch would record it): the app stays
     ready and live, /readyz (open to anyone) counts it without naming it, and every page names it
     with the path that failed."""
-    from app.kube.reading import Unreadable
+    from app.kube.wire.reading import Unreadable
 
     cache = app.extensions["extres"].cluster.cache
     eventually(lambda: web.get("/readyz").status_code == 200)

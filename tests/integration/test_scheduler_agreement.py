@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from app.kube.cache import server_minor
+from app.kube.api.cache import server_minor
 from bench.agreement import run
 
 
@@ -35,6 +35,7 @@ def test_the_fit_model_agrees_with_the_scheduler(app, admin_api, scheduler):
     # the generator uses only modelled features: inter-pod affinity and topology spread included
     assert not report.undecided_by, report.undecided_by
     assert report.bound and report.unschedulable  # both outcomes were exercised
+    assert report.inter_pod  # inter-pod affinity and topology spread decided some cases
     if scheduler_minor(admin_api) >= 36:  # DRAExtendedResource is on: DRA devices were allocated
         assert report.dra_bound, report
 

@@ -8,7 +8,7 @@ import logging
 import pytest
 from bs4 import BeautifulSoup
 
-from app.kube.access import Identity
+from app.kube.api.access import Identity
 from tests.conftest import browser, eventually
 from tests.kube_helpers import create_node, snapshot
 

@@ -103,7 +103,7 @@ def test_token_mode_replicas_without_a_shared_session_store_are_refused():
 def test_sign_outs_written_at_once_by_two_replicas_are_all_kept(admin_api, uid):
     """Two replicas' revocation lists on one ConfigMap, each signing out 15 sessions at the same
     time: every write that lost the race (409) is merged again, none is lost or doubled."""
-    from app.kube.revocations import Revocations
+    from app.kube.api.revocations import Revocations
 
     store = f"default/{uid}-sessions"
     replicas = [Revocations(admin_api, store), Revocations(admin_api, store)]

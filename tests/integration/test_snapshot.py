@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from app.kube.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from bench import snapshot
 from bench.envelope import settle
 

@@ -24,10 +24,10 @@ from hypothesis_jsonschema import from_schema
 from app.domain.accounting import Part, Reported, extended_only, pod_request_amounts
 from app.domain.device_cel import Version
 from app.domain.quantity import QuantityError, to_amount
-from app.kube.decoders import Node, OwnerRef, Pod, Quota
-from app.kube.dra import MAX_DEVICES, DeviceClass, ResourceClaim, ResourceSlice
-from app.kube.projections import workload
-from app.kube.reading import NODES, PODS, QUOTAS, READERS
+from app.kube.wire.decoders import Node, OwnerRef, Pod, Quota
+from app.kube.wire.dra import MAX_DEVICES, DeviceClass, ResourceClaim, ResourceSlice
+from app.kube.wire.projections import workload
+from app.kube.wire.reading import NODES, PODS, QUOTAS, READERS
 
 SCHEMAS = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
 VERSIONS = ("1.35.0", "1.37.0")  # the Kubernetes minors the suite runs against

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from app.kube.access import Access, Identity
-from app.kube.errors import Unavailable
+from app.kube.api.access import Access, Identity
+from app.kube.api.errors import Unavailable
 
 
 def access(down: list[bool]) -> tuple[Access, list[tuple[str, str]]]:
@@ -30,7 +30,7 @@ waits: list[float | None] = []  # the timeout of each review sent
 def test_renewing_an_answer_already_given_waits_briefly_before_the_api_server_is_known_down():
     """Before /readyz tells that the API server hangs, a page renewing an expired answer waits
     RECHECK_TIMEOUT at most (then the old answer stands); a first answer gets the full timeout."""
-    from app.kube.access import RECHECK_TIMEOUT
+    from app.kube.api.access import RECHECK_TIMEOUT
 
     a, _ = access([False])
     assert a.check(ANN, "list", "pods")
@@ -70,7 +70,7 @@ def test_tokens_not_seen_lately_are_reviewed_within_one_budget_and_known_ones_st
     """Random tokens (a sign-in form, an Authorization header on any path) cost at most
     ``reviews_per_minute`` TokenReviews; past it a new token gets Busy (429) before any call,
     while a token already accepted is answered from the cache."""
-    from app.kube.errors import Busy
+    from app.kube.api.errors import Busy
 
     reviewed: list[str] = []
     a = Access(client.Configuration(), client.ApiClient(client.Configuration()), reviews_per_minute=3)

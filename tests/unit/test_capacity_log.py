@@ -79,7 +79,7 @@ def test_only_records_sealed_with_a_known_key_are_read():
 def test_managed_fields_name_who_owns_which_extended_amounts():
     import json
 
-    from app.kube.capacity_log import managed
+    from app.kube.api.capacity_log import managed
 
     node = {
         "metadata": {
@@ -110,8 +110,8 @@ def test_managed_fields_name_who_owns_which_extended_amounts():
 
 
 def test_records_waiting_to_be_written_are_bounded_and_the_rest_counted(monkeypatch):
-    from app.kube import capacity_log
-    from app.kube.capacity_log import CapacityLog
+    from app.kube.api import capacity_log
+    from app.kube.api.capacity_log import CapacityLog
 
     monkeypatch.setattr(capacity_log, "QUEUE", 3)
     log = CapacityLog(None, None, ("k",))  # no store: nothing is written, the queue only fills
@@ -183,8 +183,8 @@ def test_a_write_refused_for_what_it_is_is_counted_not_retried_forever(monkeypat
     are counted as not recorded and the problem shown; one refused for now (503) waits again."""
     from kubernetes import client
 
-    from app.kube.capacity_log import CapacityLog
-    from app.kube.errors import KubeError
+    from app.kube.api.capacity_log import CapacityLog
+    from app.kube.api.errors import KubeError
 
     log = CapacityLog(client.ApiClient(client.Configuration()), "ns/h", ("k",))
 
@@ -206,7 +206,7 @@ def test_a_change_made_here_is_read_back_before_it_is_written(monkeypatch):
     step opened the page within the second before the write)."""
     from kubernetes import client
 
-    from app.kube.capacity_log import CapacityLog
+    from app.kube.api.capacity_log import CapacityLog
 
     log = CapacityLog(client.ApiClient(client.Configuration()), "ns/h", ("k",))
     stored = Record("2026-01-01T00:00:00Z", "n4", "capacity", D, 2, None, "extres", "ann", "7")

@@ -106,7 +106,7 @@ def test_a_class_shown_under_its_extended_name_counts_requests_of_its_implicit_n
     """4 devices of one class: one resource of 4, never 4 + 4; a pod asking by the implicit name
     counts under the extended name."""
     from app.domain.overview import node_row
-    from app.kube.projections import NodeView
+    from app.kube.wire.projections import NodeView
 
     cls = ClassFacts("gpus", "2026-01-01T00:00:00Z", "example.com/gpu")
     node = [SliceFacts("s", GPU, "node-1", 1, 1, "node-1", tuple(gpu(f"g{i}") for i in range(4)))]
@@ -194,8 +194,8 @@ def test_a_backtracking_pattern_is_decided_in_linear_time():
 
 
 def test_the_store_decides_selectors_before_its_lock_so_pages_only_read_answers(monkeypatch):
-    from app.kube.dra import ClassView, SliceView
-    from app.kube.store import Store
+    from app.kube.state.store import Store
+    from app.kube.wire.dra import ClassView, SliceView
 
     store = Store()
     facts = ClassFacts("gpus", "t", "example.com/gpu", (f'device.attributes["{GPU}"].model == "a100"',))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import orjson
 
-from app.kube.dra import MAX_DEVICES
-from app.kube.reading import READERS
+from app.kube.wire.dra import MAX_DEVICES
+from app.kube.wire.reading import READERS
 
 
 def slice_json(name: str, devices: list) -> dict:

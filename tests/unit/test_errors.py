@@ -8,7 +8,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import ConnectTimeoutError, MaxRetryError, NewConnectionError, ReadTimeoutError
 
-from app.kube.errors import translate
+from app.kube.api.errors import translate
 
 
 def test_a_refused_connection_says_nothing_was_changed():
@@ -80,7 +80,7 @@ def test_each_status_has_its_own_kind_of_error(status, kind, title):
 
 
 def test_a_401_is_a_refusal_of_its_own_and_a_429_keeps_its_retry_after():
-    from app.kube.errors import Busy, Forbidden
+    from app.kube.api.errors import Busy, Forbidden
 
     assert isinstance(translate(api_error(401, {})), Forbidden)  # code that refuses on 403 refuses on 401
     busy = api_error(429, {})

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from app.kube.errors import Unavailable
-from app.kube.kept import KeptRead
+from app.kube.api.errors import Unavailable
+from app.kube.api.kept import KeptRead
 
 
 class Slow:

@@ -362,7 +362,7 @@ def test_pods_with_anti_affinity_on_nodes_it_fits_are_named_not_weighed():
 
 
 def test_the_store_counts_pods_with_required_anti_affinity_per_node():
-    from app.kube.store import Store
+    from app.kube.state.store import Store
 
     store = Store()
     store.apply_node(

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import threading
 
-from app.kube import revocations
-from app.kube.revocations import MAX_ENTRIES, Revocations, digest, live, parse, render
+from app.kube.api import revocations
+from app.kube.api.revocations import MAX_ENTRIES, Revocations, digest, live, parse, render
 
 
 def test_ended_entries_are_dropped_and_the_rest_kept():
@@ -69,7 +69,7 @@ def test_the_refresher_survives_any_exception(monkeypatch):
 
 
 def test_a_good_read_is_timed_and_a_failed_one_is_not(monkeypatch):
-    from app.kube.errors import Unavailable
+    from app.kube.api.errors import Unavailable
 
     r = Revocations(None, None)
     r._doc = doc = type("Doc", (), {})()  # type: ignore[assignment]

@@ -1,7 +1,7 @@
 """The cache's kept state: what a reader at an older fit version is told to catch up on."""
 
-from app.kube import fit_facts
-from app.kube.store import Store
+from app.kube.state import fit_facts
+from app.kube.state.store import Store
 
 D = "example.com/dongle"
 

@@ -10,7 +10,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from app.domain.accounting import Totals
 from app.domain.overview import node_row
-from app.kube.store import Store
+from app.kube.state.store import Store
 
 D, F = "example.com/dongle", "acme.io/fpga"
 NODES = st.sampled_from(["a", "b", "c"])

@@ -2,8 +2,8 @@
 
 import json
 
-from app.kube.cache import EVENT
-from app.kube.reading import NODES, PODS, QUOTAS
+from app.kube.api.cache import EVENT
+from app.kube.wire.reading import NODES, PODS, QUOTAS
 
 # A watch bookmark for pods, byte for byte as kube-apiserver v1.20 sends it.
 BOOKMARK = (

@@ -7,10 +7,10 @@ from types import SimpleNamespace
 import pytest
 from kubernetes import client
 
-from app.kube.cache import EVENT, ClusterCache, Freshness
-from app.kube.errors import Gone, KubeError
-from app.kube.reading import Unreadable, UnreadableLog, readers
-from app.kube.revocations import Revocations
+from app.kube.api.cache import EVENT, ClusterCache, Freshness
+from app.kube.api.errors import Gone, KubeError
+from app.kube.api.revocations import Revocations
+from app.kube.wire.reading import Unreadable, UnreadableLog, readers
 from app.metrics import ClusterCollector
 
 
@@ -96,7 +96,7 @@ def test_unreadable_objects_of_several_kinds_are_counted_in_one_sentence():
 
 
 def test_the_servers_version_is_asked_again_at_a_relist_while_unknown(monkeypatch):
-    from app.kube import cache as cache_module
+    from app.kube.api import cache as cache_module
 
     answers = iter([None, 35])
     monkeypatch.setattr(cache_module, "server_minor", lambda api: next(answers))

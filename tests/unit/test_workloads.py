@@ -1,6 +1,6 @@
 from app.domain.workloads import Holder, group, sort_rows
-from app.kube.decoders import OwnerRef
-from app.kube.projections import Owner, workload
+from app.kube.wire.decoders import OwnerRef
+from app.kube.wire.projections import Owner, workload
 
 D = "example.com/dongle"
 

@@ -11,12 +11,12 @@ from typing import Any
 
 from app.domain.admission import Namespace
 from app.domain.capacity_log import Record
-from app.kube.access import Identity
-from app.kube.cache import Freshness, WatchCounters
-from app.kube.capacity_log import Kept
-from app.kube.reading import Unreadable
-from app.kube.revocations import Revocations
-from app.kube.store import Store
+from app.kube.api.access import Identity
+from app.kube.api.cache import Freshness, WatchCounters
+from app.kube.api.capacity_log import Kept
+from app.kube.api.revocations import Revocations
+from app.kube.state.store import Store
+from app.kube.wire.reading import Unreadable
 
 LIVE = Freshness(synced=True, stale=False, age_seconds=0.0, error=None)
 BASE = {"cpu": "4", "memory": "8Gi", "pods": "110"}

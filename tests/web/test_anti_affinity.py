@@ -82,7 +82,7 @@ def test_nodes_that_declare_features_are_named_not_weighed(client, cluster):
 
 
 def test_declared_features_are_read_from_the_node_status():
-    from app.kube.projections import NodeView
+    from app.kube.wire.projections import NodeView
 
     view = NodeView.from_json(
         {"metadata": {"name": "n"}, "status": {"declaredFeatures": ["InPlacePodVerticalScaling"]}}

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from app.domain.changes import DESIRED_ANNOTATION
-from app.kube.writer import Outcome
+from app.kube.api.writer import Outcome
 from tests.conftest import browser, eventually
 
 D = "example.com/dongle"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bs4 import BeautifulSoup
 
-from app.kube.writer import Outcome
+from app.kube.api.writer import Outcome
 from tests.conftest import eventually
 
 D = "example.com/dongle"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from app.domain.device_cel import Device
 from app.domain.devices import ClassFacts, DeviceFacts, SliceFacts
-from app.kube.dra import ClaimView, ClassView, SliceView
+from app.kube.wire.dra import ClaimView, ClassView, SliceView
 from tests.kube_helpers import grid_cells
 
 GPU, R = "gpu.example.com", "example.com/gpu"

@@ -93,7 +93,7 @@ class ConflictWriter:
     """The API server's answer when someone else changed the value: 5 now, not the 2 the user saw."""
 
     def set(self, name, resource, count, expected, actor, dry_run=False):
-        from app.kube.writer import Outcome
+        from app.kube.api.writer import Outcome
 
         message = f"{resource} on {name} changed since you loaded it: you saw {expected}, it is now 5."
         return Outcome(name, resource, "set", 5, count, False, message, dry_run, 409)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.kube.writer import Outcome
+from app.kube.api.writer import Outcome
 
 D = "example.com/dongle"
 ODD = [

@@ -4,7 +4,7 @@ so instead of claiming success."""
 
 from __future__ import annotations
 
-from app.kube.errors import Unavailable
+from app.kube.api.errors import Unavailable
 from tests.conftest import browser
 
 COOKIE = "__Host-extres_session"
@@ -69,7 +69,7 @@ def test_a_sign_out_that_cannot_be_recorded_says_so(make_app, cluster, monkeypat
 def test_while_the_sign_out_list_cannot_be_read_pages_answer_503_with_security_headers(make_app, cluster):
     """Before the shared list was ever read, no session can be verified: the designed 503 page,
     with every security header, not a bare 500 (the error page ran before anyone was known)."""
-    from app.kube.revocations import Revocations
+    from app.kube.api.revocations import Revocations
 
     app = make_app(auth_mode="token")
     web = signed_in(app)
@@ -87,7 +87,7 @@ def test_while_the_sign_out_list_cannot_be_read_pages_answer_503_with_security_h
 def test_sign_in_pauses_while_the_sign_out_list_is_full_and_its_age_is_a_metric(make_app, cluster):
     import time
 
-    from app.kube.revocations import MAX_ENTRIES, digest
+    from app.kube.api.revocations import MAX_ENTRIES, digest
 
     app = make_app(auth_mode="token")
     until = int(time.time()) + 3600

@@ -18,9 +18,9 @@ import msgspec
 
 from app.domain.accounting import PER_SOURCE
 from app.domain.quantity import QuantityError
-from app.kube.decoders import Ident, ListMeta, Meta, Node, ObjectList, Pod, Quota
-from app.kube.dra import ClaimView, ClassView, DeviceClass, ResourceClaim, ResourceSlice, SliceView
-from app.kube.projections import NodeView, PodView, QuotaView
+from app.kube.wire.decoders import Ident, ListMeta, Meta, Node, ObjectList, Pod, Quota
+from app.kube.wire.dra import ClaimView, ClassView, DeviceClass, ResourceClaim, ResourceSlice, SliceView
+from app.kube.wire.projections import NodeView, PodView, QuotaView
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The Store's DRA part (mixed into ``app.kube.store.Store``): DeviceClasses, ResourceSlices and
+"""The Store's DRA part (mixed into ``app.kube.state.store.Store``): DeviceClasses, ResourceSlices and
 ResourceClaims as events bring them, the nodes whose numbers they move, and the selectors they
 bring to bear decided before the lock is taken (``device_cel`` keeps the answers)."""
 
@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 
 from app.domain import device_cel
 from app.domain.devices import DraUsage
-from app.kube.dra_index import EVERY, DraIndex
-from app.kube.projections import NodeView
+from app.kube.state.dra_index import EVERY, DraIndex
+from app.kube.wire.projections import NodeView
 
 T = TypeVar("T")
 

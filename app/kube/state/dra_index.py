@@ -22,7 +22,7 @@ from app.domain.devices import (
     node_usage,
     serving,
 )
-from app.kube.dra import ClaimView, ClassView, SliceView
+from app.kube.wire.dra import ClaimView, ClassView, SliceView
 
 EVERY = frozenset({"*"})  # every node may move
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from app import workers
-from app.kube.errors import KubeError, Unavailable, translate
+from app.kube.api.errors import KubeError, Unavailable, translate
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -10,7 +10,7 @@ from app.domain.accounting import Amounts
 from app.domain.fit import HostPort
 from app.domain.shape import INTER_POD_ANTI_AFFINITY
 from app.domain.workloads import Holder
-from app.kube.projections import NO_OWNER, PodView
+from app.kube.wire.projections import NO_OWNER, PodView
 
 _ONE_POD = {"pods": 1}
 

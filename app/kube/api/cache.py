@@ -6,8 +6,8 @@ resourceVersion seen (with exponential backoff after a failure), and only a 410
 Gone leads to a relist. Responses are read raw
 (``_preload_content=False``) and decoded with msgspec; each page is projected into
 slim views as it arrives and freed before the next is fetched, and a watch event
-is projected and dropped the same way (``app.kube.reading``). What is kept, and
-the aggregates over it, live in ``app.kube.store``.
+is projected and dropped the same way (``app.kube.wire.reading``). What is kept, and
+the aggregates over it, live in ``app.kube.state.store``.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from kubernetes import client
 
 from app import workers
 from app.domain.accounting import resize_rule
-from app.kube import kinds
-from app.kube.errors import Forbidden, Gone, KubeError, translate
-from app.kube.pod_index import PodIndex
-from app.kube.readiness import Readiness
-from app.kube.reading import Reader, Unreadable, UnreadableLog, readers
-from app.kube.store import Store
+from app.kube.api.errors import Forbidden, Gone, KubeError, translate
+from app.kube.api.readiness import Readiness
+from app.kube.state import kinds
+from app.kube.state.pod_index import PodIndex
+from app.kube.state.store import Store
+from app.kube.wire.reading import Reader, Unreadable, UnreadableLog, readers
 
 log = logging.getLogger(__name__)
 
@@ -272,7 +272,7 @@ class ClusterCache:
 
     def _list(self, kind: str) -> str:
         """List a kind, projecting each page as it arrives, and swap the result in whole. An
-        object that cannot be read is left out and named (``app.kube.reading``)."""
+        object that cannot be read is left out and named (``app.kube.wire.reading``)."""
         reader = self._readers(relist=True)[kind]
         index = PodIndex() if kind == "pods" else None
         views: list[Any] = []

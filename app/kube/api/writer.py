@@ -18,7 +18,7 @@ from kubernetes import client
 from app import audit
 from app.domain import changes
 from app.domain.quantity import QuantityError, parse_count
-from app.kube.errors import TEST_FAILED, Conflict, Invalid, KubeError, NotFound, translate
+from app.kube.api.errors import TEST_FAILED, Conflict, Invalid, KubeError, NotFound, translate
 
 FIELD_MANAGER = "extres"
 EVENT_REASON = "ExtendedResourceChanged"

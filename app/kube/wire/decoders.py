@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from app.kube.placement import Affinity, PortJSON, Present, SpreadJSON, TaintJSON, TolerationJSON
+from app.kube.wire.placement import Affinity, PortJSON, Present, SpreadJSON, TaintJSON, TolerationJSON
 
 T = TypeVar("T")
 

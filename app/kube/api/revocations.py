@@ -8,7 +8,7 @@ re-reads the ConfigMap every ``refresh`` seconds in a background thread (a GET, 
 request's path), so a copied cookie stops working at once on the replica that signed out and
 within ``refresh`` seconds on the others.
 
-A write is a merge into the ConfigMap (``app.kube.configmap_doc``: read-modify-write with the
+A write is a merge into the ConfigMap (``app.kube.api.configmap_doc``: read-modify-write with the
 resourceVersion, redone on what another replica wrote; adding an id twice changes nothing).
 Without a ConfigMap (one replica, the demo) the list is kept in memory only. Until the list has
 been read once, no session can be verified (fail closed).
@@ -25,8 +25,8 @@ from collections.abc import Callable
 from kubernetes import client
 
 from app import workers
-from app.kube.configmap_doc import ConfigMapDoc
-from app.kube.errors import KubeError, Unavailable
+from app.kube.api.configmap_doc import ConfigMapDoc
+from app.kube.api.errors import KubeError, Unavailable
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 from urllib3 import Retry
 
-from app.kube.errors import NotConfigured
+from app.kube.api.errors import NotConfigured
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """What pages look up in the Store, each under its lock: one node or pod, the drifted nodes, a
 node's requests and limits, the pods requesting extended resources, the holders, the quotas,
-the unschedulable pods, and the cache's size. A part of ``app.kube.store.Store``."""
+the unschedulable pods, and the cache's size. A part of ``app.kube.state.store.Store``."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import threading
 
 from app.domain.accounting import Amounts
 from app.domain.workloads import Holder
-from app.kube.pod_index import PodIndex
-from app.kube.projections import NodeView, PodView, QuotaView
-from app.kube.sizes import CacheSize, estimate
+from app.kube.state.pod_index import PodIndex
+from app.kube.state.sizes import CacheSize, estimate
+from app.kube.wire.projections import NodeView, PodView, QuotaView
 
 
 class Lookups:

@@ -1,6 +1,6 @@
 """The Store: what is known of the cluster, and the aggregates kept current as objects come and go.
 
-No I/O here: the watch loops in ``app.kube.cache`` feed projected views in.
+No I/O here: the watch loops in ``app.kube.api.cache`` feed projected views in.
 Per node it keeps the sum of the counted pods' requests and limits, the pods
 with extended requests, and the overview row (rebuilt lazily, only for nodes an
 event touched), with cluster totals moved by the difference. A relist builds a
@@ -17,12 +17,12 @@ from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.fit import HostPort, NodeFacts, PodShape
 from app.domain.overview import NodeRow, node_row
 from app.domain.pod_affinity import InterPod, Labels, PodTerms, decide
-from app.kube.dra_index import DraIndex
-from app.kube.fit_facts import FitFacts
-from app.kube.pod_index import PodIndex, repels
-from app.kube.projections import EMPTY, NodeView, PodView, QuotaView
-from app.kube.store_dra import DraHolding
-from app.kube.store_lookups import Lookups
+from app.kube.state.dra_index import DraIndex
+from app.kube.state.fit_facts import FitFacts
+from app.kube.state.pod_index import PodIndex, repels
+from app.kube.state.store_dra import DraHolding
+from app.kube.state.store_lookups import Lookups
+from app.kube.wire.projections import EMPTY, NodeView, PodView, QuotaView
 
 T = TypeVar("T")
 
@@ -46,7 +46,7 @@ class Store(DraHolding, Lookups):
         # (any counted pod's requests or host ports, a node's facts).
         self._fit = FitFacts()
         self.dra = DraIndex()  # DeviceClasses, ResourceSlices, ResourceClaims (when served)
-        # what an event, a relist and an unreadable object do, per kind (app.kube.kinds); a DRA
+        # what an event, a relist and an unreadable object do, per kind (app.kube.state.kinds); a DRA
         # kind not named here goes to the DRA index
         self._kinds: dict[str, tuple[Callable[..., None], Callable[[Any], None], Callable[[Any], object]]] = {
             "nodes": (self.put_node, self.replace_nodes, lambda key: self._drop_node(key[1])),

@@ -12,7 +12,7 @@ from typing import Any
 
 from kubernetes import client
 
-from app.kube.errors import Conflict, NotFound, Unavailable, translate
+from app.kube.api.errors import Conflict, NotFound, Unavailable, translate
 
 MERGES = 8  # rounds lost to other writers before giving up
 

@@ -13,9 +13,9 @@ import msgspec
 from kubernetes import client
 
 from app.domain.admission import LimitRange, Namespace, RuntimeClass
-from app.kube.decoders import RAW_LIST, ListMeta
-from app.kube.errors import KubeError
-from app.kube.kept import KeptRead
+from app.kube.api.errors import KubeError
+from app.kube.api.kept import KeptRead
+from app.kube.wire.decoders import RAW_LIST, ListMeta
 
 log = logging.getLogger(__name__)
 KEPT_SECONDS = 30.0

@@ -12,15 +12,15 @@ from kubernetes import client
 
 from app import audit
 from app.domain.admission import Namespace
-from app.kube.access import Access, Identity
-from app.kube.admission_reads import AdmissionReads
-from app.kube.cache import ClusterCache, Freshness, WatchCounters
-from app.kube.capacity_log import CapacityLog, Kept
-from app.kube.client import ClusterConfig, api_client, load_configuration
-from app.kube.reading import Unreadable
-from app.kube.revocations import Revocations
-from app.kube.store import Store
-from app.kube.writer import NodeWriter
+from app.kube.api.access import Access, Identity
+from app.kube.api.admission_reads import AdmissionReads
+from app.kube.api.cache import ClusterCache, Freshness, WatchCounters
+from app.kube.api.capacity_log import CapacityLog, Kept
+from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.revocations import Revocations
+from app.kube.api.writer import NodeWriter
+from app.kube.state.store import Store
+from app.kube.wire.reading import Unreadable
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ import msgspec
 
 from app.domain.device_cel import Device, Version
 from app.domain.devices import ClassFacts, DeviceFacts, SliceFacts
-from app.kube.decoders import Meta
-from app.kube.placement import Present
+from app.kube.wire.decoders import Meta
+from app.kube.wire.placement import Present
 
 GROUP_VERSION = "resource.k8s.io/v1"
 MAX_DEVICES = 128  # per slice, as the API allows; more are not read

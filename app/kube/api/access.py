@@ -24,8 +24,8 @@ from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 from urllib3 import HTTPHeaderDict
 
-from app.kube.client import api_client
-from app.kube.errors import Busy, Forbidden, KubeError, Unavailable, translate
+from app.kube.api.client import api_client
+from app.kube.api.errors import Busy, Forbidden, KubeError, Unavailable, translate
 
 log = logging.getLogger(__name__)
 CHECK_TTL = 30.0

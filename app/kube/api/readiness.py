@@ -12,7 +12,7 @@ import time
 from kubernetes import client
 
 from app import workers
-from app.kube.errors import translate
+from app.kube.api.errors import translate
 
 log = logging.getLogger(__name__)
 NOT_READY = "The API server is not ready ({}): what is shown may be out of date."

@@ -1,6 +1,6 @@
 """Slim views of decoded pods, nodes and quotas: only what accounting and the pages need.
 
-The structs they are made from are in ``app.kube.decoders``. A view keeps nothing of what it
+The structs they are made from are in ``app.kube.wire.decoders``. A view keeps nothing of what it
 was decoded from. Pods mostly repeat a few request shapes and selectors: equal dicts are shared.
 """
 
@@ -31,7 +31,7 @@ from app.domain.names import is_native_resource
 from app.domain.pod_affinity import PodTerm
 from app.domain.quantity import QuantityError, to_amount
 from app.domain.shape import NONE, Placement, pod_shape, running
-from app.kube.decoders import (
+from app.kube.wire.decoders import (
     EMPTY_META,
     EMPTY_POD_SPEC,
     EMPTY_POD_STATUS,
@@ -44,7 +44,7 @@ from app.kube.decoders import (
     Quota,
     Resources,
 )
-from app.kube.placement import placement, taints
+from app.kube.wire.placement import placement, taints
 
 log = logging.getLogger(__name__)
 

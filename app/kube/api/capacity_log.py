@@ -47,10 +47,10 @@ from app.domain.capacity_log import (
     slot,
 )
 from app.domain.names import is_native_resource
-from app.kube.configmap_doc import ConfigMapDoc
-from app.kube.errors import KubeError
-from app.kube.kept import KeptRead
-from app.kube.projections import NodeView
+from app.kube.api.configmap_doc import ConfigMapDoc
+from app.kube.api.errors import KubeError
+from app.kube.api.kept import KeptRead
+from app.kube.wire.projections import NodeView
 
 log = logging.getLogger(__name__)
 LABELS = {"app.kubernetes.io/managed-by": "extres", "app.kubernetes.io/component": "capacity-log"}

@@ -1,0 +1,2 @@
+"""Calls to the API server: the client, list-and-watch, access reviews, writes, kept reads
+and the shared ConfigMaps."""
