@@ -11,9 +11,16 @@ import os
 import random
 
 import pytest
+import yaml
 
+from app.kube.api.admission_reads import AdmissionReads
 from app.kube.api.cache import server_minor
 from bench.agreement import run
+from bench.agreement_cases import replay
+from bench.agreement_cluster import admission_objects
+from tests.conftest import repo_root
+
+KEPT = sorted((repo_root() / "tests" / "agreement_cases").glob("*.yaml"))
 
 
 def scheduler_minor(api) -> int:
@@ -38,6 +45,22 @@ def test_the_fit_model_agrees_with_the_scheduler(app, admin_api, scheduler):
     assert report.inter_pod  # inter-pod affinity and topology spread decided some cases
     if scheduler_minor(admin_api) >= 36:  # DRAExtendedResource is on: DRA devices were allocated
         assert report.dra_bound, report
+
+
+@pytest.mark.parametrize("path", KEPT, ids=[p.stem for p in KEPT])
+def test_a_kept_case_agrees(app, admin_api, scheduler, path):
+    """The kept cases (tests/agreement_cases/: shrunk disagreements, and the rules most easily got
+    wrong), replayed on fresh nodes: the model agrees, and the scheduler decides as recorded."""
+    case = yaml.safe_load(path.read_text())
+    admission_objects(admin_api)
+    verdict = replay(admin_api, app.extensions["extres"].cluster.store, AdmissionReads(admin_api, 10.0), case)
+    recorded = case["scheduler"]
+    assert verdict.agrees, (verdict.predicted, verdict.actual)
+    expected = None if recorded == "Unschedulable" else recorded
+    renamed = (
+        verdict.actual.replace(verdict.actual.rsplit("-n", 1)[0], case["batch"]) if verdict.actual else None
+    )
+    assert renamed == expected, (renamed, expected)
 
 
 def test_an_overcommitted_cpu_keeps_out_only_pods_that_ask_for_cpu(app, core, scheduler, uid):
