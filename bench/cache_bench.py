@@ -130,6 +130,8 @@ def measure_sync(kubeconfig: Path, pods: int) -> dict[str, float]:
     """Cold-sync figures at one step, each from fresh processes (best of two for times)."""
     floors = [probe(kubeconfig, "floor") for _ in range(2)]
     floor = min(r["seconds"] for r in floors)
+    wires = [probe(kubeconfig, "wire") for _ in range(2)]
+    decodes = [probe(kubeconfig, "decode") for _ in range(2)]
     syncs = [probe(kubeconfig, "sync") for _ in range(2)]
     sync = min(syncs, key=lambda r: r["seconds"])
     trace = probe(kubeconfig, "trace")
@@ -138,6 +140,8 @@ def measure_sync(kubeconfig: Path, pods: int) -> dict[str, float]:
     return {
         "pods": listed,
         "floor": floor,
+        "wire": min(r["seconds"] for r in wires),
+        "decode": min(r["seconds"] for r in decodes),
         "sync": sync["seconds"],
         "peak_per_pod": max(r["peak"] for r in syncs) / listed,
         "after": sync["after"],
@@ -150,7 +154,7 @@ def measure_sync(kubeconfig: Path, pods: int) -> dict[str, float]:
         "all_after": everything["after"],
         "seeded": pods,
         # lists begun again after a 410 (a continue token outlived etcd's history)
-        "restarts": sum(r.get("restarts", 0) for r in (*floors, *syncs, trace, everything)),
+        "restarts": sum(r.get("restarts", 0) for r in (*floors, *wires, *decodes, *syncs, trace, everything)),
     }
 
 
@@ -158,7 +162,10 @@ def print_sync(label: str, m: dict[str, float]) -> None:
     mib = 2**20
     print(
         f"[{label}] {m['pods']:.0f} live pods listed (of {m['all_pods']:.0f}): cold sync {m['sync']:.2f}s "
-        f"= {m['sync'] / m['floor']:.2f}x the floor (raw GET + json.loads {m['floor']:.2f}s)"
+        f"= {m['sync'] / m['wire']:.2f}x the wire floor (the same requests, bodies read and skipped: "
+        f"{m['wire']:.2f}s), {m['sync'] / m['decode']:.2f}x the decode floor (the cache's decoder, "
+        f"nothing kept: {m['decode']:.2f}s); json.loads of every page {m['floor']:.2f}s "
+        f"({m['floor'] / m['sync']:.2f}x the sync)"
     )
     print(
         f"[{label}]   peak RSS growth {m['peak_per_pod'] / KB:.2f} KB per pod; RSS after sync "

@@ -1,10 +1,15 @@
 """One cold sync (or its floor) in a fresh process, so memory figures start from a clean heap.
 
-    python bench/sync_probe.py KUBECONFIG floor|sync|trace [--page-size N] [--all-pods]
+    python bench/sync_probe.py KUBECONFIG wire|decode|floor|sync|trace [--page-size N] [--all-pods]
 
 Prints one JSON object:
-  floor: seconds to GET the same pages (nodes, then pods) and json.loads each: the raw-parse floor
-         (begun again if a continue token expires; "restarts" counts them)
+  wire:  seconds for the cache's own paginated requests (nodes, then pods), each body read whole
+         and skipped but for its continue token: the API server's and the wire's time, the real
+         floor of any client
+  decode: the same, each page decoded by the cache's own decoder (the kept fields, msgspec) and
+         dropped: the floor of decoding, nothing projected or kept
+  floor: the same pages json.loads'ed: what a client decoding everything pays (older figures)
+         (each begun again if a continue token expires; "restarts" counts them)
   sync:  seconds for the cache's list of nodes and pods; RSS before, at the peak (VmHWM, reset
          just before the sync) and after; the cache's own size estimate
   trace: bytes the synced pods cache retains and the peak of traced allocation (tracemalloc)
@@ -24,10 +29,12 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import msgspec
 from kubernetes import client
 
 from app.kube.api.cache import ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from app.kube.wire.decoders import ListMeta, ObjectList
 
 T = TypeVar("T")
 
@@ -81,10 +88,37 @@ def floor(core: client.CoreV1Api, cache: ClusterCache, page_size: int) -> dict[s
     return {"pods": pods, "bytes": size}
 
 
+_LIST_META = msgspec.json.Decoder(ObjectList[msgspec.Raw])  # items kept as raw bytes, not decoded
+
+
+def paged(cache: ClusterCache, decode: Callable[[str, bytes], Any]) -> dict[str, int]:
+    """The cache's own paginated requests (``ClusterCache._list_pages``), nodes then pods, each
+    page given to ``decode`` (which returns the decoded list) and dropped."""
+    out = {"pods": 0, "bytes": 0}
+    for kind in ("nodes", "pods"):
+
+        def take(data: bytes, kind: str = kind) -> tuple[str | None, str]:
+            listed = decode(kind, data)
+            if kind == "pods":
+                out["pods"] += len(listed.items or ())
+                out["bytes"] += len(data)
+            meta = listed.metadata or ListMeta()
+            return meta.cont, meta.resource_version or ""
+
+        cache._list_pages(kind, take)
+    return out
+
+
+def decoders(cache: ClusterCache) -> Callable[[str, bytes], Any]:
+    """Each kind's page decoder, the one the cache's list uses (its readers for this version)."""
+    readers = cache._readers(relist=True)
+    return lambda kind, data: readers[kind]._page.decode(data)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("kubeconfig")
-    ap.add_argument("mode", choices=("floor", "sync", "trace"))
+    ap.add_argument("mode", choices=("wire", "decode", "floor", "sync", "trace"))
     ap.add_argument("--page-size", type=int, default=500)
     ap.add_argument("--all-pods", action="store_true", help="list terminated pods too (no field selector)")
     args = ap.parse_args()
@@ -92,7 +126,12 @@ def main() -> None:
     cache = ClusterCache(api, page_size=args.page_size, live_pods_only=not args.all_pods)
     out: dict[str, Any] = {}
     gc.collect()
-    if args.mode == "floor":
+    if args.mode in ("wire", "decode"):
+        decode = (lambda _, data: _LIST_META.decode(data)) if args.mode == "wire" else decoders(cache)
+        t = time.perf_counter()
+        out.update(again_if_gone(lambda: paged(cache, decode), out))
+        out["seconds"] = time.perf_counter() - t
+    elif args.mode == "floor":
         t = time.perf_counter()
         out.update(again_if_gone(lambda: floor(client.CoreV1Api(api), cache, args.page_size), out))
         out["seconds"] = time.perf_counter() - t
