@@ -56,7 +56,7 @@ from bench.agreement_cluster import (
     served,
     wait,
 )
-from bench.agreement_gen import G, node_body, pod_body, slice_body
+from bench.agreement_gen import G, node_body, partitioned_slices, pod_body, shared_slices, slice_body
 
 NODES_PER_BATCH = 6
 
@@ -111,6 +111,8 @@ def run(
         names = [f"{batch}-n{i}" for i in range(NODES_PER_BATCH)]
         nodes = [node_body(rng, name, batch) for name in names]
         slices = [slice_body(rng, name) for name in names if dra and rng.random() < 0.5]
+        slices += shared_slices(rng, batch, names) if dra else []
+        slices += [b for name in names if dra and rng.random() < 0.25 for b in partitioned_slices(rng, name)]
         make_nodes(api, store, nodes, slices)
         placed: list[dict[str, Any]] = []  # the pods the scheduler bound in this batch, so far
         for i in range(min(25, cases - report.cases)):

@@ -124,7 +124,8 @@ OPTIONAL_AFFINITY = ("podAffinity", "podAntiAffinity")
 
 def smaller(case: dict[str, Any]) -> list[dict[str, Any]]:
     """Each case one step smaller than ``case``: a placed pod fewer, a part of the pod's spec
-    fewer, a container fewer, a node fewer (one no pod is placed on)."""
+    fewer, a container fewer, a slice several nodes reach fewer, a node fewer (one no pod is
+    placed on, with its own slice)."""
     out = []
     placed = case["placed"]
     for i in range(len(placed)):
@@ -142,6 +143,9 @@ def smaller(case: dict[str, Any]) -> list[dict[str, Any]]:
     for i in range(1, len(containers)):
         rest = containers[:i] + containers[i + 1 :]
         out.append({**case, "pod": {**pod, "spec": {**spec, "containers": rest}}})
+    for i, body in enumerate(case["slices"]):
+        if "nodeName" not in body["spec"]:  # a slice several nodes reach
+            out.append({**case, "slices": case["slices"][:i] + case["slices"][i + 1 :]})
     used = {p["spec"]["nodeName"] for p in placed}
     for i, node in enumerate(case["nodes"]):
         name = node["metadata"]["name"]

@@ -5,28 +5,50 @@ devices a node has of it, and how many of them claims hold.
   its implicit name ``deviceclass.resource.kubernetes.io/<class>``. When several classes give
   one name, the one created last serves it (two created in the same second: the first by name),
   as the scheduler picks; the others are listed as shadowed.
-* A node's devices are those of its ResourceSlices (``spec.nodeName``) in complete pools: the
-  newest generation of a pool, with as many slices of it seen as ``resourceSliceCount`` says.
-  Slices for several nodes (``allNodes``, ``nodeSelector``) are counted per class, not per node.
+* A node's devices are those of the ResourceSlices in complete pools (the newest generation of
+  a pool, with as many slices of it seen as ``resourceSliceCount`` says) that reach it: a slice
+  for the node (``nodeName``), for every node (``allNodes``) or for the nodes its
+  ``nodeSelector`` selects, or, with ``perDeviceNodeSelection``, each device by its own
+  ``nodeName``, ``allNodes`` or ``nodeSelector``. A device several nodes reach counts on each of
+  them, and once a claim holds it, as held on each (the scheduler gives it to one pod only).
 * capacity: the node's devices every selector of the class matches (``device_cel``);
   allocatable: of them, all but the free ones a NoSchedule or NoExecute taint repels (the claim
   the scheduler makes for an extended resource request tolerates no taint);
   allocated: those devices named in claims' allocation results (admin access left out);
   the node's pods' requests of the name count as requested, as for any extended resource.
-* A device shared by several claims or partitioned by counters is not counted as the scheduler
-  counts it here: the class's numbers on that node are unknown, and so are they when a selector
-  cannot be evaluated (the expression is shown), never guessed.
+* Partitioned devices (``consumesCounters``, ``app.domain.counters``): of the free ones, as many
+  count as allocatable as fit the counters the pool's held devices leave, together.
+* A device several claims may share (``allowMultipleAllocations``) is not counted as the
+  scheduler counts it here: the class's numbers on that node are unknown, and so are they when a
+  selector cannot be evaluated (the expression is shown), never guessed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 
+from app.domain.counters import Consumes, Counter, TooMany, most_at_once
 from app.domain.device_cel import Device, Unknown, matches
+from app.domain.fit import Term
 from app.domain.names import DEVICE_CLASS_PREFIX
 
 IMPLICIT_PREFIX = DEVICE_CLASS_PREFIX
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """The nodes a slice's (or a device's) devices are available to."""
+
+    node: str = ""  # this node only
+    all_nodes: bool = False
+    terms: tuple[Term, ...] = ()  # a node selector: its terms ORed
+
+    def reaches(self, name: str, labels: Mapping[str, str]) -> bool:
+        if self.node:
+            return self.node == name
+        return self.all_nodes or any(t.matches(name, labels) for t in self.terms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +56,9 @@ class DeviceFacts:
     name: str
     device: Device  # what selectors read
     taints: tuple[str, ...] = ()  # "key=value:Effect"
-    shared: bool = False  # consumes counters, or may be allocated to several claims
+    shared: bool = False  # may be allocated to several claims at once (not modelled)
+    reach: Reach | None = None  # its own nodes (perDeviceNodeSelection); None: its slice's
+    consumes: tuple[tuple[Counter, Decimal], ...] = ()  # ((counter set, counter), amount)
 
     @property
     def repels(self) -> bool:
@@ -52,6 +76,16 @@ class SliceFacts:
     slice_count: int
     node: str  # "" for slices not bound to one node
     devices: tuple[DeviceFacts, ...] = ()
+    reach: Reach | None = None  # for a slice not bound to one node: the nodes it reaches
+    counters: tuple[tuple[Counter, Decimal], ...] = ()  # the counter sets it defines, flattened
+
+    def reaching(self, name: str, labels: Mapping[str, str]) -> tuple[DeviceFacts, ...]:
+        """Its devices available to node ``name`` (with ``labels``)."""
+        if self.node:
+            return self.devices if self.node == name else ()
+        if self.reach is not None:
+            return self.devices if self.reach.reaches(name, labels) else ()
+        return tuple(d for d in self.devices if d.reach is not None and d.reach.reaches(name, labels))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,11 +160,15 @@ class DraUsage:
     tainted: int = 0  # of those not held, the ones a NoSchedule or NoExecute taint keeps free
     alias_of: str = ""  # the same devices as this name's (a class's implicit name for them)
     aliases: tuple[str, ...] = ()  # other names of the same devices
+    room: int | None = None  # partitioned devices: how many more fit the shared counters at once
 
     @property
     def allocatable(self) -> int:
         """The devices the scheduler may give a pod's extended resource request: the claim it
-        makes for one carries no tolerations, so a tainted device is never among them."""
+        makes for one carries no tolerations, so a tainted device is never among them; of
+        partitioned devices, those held and as many more as the counters left allow."""
+        if self.room is not None:
+            return self.allocated + self.room
         return self.capacity - self.tainted
 
     @property
@@ -141,11 +179,19 @@ class DraUsage:
 Held = frozenset[tuple[str, str, str]]  # (driver, pool, device) allocated by some claim
 
 
-def class_usage(cls: ClassFacts, slices: Iterable[SliceFacts], held: Held) -> DraUsage:
-    """The devices a class matches in the given slices, and how many of them claims hold."""
+Where = tuple[str, Mapping[str, str]]  # a node's name and labels
+
+
+def class_usage(
+    cls: ClassFacts, slices: Iterable[SliceFacts], held: Held, where: Where | None = None
+) -> DraUsage:
+    """The devices a class matches in the given slices (those that reach the node ``where``, if
+    given), and how many of them claims hold."""
     capacity = allocated = tainted = 0
+    slices = list(slices)
+    partitioned: list[Consumes] = []  # the free, untainted matching devices that consume counters
     for s in slices:
-        for d in s.devices:
+        for d in s.devices if where is None else s.reaching(*where):
             try:
                 if not matches(cls.expressions, d.device):
                     continue
@@ -155,19 +201,50 @@ def class_usage(cls: ClassFacts, slices: Iterable[SliceFacts], held: Held) -> Dr
                 )
             if d.shared:
                 return DraUsage(
-                    unknown=f"device {d.name} of {s.driver} is shared or partitioned (not modelled)"
+                    unknown=f"device {d.name} of {s.driver} may be allocated to several claims (not modelled)"
                 )
             capacity += 1
             if (s.driver, s.pool, d.name) in held:
                 allocated += 1
             else:
                 tainted += d.repels
-    return DraUsage(capacity, allocated, tainted=tainted)
+                if d.consumes and not d.repels:
+                    partitioned.append(_pooled(s, d.consumes))
+    if not partitioned:
+        return DraUsage(capacity, allocated, tainted=tainted)
+    unpartitioned = capacity - allocated - tainted - len(partitioned)
+    try:
+        room = most_at_once(partitioned, _counters_left(slices, held))
+    except TooMany:
+        return DraUsage(unknown=f"DeviceClass {cls.name}: too many partitioned devices to count")
+    return DraUsage(capacity, allocated, tainted=tainted, room=unpartitioned + room)
 
 
-def node_usage(node_slices: Iterable[SliceFacts], served: Serving, held: Held) -> dict[str, DraUsage]:
+def _pooled(s: SliceFacts, counters: Iterable[tuple[Counter, Decimal]]) -> dict[Counter, Decimal]:
+    """Counter sets are named within their pool: the set's name qualified by driver and pool."""
+    return {(f"{s.driver}/{s.pool}/{cs}", c): v for (cs, c), v in counters}
+
+
+def _counters_left(slices: list[SliceFacts], held: Held) -> dict[Counter, Decimal]:
+    """What the pools' counter sets have left once the devices claims hold (through any class)
+    have consumed theirs."""
+    left: dict[Counter, Decimal] = {}
+    for s in slices:
+        left.update(_pooled(s, s.counters))
+    for s in slices:
+        for d in s.devices:
+            if d.consumes and (s.driver, s.pool, d.name) in held:
+                for k, v in _pooled(s, d.consumes).items():
+                    if k in left:
+                        left[k] -= v
+    return left
+
+
+def node_usage(
+    node_slices: Iterable[SliceFacts], served: Serving, held: Held, where: Where | None = None
+) -> dict[str, DraUsage]:
     """Per extended resource name served by a class: the usage on one node, from the slices of
-    its complete pools."""
+    complete pools that reach it (``where``: the node; None: every device given counts)."""
     slices = list(node_slices)
     out: dict[str, DraUsage] = {}
     by_class: dict[str, DraUsage] = {}  # each class's devices counted once, whatever its names
@@ -175,7 +252,7 @@ def node_usage(node_slices: Iterable[SliceFacts], served: Serving, held: Held) -
     for alias, primary in served.aliases.items():
         aliases.setdefault(primary, []).append(alias)
     for name, cls in served.by_name.items():
-        usage = by_class.get(cls.name) or by_class.setdefault(cls.name, class_usage(cls, slices, held))
+        usage = by_class.get(cls.name) or by_class.setdefault(cls.name, class_usage(cls, slices, held, where))
         if usage.unknown or usage.capacity:
             out[name] = replace(
                 usage, alias_of=served.aliases.get(name, ""), aliases=tuple(sorted(aliases.get(name, ())))

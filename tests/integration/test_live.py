@@ -83,7 +83,9 @@ def test_kept_rows_follow_every_change_and_ignore_heartbeats(app, web, core, uid
         rows, totals = store.overview_rows()
         kept = {r.name: r for r in rows}
         fresh = {
-            n.name: node_row(n, store.requested_on(n.name), store.with_dra(lambda d, n=n: d.usage(n.name)))
+            n.name: node_row(
+                n, store.requested_on(n.name), store.with_dra(lambda d, n=n: d.usage(n.name, n.labels))
+            )
             for n in store.node_list()
         }
         assert kept == fresh

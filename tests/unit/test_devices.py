@@ -129,7 +129,7 @@ def test_shared_devices_and_undecidable_selectors_make_the_numbers_unknown():
     shared = [SliceFacts("s", GPU, "p", 1, 1, "n", (gpu("g0", shared=True),))]
     plain = ClassFacts("all", "t", "example.com/all")
     assert (
-        "shared or partitioned"
+        "may be allocated to several claims"
         in node_usage(shared, serving([plain]), frozenset())["example.com/all"].unknown
     )
 
@@ -207,4 +207,40 @@ def test_the_store_decides_selectors_before_its_lock_so_pages_only_read_answers(
         raise AssertionError("a selector evaluated under the store's lock")
 
     monkeypatch.setattr(device_cel, "_matches", evaluating)
-    assert store.with_dra(lambda dra: dra.usage("n1"))["example.com/gpu"].capacity == 3
+    assert store.with_dra(lambda dra: dra.usage("n1", {}))["example.com/gpu"].capacity == 3
+
+
+def test_partitioned_devices_count_as_many_as_fit_the_counters_left_together():
+    """A GPU of 8 memory units and 7 slices, published as a driver would: a whole GPU (8), two
+    halves (4 each) and four quarters (2 each). Nothing held: at most four at once (the
+    quarters). One half held: 4 left, two quarters more. Another class's hold counts too."""
+    from decimal import Decimal
+
+    from app.domain.counters import most_at_once
+
+    def part(name: str, memory: int) -> DeviceFacts:
+        return DeviceFacts(
+            name, Device(GPU, (("model", "a100"),), ()), consumes=((("gpu0", "memory"), Decimal(memory)),)
+        )
+
+    parts = (part("whole", 8), part("h0", 4), part("h1", 4), *(part(f"q{i}", 2) for i in range(4)))
+    counters = SliceFacts("c", GPU, "p", 1, 2, "n", (), counters=((("gpu0", "memory"), Decimal(8)),))
+    node = [counters, SliceFacts("s", GPU, "p", 1, 2, "n", parts)]
+    cls = ClassFacts("all", "t", "example.com/all")
+    u = node_usage(node, serving([cls]), frozenset())["example.com/all"]
+    assert (u.capacity, u.allocatable, u.free) == (7, 4, 4)
+    u = node_usage(node, serving([cls]), frozenset({(GPU, "p", "h0")}))["example.com/all"]
+    assert (u.allocated, u.free, u.allocatable) == (1, 2, 3)
+    quarters = ClassFacts(
+        "q", "t", "example.com/q", ('device.attributes["gpu.example.com"].model == "a100"',)
+    )
+    u = node_usage(node, serving([quarters]), frozenset({(GPU, "p", "whole")}))["example.com/q"]
+    assert u.free == 0  # the whole GPU is held (through another class): nothing is left
+    # a device consuming a counter no set defines never fits; the search has a budget
+    assert most_at_once([{("x", "m"): Decimal(1)}], {}) == 0
+    import pytest
+
+    from app.domain.counters import TooMany
+
+    with pytest.raises(TooMany):
+        most_at_once([{("s", "m"): Decimal(1)}] * 40, {("s", "m"): Decimal(20)}, steps=100)

@@ -6,7 +6,8 @@ error, when the app may not read DRA objects."""
 from __future__ import annotations
 
 from app.domain.device_cel import Device
-from app.domain.devices import ClassFacts, DeviceFacts, SliceFacts
+from app.domain.devices import ClassFacts, DeviceFacts, Reach, SliceFacts
+from app.domain.fit import Requirement, Term
 from app.kube.wire.dra import ClaimView, ClassView, SliceView
 from tests.kube_helpers import grid_cells
 
@@ -182,18 +183,29 @@ def test_a_user_who_may_not_read_dra_objects_gets_a_note_not_an_error(make_app, 
     assert [(r["node"], r["source"]) for r in export["nodes"] if r["resource"] == R] == [("n2", "status")]
 
 
-def test_devices_several_nodes_reach_count_per_class_not_per_node(client, cluster):
-    served(cluster, n=2)
+def test_devices_several_nodes_reach_count_on_each_node_they_reach(client, cluster):
+    """A slice for the nodes a selector picks (and one device of a per-device slice for every
+    node): counted on each node it reaches, held on each once a claim holds it."""
+    served(cluster, n=2)  # n1: 2 devices of its own
+    cluster.node("n2", {}, labels={"rack": "r1"})
+    cluster.node("n3", {}, labels={"rack": "r2"})
     made = tuple(DeviceFacts(f"net{i}", Device(GPU, (("model", "a100"),), ())) for i in range(3))
-    cluster.store.put_dra("resourceslices", SliceView(SliceFacts("fabric", GPU, "fabric", 1, 1, "", made)))
+    rack = Reach(terms=(Term((Requirement("rack", "In", ("r1",)),)),))
+    store = cluster.store
+    store.put_dra("resourceslices", SliceView(SliceFacts("fabric", GPU, "fabric", 1, 1, "", made, rack)))
+    every = DeviceFacts("shared0", Device(GPU, (("model", "a100"),), ()), reach=Reach(all_nodes=True))
+    store.put_dra("resourceslices", SliceView(SliceFacts("wide", GPU, "wide", 1, 1, "", (every,))))
     cluster.dra = "served"
+    cells = grid_cells(client.get("/").get_data(as_text=True))
+    assert [cells[(n, R, "capacity")] for n in ("n1", "n2", "n3")] == ["3DRA", "4DRA", "1DRA"]
+    store.put_dra("resourceclaims", ClaimView("default", "c", ((GPU, "wide", "shared0"),), ("u",), True))
+    cells = grid_cells(client.get("/").get_data(as_text=True))
+    assert [cells[(n, R, "free")] for n in ("n1", "n2", "n3")] == ["2", "3", "0"]
+    # n3 moves to rack r1: the fabric reaches it now
+    cluster.node("n3", {}, labels={"rack": "r1"})
+    assert grid_cells(client.get("/").get_data(as_text=True))[("n3", R, "capacity")] == "4DRA"
     html = client.get("/devices/").get_data(as_text=True)
-    from bs4 import BeautifulSoup
-
-    row = BeautifulSoup(html, "html.parser").select_one('tr[data-class="gpus"]')
-    assert row.select_one('[data-field="devices"]').get_text(" ", strip=True) == "5 3 not bound to one node"
     assert "data-unbound-pools" in html and f"{GPU}/fabric" in html
-    assert grid_cells(client.get("/").get_data(as_text=True))[("n1", R, "capacity")] == "2DRA"
 
 
 def test_a_class_and_its_implicit_name_are_one_resource_never_two_pools(client, cluster):

@@ -4,7 +4,7 @@ when asked after such a move."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,11 +72,17 @@ class DraIndex:
             return EVERY
         if kind == "resourceslices":
             self._by_node = None  # a pool's completeness may change with any of its slices
-            nodes = frozenset(v.facts.node for v in views if v.facts.node)
+            if any(not v.facts.node for v in views):  # several nodes reach its devices
+                self._usage.clear()
+                return EVERY
+            nodes = frozenset(v.facts.node for v in views)
         else:
             self._held = None
             self._slices_by_node()
             where = self._where
+            if any(d not in where for v in views for d in v.held) and self._unbound:
+                self._usage.clear()  # a device several nodes reach, or one not seen yet
+                return EVERY
             nodes = frozenset(where[d] for v in views for d in v.held if d in where)
         for node in nodes:
             self._usage.pop(node, None)
@@ -115,13 +121,23 @@ class DraIndex:
             self._served = serving(v.facts for v in self.classes.values())
         return self._served
 
-    def usage(self, node: str) -> dict[str, DraUsage]:
-        """The extended resources DRA devices serve on ``node``."""
+    def usage(self, node: str, labels: Mapping[str, str]) -> dict[str, DraUsage]:
+        """The extended resources DRA devices serve on ``node`` (its ``labels``: which slices for
+        several nodes reach it)."""
         found = self._usage.get(node)
         if found is None:
-            slices = self._slices_by_node().get(node, ())
-            found = self._usage[node] = node_usage(slices, self.serving(), self.held()) if slices else {}
+            slices = [*self._slices_by_node().get(node, ()), *self._unbound]
+            found = node_usage(slices, self.serving(), self.held(), (node, labels)) if slices else {}
+            self._usage[node] = found
         return found
+
+    def relabelled(self, node: str) -> bool:
+        """A node's labels changed: whether its numbers may move (slices for several nodes)."""
+        self._slices_by_node()
+        if not self._unbound:
+            return False
+        self._usage.pop(node, None)
+        return True
 
     def held(self) -> Held:
         """Every device some claim holds."""
@@ -137,7 +153,7 @@ class DraIndex:
     @property
     def unbound(self) -> list[SliceFacts]:
         """Complete pools' slices whose devices several nodes reach (``allNodes``, a node
-        selector): counted per class, not per node."""
+        selector, or per device): counted on each node they reach."""
         self._slices_by_node()
         return self._unbound
 

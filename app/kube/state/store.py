@@ -161,7 +161,10 @@ class Store(DraHolding, Lookups):
                 self.nodes[view.name] = view
                 if current is None:
                     self._order = None
-                if current is None or not current.same_row(view):
+                relabelled = (
+                    current is not None and current.labels != view.labels and self.dra.relabelled(view.name)
+                )
+                if current is None or not current.same_row(view) or relabelled:
                     self._touch(view.name)
                     self._touch_fit(view.name)
 

@@ -81,7 +81,8 @@ class DraHolding:
             device_cel.decide(selectors, {d.device for v in views for d in v.facts.devices})
 
     def _dra_usage(self, node: str) -> dict[str, DraUsage]:
-        return self.dra.usage(node) if self.dra else {}
+        view = self.nodes.get(node)
+        return self.dra.usage(node, view.labels if view is not None else {}) if self.dra else {}
 
     def _dra_moved(self, nodes: frozenset[str]) -> None:
         """Rebuild the rows and fit facts of the nodes whose DRA numbers may have moved (caller

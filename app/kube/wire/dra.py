@@ -4,13 +4,15 @@ ResourceClaims, decoded with msgspec (only the fields used) and projected to sli
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 import msgspec
 
 from app.domain.device_cel import Device, Version
-from app.domain.devices import ClassFacts, DeviceFacts, SliceFacts
+from app.domain.devices import ClassFacts, DeviceFacts, Reach, SliceFacts
+from app.domain.quantity import QuantityError, parse_quantity
 from app.kube.wire.decoders import Meta
-from app.kube.wire.placement import Present
+from app.kube.wire.placement import NodeSelector, node_selector_terms
 
 GROUP_VERSION = "resource.k8s.io/v1"
 MAX_DEVICES = 128  # per slice, as the API allows; more are not read
@@ -52,13 +54,45 @@ class _Taint(msgspec.Struct):
     effect: str = ""
 
 
+class _Counter(msgspec.Struct):
+    value: str | int | float = 0
+
+
+class _CounterUse(msgspec.Struct, rename="camel"):
+    counter_set: str = ""
+    counters: dict[str, _Counter] | None = None
+
+
+class _CounterSet(msgspec.Struct):
+    name: str = ""
+    counters: dict[str, _Counter] | None = None
+
+
+def _amounts(
+    set_name: str, counters: dict[str, _Counter] | None
+) -> tuple[tuple[tuple[str, str], Decimal], ...]:
+    """A counter set's amounts (or a device's use of one); an unparsable amount counts as more
+    than any set has (its device never fits)."""
+    out = []
+    for name, c in sorted((counters or {}).items()):
+        try:
+            amount = parse_quantity(str(c.value))
+        except QuantityError:
+            amount = Decimal("Infinity")
+        out.append(((set_name, name), amount))
+    return tuple(out)
+
+
 class _Device(msgspec.Struct, rename="camel"):
     name: str = ""
     attributes: dict[str, _Attribute] | None = None
     capacity: dict[str, _Capacity] | None = None
     taints: list[_Taint] | None = None
-    consumes_counters: list[Present] | None = None
+    consumes_counters: list[_CounterUse] | None = None
     allow_multiple_allocations: bool | None = None
+    node_name: str | None = None  # with the slice's perDeviceNodeSelection
+    node_selector: NodeSelector | None = None
+    all_nodes: bool | None = None
 
 
 class _Pool(msgspec.Struct, rename="camel"):
@@ -71,7 +105,11 @@ class _SliceSpec(msgspec.Struct, rename="camel"):
     driver: str = ""
     pool: _Pool | None = None
     node_name: str | None = None
+    node_selector: NodeSelector | None = None
+    all_nodes: bool | None = None
+    per_device_node_selection: bool | None = None
     devices: list[_Device] | None = None
+    shared_counters: list[_CounterSet] | None = None
 
 
 class ResourceSlice(msgspec.Struct):
@@ -136,6 +174,11 @@ def _value(a: _Attribute) -> int | bool | str | Version:
     return a.string if a.string is not None else Version(a.version or "")
 
 
+def _reach(node: str | None, selector: NodeSelector | None, all_nodes: bool | None) -> Reach:
+    """The nodes a slice's or a device's devices are available to (one of the three is set)."""
+    return Reach(node or "", bool(all_nodes), node_selector_terms(selector) if selector is not None else ())
+
+
 @dataclass(frozen=True, slots=True)
 class SliceView:
     facts: SliceFacts
@@ -161,7 +204,9 @@ class SliceView:
                     f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
                     for t in d.taints or ()
                 ),
-                bool(d.consumes_counters) or bool(d.allow_multiple_allocations),
+                bool(d.allow_multiple_allocations),
+                _reach(d.node_name, d.node_selector, d.all_nodes) if spec.per_device_node_selection else None,
+                tuple(a for u in d.consumes_counters or () for a in _amounts(u.counter_set, u.counters)),
             )
             for d in (spec.devices or ())[:MAX_DEVICES]
         )
@@ -173,6 +218,10 @@ class SliceView:
             pool.resource_slice_count,
             spec.node_name or "",
             devices,
+            None
+            if spec.node_name or spec.per_device_node_selection
+            else _reach(None, spec.node_selector, spec.all_nodes),
+            tuple(a for cs in spec.shared_counters or () for a in _amounts(cs.name, cs.counters)),
         )
         return cls(facts, meta.resource_version or "")
 

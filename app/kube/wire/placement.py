@@ -24,12 +24,12 @@ class _Term(msgspec.Struct, rename="camel"):
     match_fields: list[_Requirement] | None = None
 
 
-class _NodeSelector(msgspec.Struct, rename="camel"):
+class NodeSelector(msgspec.Struct, rename="camel"):
     node_selector_terms: list[_Term] | None = None
 
 
 class _NodeAffinity(msgspec.Struct):
-    requiredDuringSchedulingIgnoredDuringExecution: _NodeSelector | None = None
+    requiredDuringSchedulingIgnoredDuringExecution: NodeSelector | None = None
 
 
 class Present(msgspec.Struct):
@@ -97,6 +97,17 @@ def _requirement(r: _Requirement) -> Requirement:
     return Requirement(r.key, r.operator, tuple(r.values or ()))
 
 
+def node_selector_terms(selector: NodeSelector) -> tuple[Term, ...]:
+    """A v1.NodeSelector's terms (ORed), as the scheduler matches them."""
+    return tuple(
+        Term(
+            tuple(map(_requirement, t.match_expressions or ())),
+            tuple(map(_requirement, t.match_fields or ())),
+        )
+        for t in selector.node_selector_terms or ()
+    )
+
+
 def placement(
     tolerations: list[TolerationJSON] | None,
     affinity: Affinity | None,
@@ -112,15 +123,7 @@ def placement(
     )
     node_affinity = affinity.node_affinity if affinity else None
     required = node_affinity.requiredDuringSchedulingIgnoredDuringExecution if node_affinity else None
-    terms = None
-    if required is not None:
-        terms = tuple(
-            Term(
-                tuple(map(_requirement, t.match_expressions or ())),
-                tuple(map(_requirement, t.match_fields or ())),
-            )
-            for t in required.node_selector_terms or ()
-        )
+    terms = None if required is None else node_selector_terms(required)
     pod_affinity = affinity.pod_affinity if affinity else None
     anti = affinity.pod_anti_affinity if affinity else None
     anti_terms = (anti.requiredDuringSchedulingIgnoredDuringExecution if anti else None) or ()
