@@ -75,6 +75,8 @@ class Report:
     resized: int = 0  # bound pods then resized in place (the harness playing the kubelet)
     unschedulable: int = 0
     inter_pod: int = 0  # cases where inter-pod affinity or topology spread kept the pod off a node
+    partitioned: int = 0  # GPUs published split into partitions sharing counters
+    several_nodes: int = 0  # slices whose devices several nodes reach
     failures: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
@@ -85,7 +87,8 @@ class Report:
             f"undecided by {self.undecided_by or 'nothing'}; "
             f"{len(self.refused)} generated pods refused by the API server; "
             f"{self.dra_bound} bound with DRA devices; {self.resized} resized in place; "
-            f"{self.inter_pod} kept off a node by inter-pod affinity or topology spread"
+            f"{self.inter_pod} kept off a node by inter-pod affinity or topology spread; "
+            f"{self.partitioned} partitioned GPUs and {self.several_nodes} slices for several nodes published"
         )
 
 
@@ -113,7 +116,9 @@ def run(
         slices = [slice_body(rng, name) for name in names if dra and rng.random() < 0.5]
         slices += shared_slices(rng, batch, names) if dra else []
         slices += [b for name in names if dra and rng.random() < 0.25 for b in partitioned_slices(rng, name)]
-        make_nodes(api, store, nodes, slices)
+        make_nodes(api, store, nodes, slices)  # leaves out the slices this server does not take
+        report.partitioned += sum(1 for b in slices if b["spec"].get("sharedCounters"))
+        report.several_nodes += sum(1 for b in slices if "nodeName" not in b["spec"])
         placed: list[dict[str, Any]] = []  # the pods the scheduler bound in this batch, so far
         for i in range(min(25, cases - report.cases)):
             body = pod_body(rng, f"{batch}-p{i}", batch, names, dra)

@@ -88,6 +88,64 @@ def slice_body(rng: random.Random, node: str) -> dict[str, Any]:
     return {"metadata": {"name": f"{node}-g"}, "spec": {**spec, "devices": devices}}
 
 
+def partitioned_slices(rng: random.Random, node: str) -> list[dict[str, Any]]:
+    """A GPU split as a driver would publish it (DRAPartitionableDevices, on from 1.36): a pool of
+    two slices on ``node``, one with the counter set (8 memory units), one with some of its
+    partitions (the whole GPU, halves, quarters), each consuming its share."""
+    pool = {"name": f"{node}-part", "generation": 1, "resourceSliceCount": 2}
+    base = {"driver": G_DRIVER, "nodeName": node, "pool": pool}
+    counters = [{"name": "gpu0", "counters": {"memory": {"value": "8"}}}]
+    sizes = [("whole", 8), ("h0", 4), ("h1", 4), ("q0", 2), ("q1", 2), ("q2", 2), ("q3", 2)]
+    chosen = rng.sample(sizes, rng.randint(2, len(sizes)))
+    devices = [
+        {
+            "name": name,
+            "consumesCounters": [{"counterSet": "gpu0", "counters": {"memory": {"value": str(size)}}}],
+        }
+        for name, size in chosen
+    ]
+    return [
+        {"metadata": {"name": f"{node}-counters"}, "spec": {**base, "sharedCounters": counters}},
+        {"metadata": {"name": f"{node}-parts"}, "spec": {**base, "devices": devices}},
+    ]
+
+
+def _zone_selector(batch: str, zone: str) -> dict[str, Any]:
+    exprs = [
+        {"key": "batch", "operator": "In", "values": [batch]},
+        {"key": "zone", "operator": "In", "values": [zone]},
+    ]
+    return {"nodeSelectorTerms": [{"matchExpressions": exprs}]}
+
+
+def shared_slices(rng: random.Random, batch: str, names: list[str]) -> list[dict[str, Any]]:
+    """Slices whose devices several of the batch's nodes reach: one for a zone's nodes (a node
+    selector), and one whose devices each name their own nodes (perDeviceNodeSelection: a node,
+    a zone, or, rarely, every node)."""
+    out = []
+    pool = {"generation": 1, "resourceSliceCount": 1}
+    if rng.random() < 0.35:
+        devices = [{"name": f"z{i}"} for i in range(rng.randint(1, 2))]
+        spec = {"driver": G_DRIVER, "nodeSelector": _zone_selector(batch, rng.choice("abc"))}
+        body = {**spec, "pool": {"name": f"{batch}-zone", **pool}, "devices": devices}
+        out.append({"metadata": {"name": f"{batch}-zone"}, "spec": body})
+    if rng.random() < 0.25:
+        devices = []
+        for i in range(rng.randint(1, 3)):
+            roll = rng.random()
+            where: dict[str, Any]
+            if roll < 0.45:
+                where = {"nodeName": rng.choice(names)}
+            elif roll < 0.9:
+                where = {"nodeSelector": _zone_selector(batch, rng.choice("abc"))}
+            else:
+                where = {"allNodes": True}
+            devices.append({"name": f"p{i}", **where})
+        spec = {"driver": G_DRIVER, "perDeviceNodeSelection": True, "pool": {"name": f"{batch}-each", **pool}}
+        out.append({"metadata": {"name": f"{batch}-each"}, "spec": {**spec, "devices": devices}})
+    return out
+
+
 def _requirement(rng: random.Random, names: list[str]) -> tuple[str, dict[str, Any]]:
     kind = rng.choice(
         [

@@ -60,7 +60,7 @@ def test_a_kept_case_agrees(app, admin_api, scheduler, path):
     renamed = (
         verdict.actual.replace(verdict.actual.rsplit("-n", 1)[0], case["batch"]) if verdict.actual else None
     )
-    assert renamed == expected, (renamed, expected)
+    assert renamed == expected, (renamed, expected, verdict)
 
 
 def test_an_overcommitted_cpu_keeps_out_only_pods_that_ask_for_cpu(app, core, scheduler, uid):
