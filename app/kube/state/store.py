@@ -133,12 +133,13 @@ class Store(DraHolding, Lookups):
         """Inter-pod affinity and topology spread decided for one pod over every node (None when
         neither it nor any placed pod has a term to weigh): the pods placed are all read when it
         has terms of its own, else only those with required anti-affinity."""
-        with self._lock:
+        with self._lock:  # the pods and nodes as they are; decided after the lock is let go
             index = self._index
             if not terms and not index.node_repelling:
                 return None
             pods = [p for p in index.pods.values() if p.counts and (terms or p.anti_affinity)]
-            return decide(shape, namespace, labels, terms, self.node_facts(), pods)
+            nodes = self.node_facts()
+        return decide(shape, namespace, labels, terms, nodes, pods)
 
     def fit_changes(self, since: int | None) -> tuple[int, dict[str, NodeFacts | None] | None]:
         """The fit version now, and the facts of the nodes changed after version ``since`` (None:
