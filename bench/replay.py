@@ -17,8 +17,9 @@ the cache's own path (its readers, ``ClusterCache._apply``, the store) as fast a
 feed them, ``--copies`` times (each copy's objects renamed and its resourceVersions moved past
 the last, so every event is new to the store). Printed: events/s on one core with nothing else,
 then again while a second thread renders the overview, the pending page and a node page (the
-Flask test client, the app as it serves), with the pages' p50/p95 during the run; and the same
-pages' p95 on the settled store, the baseline of the same run. Seconds are this machine's;
+Flask test client, the app as it serves), with the pages' p50/p95 during the run; then paced at
+each of ``--rates`` events a second for 10 s with the pages rendering; and each run's pages' p95
+on the settled store, the baseline of the same run. Seconds are this machine's;
 events per core-second and the ratio to the baseline carry.
 """
 
@@ -105,7 +106,7 @@ def record(out: Path, nodes: int, seconds: float) -> None:
         stop.set()
         with lock:
             out.write_bytes(b"\n".join(lines) + b"\n")
-        events = sum(1 for line in lines if b'"event"' in line[:12])
+        events = sum(1 for line in lines if b'"event": ' in line)
         print(f"recorded {events} events over {seconds:.0f} s on {nodes} nodes into {out}")
     finally:
         plane.stop()
@@ -213,17 +214,22 @@ def load(path: Path, copies: int) -> tuple[list[tuple[str, bytes]], list[tuple[s
     return lists, events
 
 
-def feed(cache: Any, events: list[tuple[str, bytes, bytes]]) -> float:
-    """Every event through the cache's own path; its wall time."""
+def feed(cache: Any, events: list[tuple[str, bytes, bytes]], rate: float | None = None) -> float:
+    """Every event through the cache's own path, as fast as they go or ``rate`` a second (in
+    10 ms batches); the wall time."""
     readers = cache._readers()
     t = time.perf_counter()
-    for kind, kind_type, obj in events:
+    for i, (kind, kind_type, obj) in enumerate(events):
+        if rate is not None and i % max(1, int(rate / 100)) == 0:
+            ahead = t + i / rate - time.perf_counter()
+            if ahead > 0:
+                time.sleep(ahead)
         view, _, problem = readers[kind].one(obj)
         cache._apply(kind, kind_type == b"DELETED", view, problem)
     return time.perf_counter() - t
 
 
-def replay(path: Path, copies: int) -> None:
+def replay(path: Path, copies: int, rates: list[float]) -> None:
     from app import create_app
     from app.domain.accounting import resize_rule
     from app.kube.api.cache import ClusterCache
@@ -234,7 +240,9 @@ def replay(path: Path, copies: int) -> None:
     lists, events = load(path, copies)
     print(f"{len(events)} events ({copies} copies of the recording), {len(lists)} list pages")
     results = {}
-    for label, with_pages in (("alone", False), ("with pages", True)):
+    runs: list[tuple[str, bool, float | None]] = [("alone", False, None), ("with pages", True, None)]
+    runs += [(f"with pages, {r:,.0f} events/s", True, r) for r in rates]
+    for label, with_pages, rate in runs:
         cluster = FakeCluster()
         cache = ClusterCache(client.ApiClient(), store=cluster.store)
         cache.server_minor = 37  # the newest rules, without asking a server for /version
@@ -260,21 +268,27 @@ def replay(path: Path, copies: int) -> None:
         for p in paths:
             web.get(p)  # warm
         timings: list[float] = []
+        per_path: dict[str, list[float]] = {p: [] for p in paths}
         done = threading.Event()
 
         def pages(
-            web: Any = web, paths: list[str] = paths, timings: list[float] = timings, done: Any = done
+            web: Any = web,
+            paths: list[str] = paths,
+            timings: list[float] = timings,
+            done: Any = done,
+            per_path: dict[str, list[float]] = per_path,
         ) -> None:
             while not done.is_set():
                 for p in paths:
                     t = time.perf_counter()
                     web.get(p)
                     timings.append(time.perf_counter() - t)
+                    per_path[p].append(timings[-1])
 
         worker = threading.Thread(target=pages, daemon=True) if with_pages else None
         if worker:
             worker.start()
-        took = feed(cache, events)
+        took = feed(cache, events if rate is None else events[: int(rate * 10)], rate)
         done.set()
         if worker:
             worker.join()
@@ -284,14 +298,21 @@ def replay(path: Path, copies: int) -> None:
                 t = time.perf_counter()
                 web.get(p)
                 settled.append(time.perf_counter() - t)
-        results[label] = (len(events) / took, timings, settled)
-        line = f"[{label}] {len(events) / took:,.0f} events/s over {took:.1f} s"
+        fed = len(events) if rate is None else min(len(events), int(rate * 10))
+        results[label] = (fed / took, timings, settled)
+        line = f"[{label}] {fed / took:,.0f} events/s over {took:.1f} s"
         if timings:
             q = statistics.quantiles(timings, n=20)
             p50 = statistics.median(timings) * 1000
-            line += (
-                f"; pages during the run p50 {p50:.1f} ms, p95 {q[18] * 1000:.1f} ms ({len(timings)} pages)"
+            by_page = ", ".join(
+                f"{p.split('/')[1] or 'overview'} {statistics.quantiles(t, n=20)[18] * 1000:.0f}"
+                for p, t in per_path.items()
+                if len(t) > 1
             )
+            line += (
+                f"; pages during the run p50 {p50:.1f} ms, p95 {q[18] * 1000:.1f} ms ({len(timings)} pages"
+            )
+            line += f"; p95 by page, ms: {by_page})"
         qs = statistics.quantiles(settled, n=20)
         line += f"; pages settled p95 {qs[18] * 1000:.1f} ms (the baseline)"
         print(line, flush=True)
@@ -309,11 +330,12 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=300)
     ap.add_argument("--seconds", type=float, default=90)
     ap.add_argument("--copies", type=int, default=20)
+    ap.add_argument("--rates", default="1000,5000", help="paced runs: events a second, 10 s each")
     args = ap.parse_args()
     if args.mode == "record":
         record(args.file, args.nodes, args.seconds)
     else:
-        replay(args.file, args.copies)
+        replay(args.file, args.copies, [float(r) for r in args.rates.split(",") if r])
 
 
 if __name__ == "__main__":

@@ -58,6 +58,8 @@ def plan(pod: PodShape, candidates: Iterable[NodeFacts], wanted: int, per_node: 
         left -= n
     room = {}  # how many more each node could take, given the extended resources it lacks
     for node in nodes:
+        if len(room) >= left:
+            break  # the first round gives the first ``left`` open nodes one pod each: no more needed
         most = how_many(pod, node, unlimited)
         if cap is not None:
             most = min(most, cap)
