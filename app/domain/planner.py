@@ -56,7 +56,7 @@ def plan(pod: PodShape, candidates: Iterable[NodeFacts], wanted: int, per_node: 
             break
         taken[node.name] = n
         left -= n
-    room = {}  # how many more each node could take, given the extended resources it lacks
+    room: dict[str, int] = {}  # how many more each node could take, given the extended resources it lacks
     for node in nodes:
         if len(room) >= left:
             break  # the first round gives the first ``left`` open nodes one pod each: no more needed
