@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from hypothesis_jsonschema import from_schema
 
 from app.domain.accounting import Part, Reported, extended_only, pod_request_amounts
 from app.domain.device_cel import Version
-from app.domain.quantity import QuantityError, to_amount
+from app.domain.quantity import QuantityError, parse_quantity, to_amount
 from app.kube.wire.decoders import Node, OwnerRef, Pod, Quota
 from app.kube.wire.dra import MAX_DEVICES, DeviceClass, ResourceClaim, ResourceSlice
 from app.kube.wire.projections import workload
@@ -309,11 +310,29 @@ def expected_slice(obj: dict[str, Any]) -> dict[str, Any]:
                     else f"{t['key']}:{t['effect']}"
                     for t in d.get("taints") or []
                 ],
-                "shared": bool(d.get("consumesCounters")) or bool(d.get("allowMultipleAllocations")),
+                "shared": bool(d.get("allowMultipleAllocations")),
+                "consumes": [
+                    ((u.get("counterSet") or "", k), counter_amount(c.get("value")))
+                    for u in d.get("consumesCounters") or []
+                    for k, c in sorted((u.get("counters") or {}).items())
+                ],
             }
             for d in (spec.get("devices") or [])[:MAX_DEVICES]
         ],
+        "counters": [
+            ((cs.get("name") or "", k), counter_amount(c.get("value")))
+            for cs in spec.get("sharedCounters") or []
+            for k, c in sorted((cs.get("counters") or {}).items())
+        ],
     }
+
+
+def counter_amount(value: Any) -> Decimal:
+    """A counter's amount as a quantity; one that is not a quantity never fits (infinite)."""
+    try:
+        return parse_quantity(str(value if value is not None else 0))
+    except QuantityError:
+        return Decimal("Infinity")
 
 
 def actual_slice(raw: bytes) -> dict[str, Any]:
@@ -334,9 +353,11 @@ def actual_slice(raw: bytes) -> dict[str, Any]:
                 "capacity": list(d.device.capacity),
                 "taints": list(d.taints),
                 "shared": d.shared,
+                "consumes": list(d.consumes),
             }
             for d in s.devices
         ],
+        "counters": list(s.counters),
     }
 
 
