@@ -20,7 +20,8 @@ no library evaluates them:
 * Topology spread (``DoNotSchedule`` only; ``ScheduleAnyway`` is scoring): matching pods in the
   pod's namespace, not terminating, counted on the nodes that pass the pod's node selector and
   required node affinity (``nodeAffinityPolicy: Honor``, the default) and, with
-  ``nodeTaintsPolicy: Honor``, its taints, and that carry every constraint's key. A node without
+  ``nodeTaintsPolicy: Honor``, its taints, and that carry every constraint's key (an empty
+  selector, ``{}``, counts no pod, though the pod matches it itself). A node without
   the key is refused; otherwise the count of its domain, plus one if the pod matches its own
   selector, minus the smallest count over the domains (0 when fewer than ``minDomains``
   domains exist) may not pass ``maxSkew``.
@@ -311,7 +312,9 @@ def decide(
         if pod.terminating or pod.namespace != namespace:
             continue
         for i, c in enumerate(terms.spread):
-            if pod.node_name in counted[i] and selects(c.selector, pod.labels):
+            # an empty selector ({}) counts no pod (the scheduler's countPodsMatchSelector), though
+            # the pod itself matches it
+            if pod.node_name in counted[i] and c.selector and selects(c.selector, pod.labels):
                 value = node.labels[c.topology_key]
                 spread_counts[i][value] = spread_counts[i].get(value, 0) + 1
     least = []

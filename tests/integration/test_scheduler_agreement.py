@@ -49,18 +49,16 @@ def test_the_fit_model_agrees_with_the_scheduler(app, admin_api, scheduler):
 
 @pytest.mark.parametrize("path", KEPT, ids=[p.stem for p in KEPT])
 def test_a_kept_case_agrees(app, admin_api, scheduler, path):
-    """The kept cases (tests/agreement_cases/: shrunk disagreements, and the rules most easily got
-    wrong), replayed on fresh nodes: the model agrees, and the scheduler decides as recorded."""
+    """The kept cases (tests/agreement_cases/: disagreements found, and the rules most easily got
+    wrong), replayed on fresh nodes: the model agrees, and the scheduler binds or refuses as
+    recorded."""
     case = yaml.safe_load(path.read_text())
     admission_objects(admin_api)
     verdict = replay(admin_api, app.extensions["extres"].cluster.store, AdmissionReads(admin_api, 10.0), case)
     recorded = case["scheduler"]
     assert verdict.agrees, (verdict.predicted, verdict.actual)
-    expected = None if recorded == "Unschedulable" else recorded
-    renamed = (
-        verdict.actual.replace(verdict.actual.rsplit("-n", 1)[0], case["batch"]) if verdict.actual else None
-    )
-    assert renamed == expected, (renamed, expected, verdict)
+    # bound as recorded, or refused as recorded (among several nodes that fit, scoring picks)
+    assert (verdict.actual is None) == (recorded == "Unschedulable"), (verdict, recorded)
 
 
 def test_an_overcommitted_cpu_keeps_out_only_pods_that_ask_for_cpu(app, core, scheduler, uid):

@@ -154,3 +154,14 @@ def test_match_label_keys_are_merged_with_the_pods_own_values():
 def test_a_label_key_also_in_the_selector_is_refused_as_the_api_server_does():
     with pytest.raises(TermError, match="'app'"):
         merge_label_keys(term(HOST, matchLabelKeys=["app"]), {"app": "db"}, "t")
+
+
+def test_an_empty_spread_selector_counts_no_pod_but_the_pod_matches_it():
+    """kube-scheduler's countPodsMatchSelector counts nothing for an empty selector ({}): zone a's
+    five pods do not count, so the pod (1 - 0 <= 1) goes anywhere with the key."""
+    c = spread(
+        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}}, "c"
+    )
+    assert c is not None
+    placed = [Placed("n1", "default", {"app": "db"}) for _ in range(5)]
+    assert blocked(PodTerms(spread=(c,)), placed) == {}
