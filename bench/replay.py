@@ -58,7 +58,8 @@ def record(out: Path, nodes: int, seconds: float) -> None:
         api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
         core = client.CoreV1Api(api)
         seed_nodes(core, nodes, {D: "8"})
-        lister = ClusterCache(api)  # its own selection and list calls, nothing started
+        # its own selection, list and watch calls, nothing started
+        lister = ClusterCache(api, watch_timeout=int(seconds) + 30)
         lines: list[bytes] = []
         versions = {}
         for kind in KINDS:
@@ -78,25 +79,11 @@ def record(out: Path, nodes: int, seconds: float) -> None:
         lock = threading.Lock()
 
         def watch(kind: str) -> None:
-            resp = lister._list_fn(kind)(
-                **lister._selection(kind),
-                watch=True,
-                resource_version=versions[kind],
-                timeout_seconds=int(seconds) + 30,
-                _preload_content=False,
-            )
-            buf = bytearray()
-            for chunk in resp.stream(amt=None, decode_content=False):
-                buf.extend(chunk)
-                while (nl := buf.find(b"\n")) >= 0:
-                    line = bytes(buf[:nl])
-                    del buf[: nl + 1]
-                    if line.strip():
-                        with lock:
-                            lines.append(json.dumps({"kind": kind, "event": line.decode()}).encode())
+            for line in lister._lines(kind, versions[kind]):
+                with lock:
+                    lines.append(json.dumps({"kind": kind, "event": line.decode()}).encode())
                 if stop.is_set():
                     break
-            resp.release_conn()
 
         watchers = [threading.Thread(target=watch, args=(k,), daemon=True) for k in versions]
         for t in watchers:

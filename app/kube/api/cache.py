@@ -301,6 +301,11 @@ class ClusterCache:
         return rv
 
     def _events(self, kind: str, rv: str) -> Iterator[Event]:
+        for line in self._lines(kind, rv):
+            yield EVENT.decode(line)
+
+    def _lines(self, kind: str, rv: str) -> Iterator[bytes]:
+        """A watch from ``rv``, each event's line as it comes (the bench records them raw)."""
         resp = self._list_fn(kind)(
             **self._selection(kind),
             watch=True,
@@ -320,7 +325,7 @@ class ClusterCache:
                     line = bytes(buf[:nl])
                     del buf[: nl + 1]
                     if line.strip():
-                        yield EVENT.decode(line)
+                        yield line
         finally:
             self._responses.pop(kind, None)
             resp.release_conn()
