@@ -40,6 +40,7 @@ class PodIndex:
     unschedulable: set[tuple[str, str]] = field(default_factory=set)
     node_ports: dict[str, list[HostPort]] = field(default_factory=dict)  # host ports taken per node
     node_repelling: dict[str, int] = field(default_factory=dict)  # pods with required anti-affinity
+    repelling: set[tuple[str, str]] = field(default_factory=set)  # those pods' keys
     wide_repelling: int = 0  # counted pods whose anti-affinity spans more than their node
 
     def put(self, view: PodView) -> PodView | None:
@@ -72,6 +73,7 @@ class PodIndex:
                     members.discard(key)
             if repels(pod):
                 _add_into(self.node_repelling, {pod.node_name: 1}, sign)
+                (self.repelling.add if sign > 0 else self.repelling.discard)(key)
                 if pod.placement.wide_anti_affinity:
                     self.wide_repelling += sign
             if pod.placement.host_ports:

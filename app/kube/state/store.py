@@ -137,7 +137,10 @@ class Store(DraHolding, Lookups):
             index = self._index
             if not terms and not index.node_repelling:
                 return None
-            pods = [p for p in index.pods.values() if p.counts and (terms or p.anti_affinity)]
+            if terms:
+                pods = [p for p in index.pods.values() if p.counts]
+            else:  # only placed pods' anti-affinity can matter: just those pods
+                pods = [index.pods[k] for k in index.repelling]
             nodes = self.node_facts()
         return decide(shape, namespace, labels, terms, nodes, pods)
 
