@@ -38,7 +38,10 @@ class Settings(BaseModel):
     # keys replaced by secret_key, still accepted (sessions, CSRF tokens, the sealed token) while
     # sessions made with them may live: rotate by moving the old key here, remove it later
     previous_secret_keys: tuple[str, ...] = ()
-    list_page_size: int = 500  # page size of the cache's lists
+    list_page_size: int = 500  # page size of the cache's lists (where they are not streamed)
+    # list by streaming (a watch's initial events, served since Kubernetes 1.34) where the API
+    # server offers it;
+    stream_lists: bool = True  # false: always in pages
     watch_timeout: int = 240  # seconds a watch stays open before it is renewed
     request_timeout: float = 10.0  # seconds an API call may take
     # glob patterns of resources owned by device plugins (read-only here); the default lists

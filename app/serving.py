@@ -116,8 +116,14 @@ def start_metrics_server(
     return server
 
 
+def worker_up(settings: Settings, worker: Any) -> None:
+    """In the (one) worker, once the app is loaded: the cluster's watches start (after the fork,
+    never before it), and the metrics are served on their own port."""
+    worker.wsgi.extensions["extres"].connect()
+    serve_metrics(settings, worker)
+
+
 def serve_metrics(settings: Settings, worker: Any) -> None:
-    """In the (one) worker, once the app is loaded: its metrics on their own port."""
     if not settings.metrics_port:
         return
     exposition = worker.wsgi.extensions["extres"].metrics.exposition
@@ -145,7 +151,7 @@ def mark_repeated_identity_headers(settings: Settings, req: Any) -> None:
 
 def gunicorn_options(settings: Settings) -> dict[str, Any]:
     return {
-        "post_worker_init": lambda worker: serve_metrics(settings, worker),
+        "post_worker_init": lambda worker: worker_up(settings, worker),
         "pre_request": lambda worker, req: mark_repeated_identity_headers(settings, req),
         "control_socket_disable": True,  # nothing may steer the server from outside its process
         "bind": f"{settings.host}:{settings.port}",

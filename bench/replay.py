@@ -71,7 +71,7 @@ def record(out: Path, nodes: int, seconds: float) -> None:
                 return meta.get("continue"), meta.get("resourceVersion", "")
 
             try:
-                versions[kind] = lister._list_pages(kind, take)
+                versions[kind] = lister.requests.pages(kind, take)
             except client.ApiException:
                 continue  # not served here
             lines += [json.dumps({"list": kind, "page": p.decode()}).encode() for p in pages]

@@ -1,16 +1,19 @@
 """One cold sync (or its floor) in a fresh process, so memory figures start from a clean heap.
 
-    python bench/sync_probe.py KUBECONFIG wire|decode|floor|sync|trace [--page-size N] [--all-pods]
+    python bench/sync_probe.py KUBECONFIG MODE [--pages] [--page-size N] [--all-pods]
 
 Prints one JSON object:
   wire:  seconds for the cache's own paginated requests (nodes, then pods), each body read whole
          and skipped but for its continue token: the API server's and the wire's time, the real
-         floor of any client
+         floor of any client that lists in pages
+  stream-wire: the same for the cache's streamed lists (a watch with sendInitialEvents), each
+         event's line read and skipped until the bookmark that ends the objects
   decode: the same, each page decoded by the cache's own decoder (the kept fields, msgspec) and
          dropped: the floor of decoding, nothing projected or kept
   floor: the same pages json.loads'ed: what a client decoding everything pays (older figures)
          (each begun again if a continue token expires; "restarts" counts them)
-  sync:  seconds for the cache's list of nodes and pods; RSS before, at the peak (VmHWM, reset
+  sync:  seconds for the cache's own sync of nodes, then pods (streamed where the server offers
+         it; --pages: in pages), each by the cache's own watch loop; RSS before, at the peak (VmHWM, reset
          just before the sync) and after; the cache's own size estimate
   trace: bytes the synced pods cache retains and the peak of traced allocation (tracemalloc)
 """
@@ -32,8 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import msgspec
 from kubernetes import client
 
+from app import workers
 from app.kube.api.cache import ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.listing import INITIAL_EVENTS_END
 from app.kube.wire.decoders import ListMeta, ObjectList
 
 T = TypeVar("T")
@@ -76,7 +81,7 @@ def floor(core: client.CoreV1Api, cache: ClusterCache, page_size: int) -> dict[s
             if cont:
                 kwargs["_continue"] = cont
             fn = core.list_node if kind == "nodes" else core.list_pod_for_all_namespaces
-            resp = fn(**cache._selection(kind), **kwargs)
+            resp = fn(**cache.requests.selection(kind), **kwargs)
             body = json.loads(resp.data)
             if kind == "pods":
                 pods += len(body["items"])
@@ -92,7 +97,7 @@ _LIST_META = msgspec.json.Decoder(ObjectList[msgspec.Raw])  # items kept as raw 
 
 
 def paged(cache: ClusterCache, decode: Callable[[str, bytes], Any]) -> dict[str, int]:
-    """The cache's own paginated requests (``ClusterCache._list_pages``), nodes then pods, each
+    """The cache's own paginated requests (``Requests.pages``), nodes then pods, each
     page given to ``decode`` (which returns the decoded list) and dropped."""
     out = {"pods": 0, "bytes": 0}
     for kind in ("nodes", "pods"):
@@ -105,8 +110,32 @@ def paged(cache: ClusterCache, decode: Callable[[str, bytes], Any]) -> dict[str,
             meta = listed.metadata or ListMeta()
             return meta.cont, meta.resource_version or ""
 
-        cache._list_pages(kind, take)
+        cache.requests.pages(kind, take)
     return out
+
+
+def streamed(cache: ClusterCache) -> dict[str, int]:
+    """The cache's own streamed lists, nodes then pods, each event's line read and skipped up to
+    the bookmark that ends the objects."""
+    out = {"pods": 0, "bytes": 0}
+    for kind in ("nodes", "pods"):
+        for line in cache.requests.lines(kind, None, lambda: None):
+            if line.startswith(b'{"type":"BOOKMARK"') and INITIAL_EVENTS_END.encode() in line:
+                break
+            if kind == "pods":
+                out["pods"] += 1
+                out["bytes"] += len(line)
+    return out
+
+
+def synced(cache: ClusterCache) -> None:
+    """Nodes, then pods, each by the cache's own loop (``ClusterCache._run``) in its own thread,
+    as the app runs it, until that kind is synced; then every watch is stopped."""
+    for kind in ("nodes", "pods"):
+        workers.start(f"watch-{kind}", lambda kind=kind: cache._run(kind))
+        while not cache.status[kind].synced:
+            time.sleep(0.005)
+    cache.stop()
 
 
 def decoders(cache: ClusterCache) -> Callable[[str, bytes], Any]:
@@ -118,18 +147,25 @@ def decoders(cache: ClusterCache) -> Callable[[str, bytes], Any]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("kubeconfig")
-    ap.add_argument("mode", choices=("wire", "decode", "floor", "sync", "trace"))
+    ap.add_argument("mode", choices=("wire", "decode", "stream-wire", "floor", "sync", "trace"))
+    ap.add_argument("--pages", action="store_true", help="sync in pages even where lists stream")
     ap.add_argument("--page-size", type=int, default=500)
     ap.add_argument("--all-pods", action="store_true", help="list terminated pods too (no field selector)")
     args = ap.parse_args()
     api = api_client(load_configuration(ClusterConfig("false", args.kubeconfig)))
-    cache = ClusterCache(api, page_size=args.page_size, live_pods_only=not args.all_pods)
+    cache = ClusterCache(
+        api, page_size=args.page_size, live_pods_only=not args.all_pods, streaming=not args.pages
+    )
     out: dict[str, Any] = {}
     gc.collect()
     if args.mode in ("wire", "decode"):
         decode = (lambda _, data: _LIST_META.decode(data)) if args.mode == "wire" else decoders(cache)
         t = time.perf_counter()
         out.update(again_if_gone(lambda: paged(cache, decode), out))
+        out["seconds"] = time.perf_counter() - t
+    elif args.mode == "stream-wire":
+        t = time.perf_counter()
+        out.update(streamed(cache))
         out["seconds"] = time.perf_counter() - t
     elif args.mode == "floor":
         t = time.perf_counter()
@@ -139,7 +175,7 @@ def main() -> None:
         before = rss()
         reset_peak()
         t = time.perf_counter()
-        again_if_gone(lambda: (cache._list("nodes"), cache._list("pods")), out)
+        synced(cache)
         out["seconds"] = time.perf_counter() - t
         out["peak"] = peak() - before
         gc.collect()
@@ -149,7 +185,7 @@ def main() -> None:
     else:
         cache.freeze_gc = False
         tracemalloc.start()
-        again_if_gone(lambda: (cache._list("nodes"), cache._list("pods")), out)
+        synced(cache)
         gc.collect()
         out["retained"], out["traced_peak"] = tracemalloc.get_traced_memory()
         out["pods"] = len(cache.store.pods)

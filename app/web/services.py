@@ -3,6 +3,7 @@ first use), metrics, the pending shapes' cache and the write slots."""
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from flask import current_app
@@ -11,13 +12,15 @@ from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
 from app.domain.ownership import Ownership, ownership_of
-from app.kube.api.cache import Freshness
 from app.kube.api.client import ClusterConfig
 from app.kube.api.cluster import Cluster, ClusterPort
 from app.kube.api.errors import KubeError
+from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
 from app.metrics import Metrics
 from app.web.sign_in_limits import SignInLimits
+
+log = logging.getLogger(__name__)
 
 
 class Services:
@@ -38,7 +41,21 @@ class Services:
 
     @property
     def cluster(self) -> ClusterPort:
-        """The cluster connection; raises NotConfigured (a KubeError) when there is none."""
+        """The cluster connection, its watches started; raises NotConfigured (a KubeError) when
+        there is none."""
+        cluster = self._connected()
+        cluster.ensure_started()
+        return cluster
+
+    def connect(self) -> None:
+        """Start the watches now, not on the first request: the worker does it once it is up, so
+        the first sync runs before anyone asks. Without a cluster, nothing (pages say why)."""
+        try:
+            self._connected().ensure_started(first_sync_wait=0)
+        except KubeError as exc:
+            log.warning("not connected to a cluster: %s", exc.message)
+
+    def _connected(self) -> ClusterPort:
         if self._cluster is None:
             with self._lock:
                 if self._cluster is None:
@@ -46,6 +63,7 @@ class Services:
                     self._cluster = Cluster(
                         ClusterConfig(s.in_cluster, s.kubeconfig, s.context),
                         page_size=s.list_page_size,
+                        stream_lists=s.stream_lists,
                         watch_timeout=s.watch_timeout,
                         request_timeout=s.request_timeout,
                         start_watches=s.start_watches,
@@ -57,7 +75,6 @@ class Services:
                         token_reviews_per_minute=s.token_reviews_per_minute,
                         on_error=self.metrics.api_error,
                     )
-        self._cluster.ensure_started()
         return self._cluster
 
     def freshness(self) -> Freshness:

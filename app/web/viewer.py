@@ -10,8 +10,8 @@ from functools import cached_property
 from flask import current_app, g
 
 from app.domain.ownership import Ownership
-from app.kube.api.cache import Freshness
 from app.kube.api.errors import KubeError
+from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
 from app.web import security
 from app.web.services import Services

@@ -7,8 +7,9 @@ from types import SimpleNamespace
 import pytest
 from kubernetes import client
 
-from app.kube.api.cache import EVENT, ClusterCache, Freshness
+from app.kube.api.cache import EVENT, ClusterCache
 from app.kube.api.errors import Gone, KubeError
+from app.kube.api.freshness import Freshness
 from app.kube.api.revocations import Revocations
 from app.kube.wire.reading import Unreadable, UnreadableLog, readers
 from app.metrics import ClusterCollector
@@ -107,3 +108,36 @@ def test_the_servers_version_is_asked_again_at_a_relist_while_unknown(monkeypatc
     assert cache.server_minor is None
     cache._readers(relist=True)
     assert cache.server_minor == 35
+
+
+def end_bookmark(rv: str, annotated: bool = True) -> bytes:
+    meta: dict = {"resourceVersion": rv}
+    if annotated:
+        meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+    return json.dumps({"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": meta}}).encode()
+
+
+def test_a_streamed_list_is_swapped_in_at_its_end_bookmark_and_goes_on_as_the_watch():
+    synced: list[str] = []
+    cache = cache_fed(
+        pod_event("ADDED", "a", "10"),
+        pod_event("ADDED", "b", "11"),
+        end_bookmark("15", annotated=False),  # an ordinary bookmark: the objects go on
+        pod_event("ADDED", "c", "12"),
+        end_bookmark("20"),
+        pod_event("DELETED", "a", "21"),
+        pod_event("ADDED", "d", "22"),
+    )
+    held = json.dumps(json.loads(pod_event("ADDED", "old", "1"))["object"]).encode()
+    cache.store.put("pods", readers()["pods"].one(held)[0])  # from an earlier list
+    cache.on_sync = synced.append
+    assert cache._stream("pods") == "22"
+    assert sorted(cache.store.pods) == [("d", "b"), ("d", "c"), ("d", "d")]  # the old list is gone
+    assert synced == ["pods"] and cache.status["pods"].synced and cache.status["pods"].relists == 1
+
+
+def test_a_stream_that_ends_before_its_objects_do_is_an_error_and_changes_nothing():
+    cache = cache_fed(pod_event("ADDED", "a", "10"), pod_event("ADDED", "b", "11"))
+    with pytest.raises(KubeError, match="ended the list's stream before every object arrived"):
+        cache._stream("pods")
+    assert cache.store.pods == {} and not cache.status["pods"].synced

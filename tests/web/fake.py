@@ -12,8 +12,8 @@ from typing import Any
 from app.domain.admission import Namespace
 from app.domain.capacity_log import Record
 from app.kube.api.access import Identity
-from app.kube.api.cache import Freshness, WatchCounters
 from app.kube.api.capacity_log import Kept
+from app.kube.api.freshness import Freshness, WatchCounters
 from app.kube.api.revocations import Revocations
 from app.kube.state.store import Store
 from app.kube.wire.reading import Unreadable

@@ -3,7 +3,7 @@ page says what right is missing in the app's own words."""
 
 from __future__ import annotations
 
-from app.kube.api.cache import Freshness
+from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
 
 SAID = "Get https://10.0.0.1:6443/api/v1/pods: dial tcp 10.0.0.1:6443: connect: connection refused"

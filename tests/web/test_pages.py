@@ -8,7 +8,7 @@ from bs4 import BeautifulSoup
 from prometheus_client import generate_latest
 
 from app.domain.capacity_log import Record
-from app.kube.api.cache import Freshness
+from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
 from tests.conftest import browser
 
@@ -303,7 +303,7 @@ def test_every_resource_field_offers_the_known_names(client, two, url):
 
 
 def test_an_unsynced_store_refused_by_rbac_names_the_right_and_invites_nothing(client, cluster):
-    from app.kube.api.cache import Freshness, missing_right
+    from app.kube.api.freshness import Freshness, missing_right
 
     cluster.fresh = Freshness(
         synced=False, stale=True, age_seconds=None, error=missing_right("nodes"), forbidden=True

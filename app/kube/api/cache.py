@@ -19,7 +19,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -28,9 +27,10 @@ from kubernetes import client
 from app import workers
 from app.domain.accounting import resize_rule
 from app.kube.api.errors import Forbidden, Gone, KubeError, translate
+from app.kube.api.freshness import Freshness, KindStatus, WatchCounters, missing_right
+from app.kube.api.listing import STREAMED_SINCE, Listed, Requests, initial_events_end
 from app.kube.api.readiness import Readiness
 from app.kube.state import kinds
-from app.kube.state.pod_index import PodIndex
 from app.kube.state.store import Store
 from app.kube.wire.reading import Reader, Unreadable, UnreadableLog, readers
 
@@ -48,55 +48,6 @@ class Event(msgspec.Struct):
 
 
 EVENT = msgspec.json.Decoder(Event)
-# Pods that ended count nowhere: list and watch only the others (a pod that ends arrives as DELETED).
-LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
-
-
-@dataclass
-class KindStatus:
-    synced: bool = False
-    connected: bool = False
-    last_ok: float = 0.0  # monotonic time of the last successful contact
-    error: str | None = None
-    forbidden: bool = False  # the error is the API server refusing the app's own account
-    relists: int = 0
-    restarts: int = 0  # watches reopened after a failure
-
-
-@dataclass(frozen=True)
-class WatchCounters:
-    relists: int  # full lists: the first sync and each relist
-    restarts: int  # watches reopened after a failure
-    unreadable: int  # objects that could not be decoded, each time one was read
-
-
-@dataclass(frozen=True)
-class Freshness:
-    synced: bool
-    stale: bool
-    age_seconds: float | None
-    error: str | None
-    unreadable: tuple[tuple[str, int], ...] = ()  # (kind, objects left out because unreadable)
-    forbidden: bool = False  # the API server refuses the app's own reads (a missing right)
-
-    @property
-    def unreadable_text(self) -> str:
-        """ "1 pod could not be read", "2 pods and 1 node could not be read", or ""."""
-        parts = [f"{n} {kinds.kind(k).one}{'s' if n != 1 else ''}" for k, n in self.unreadable]
-        if not parts:
-            return ""
-        listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
-        return f"{listed} could not be read"
-
-
-def missing_right(kind: str) -> str:
-    """What a 403 on the cache's list or watch of ``kind`` means, and what grants it."""
-    return (
-        f"The dashboard's own account may not list and watch {kinds.kind(kind).rbac} (the API "
-        "server answered 403). "
-        "The Helm chart's ClusterRole extres-viewer grants it (get, list and watch on nodes, pods "
-        "and resourcequotas), bound to the account the dashboard runs as."
-    )
 
 
 class ClusterCache:
@@ -110,19 +61,21 @@ class ClusterCache:
         watch_timeout: int = 240,
         freeze_gc: bool = True,
         live_pods_only: bool = True,
+        streaming: bool = True,
         store: Store | None = None,
     ) -> None:
         self.store = store if store is not None else Store()
         self._lock = threading.Lock()
-        self.live_pods_only = live_pods_only
         self.api = api
         self.freeze_gc = freeze_gc
-        self.core = client.CoreV1Api(api)
-        self.page_size = page_size
-        self.watch_timeout = watch_timeout
+        self.requests = Requests(
+            api, page_size=page_size, watch_timeout=watch_timeout, live_pods_only=live_pods_only
+        )
+        # list by streaming where the API server offers it (1.34+), else in pages; False once a
+        # server refuses a streamed list (its WatchList feature gate is off)
+        self.streaming = streaming
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._responses: dict[str, Any] = {}
         self._seen: dict[str, str] = {}  # the resourceVersion of the last event, per kind
         self.status = {kind: KindStatus() for kind in KINDS}
         self.on_error: Callable[[str, str], None] | None = None  # (operation, error kind)
@@ -181,7 +134,7 @@ class ClusterCache:
     def stop(self) -> None:
         self._stop.set()
         self.readiness.nudge()  # its thread wakes, sees the stop, and ends
-        for resp in list(self._responses.values()):
+        for resp in list(self.requests.open.values()):
             _abort(resp)
         for t in self._threads:
             t.join(timeout=5)
@@ -238,59 +191,29 @@ class ClusterCache:
         return self._by_version
 
     # ---- the watch loops -------------------------------------------------
-    def _list_fn(self, kind: str) -> Callable[..., Any]:
-        dra = client.ResourceV1Api(self.api)
-        fns: dict[str, Callable[..., Any]] = {
-            "nodes": self.core.list_node,
-            "pods": self.core.list_pod_for_all_namespaces,
-            "quotas": self.core.list_resource_quota_for_all_namespaces,
-            "deviceclasses": dra.list_device_class,
-            "resourceslices": dra.list_resource_slice,
-            "resourceclaims": dra.list_resource_claim_for_all_namespaces,
-        }
-        return fns[kind]
-
-    def _selection(self, kind: str) -> dict[str, str]:
-        return {"field_selector": LIVE_PODS} if kind == "pods" and self.live_pods_only else {}
-
-    def _list_pages(self, kind: str, take: Callable[[bytes], tuple[str | None, str]]) -> str:
-        """Fetch a paginated list page by page; ``take`` decodes and projects a page's bytes and
-        returns its (continue token, resourceVersion). A page is freed before the next is fetched."""
-        cont: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {"limit": self.page_size, "_preload_content": False}
-            if cont:
-                kwargs["_continue"] = cont
-            resp = self._list_fn(kind)(_request_timeout=(5, 60), **self._selection(kind), **kwargs)
-            data = resp.data
-            resp.release_conn()
-            del resp
-            cont, rv = take(data)
-            del data
-            if not cont:
-                return rv
+    def _streams(self) -> bool:
+        """Whether to list by streaming: asked of the server's version, read before each (re)list."""
+        minor = self.server_minor
+        return self.streaming and minor is not None and minor >= STREAMED_SINCE
 
     def _list(self, kind: str) -> str:
-        """List a kind, projecting each page as it arrives, and swap the result in whole. An
-        object that cannot be read is left out and named (``app.kube.wire.reading``)."""
+        """List a kind in pages, projecting each page as it arrives, and swap the result in whole.
+        An object that cannot be read is left out and named (``app.kube.wire.reading``)."""
         reader = self._readers(relist=True)[kind]
-        index = PodIndex() if kind == "pods" else None
-        views: list[Any] = []
-        unreadable: list[Unreadable] = []
+        listed = Listed(kind)
 
         def take(data: bytes) -> tuple[str | None, str]:
             page = reader.page(data)
-            if index is not None:
-                for view in page.views:
-                    index.put(view)
-            else:
-                views.extend(page.views)
-            unreadable.extend(page.unreadable)
+            listed.take(page.views, page.unreadable)
             return page.cont, page.resource_version
 
-        rv = self._list_pages(kind, take)
-        self.store.replace(kind, index if index is not None else views)
-        self.unreadable.replace(kind, unreadable)
+        rv = self.requests.pages(kind, take)
+        self._swap(kind, listed)
+        return rv
+
+    def _swap(self, kind: str, listed: Listed) -> None:
+        self.store.replace(kind, listed.whole)
+        self.unreadable.replace(kind, listed.unreadable)
         if self.freeze_gc:
             # What a list brought in lives until the next relist: move it out of the collector's
             # sight, so full collections no longer traverse the whole cache (objects are still
@@ -298,37 +221,63 @@ class ClusterCache:
             gc.freeze()
         if self.on_sync is not None:
             self.on_sync(kind)
+
+    def _synced(self, kind: str) -> None:
+        self._mark(kind, connected=True, synced=True)
+        with self._lock:
+            self.status[kind].relists += 1
+
+    def _sync(self, kind: str) -> str:
+        """The first list or a relist: streamed, then followed as a watch until that ends (see
+        ``_stream``), where the server offers it; else in pages. Returns the version to watch from."""
+        self._seen.pop(kind, None)
+        self._readers(relist=True)
+        if self._streams():
+            try:
+                return self._stream(kind)
+            except client.ApiException as exc:
+                if exc.status not in (400, 422):  # not "unknown or forbidden parameter"
+                    raise
+                log.info("the API server does not stream lists (%s): listing in pages", exc.status)
+                self.streaming = False
+        rv = self._list(kind)
+        self._synced(kind)
         return rv
 
-    def _events(self, kind: str, rv: str) -> Iterator[Event]:
+    def _stream(self, kind: str) -> str:
+        """A streamed list: every object arrives as an event and is projected as it comes; at the
+        end bookmark they are swapped in whole and the same stream goes on as the watch."""
+        reader = self._readers()[kind]
+        listed: Listed | None = Listed(kind)
+        rv = ""
+        for event in self._events(kind, None):
+            if listed is None:  # past the objects: the changes
+                rv = self._event(kind, event, rv)
+                continue
+            _raise_for(event)
+            if event.type == "BOOKMARK":
+                end = initial_events_end(event.object)
+                if end is not None:
+                    self._swap(kind, listed)
+                    self._synced(kind)
+                    listed, rv = None, end
+                    self._seen[kind] = rv
+                continue
+            view, _, problem = reader.one(event.object)
+            listed.take([view] if view is not None else [], [problem] if problem is not None else [])
+        if listed is not None:
+            raise KubeError("The API server ended the list's stream before every object arrived.", 0, "")
+        return rv
+
+    def _events(self, kind: str, rv: str | None) -> Iterator[Event]:
         for line in self._lines(kind, rv):
             yield EVENT.decode(line)
 
-    def _lines(self, kind: str, rv: str) -> Iterator[bytes]:
-        """A watch from ``rv``, each event's line as it comes (the bench records them raw)."""
-        resp = self._list_fn(kind)(
-            **self._selection(kind),
-            watch=True,
-            resource_version=rv,
-            allow_watch_bookmarks=True,
-            timeout_seconds=self.watch_timeout,
-            _preload_content=False,
-            _request_timeout=(5, self.watch_timeout + 30),
-        )
-        self._responses[kind] = resp
-        self._mark(kind, connected=True)  # the watch is open: live again, even before an event
-        try:
-            buf = bytearray()
-            for chunk in resp.stream(amt=None, decode_content=False):
-                buf.extend(chunk)
-                while (nl := buf.find(b"\n")) >= 0:
-                    line = bytes(buf[:nl])
-                    del buf[: nl + 1]
-                    if line.strip():
-                        yield line
-        finally:
-            self._responses.pop(kind, None)
-            resp.release_conn()
+    def _lines(self, kind: str, rv: str | None) -> Iterator[bytes]:
+        """A watch from ``rv`` (None: a streamed list), each event's line as it comes (the bench
+        records them raw)."""
+        # the watch is open: live again, even before an event
+        return self.requests.lines(kind, rv, lambda: self._mark(kind, connected=True))
 
     def _mark(
         self,
@@ -358,10 +307,8 @@ class ClusterCache:
         while not self._stop.is_set():
             try:
                 if rv is None:
-                    rv = self._list(kind)
-                    self._mark(kind, connected=True, synced=True)
-                    with self._lock:
-                        self.status[kind].relists += 1
+                    rv = self._sync(kind)
+                    backoff = 0.5
                 while not self._stop.is_set():
                     rv = self._watch_once(kind, rv)
                     self._mark(kind, connected=True)
@@ -401,22 +348,20 @@ class ClusterCache:
     def _watch_once(self, kind: str, rv: str) -> str:
         self._seen[kind] = rv
         for event in self._events(kind, rv):
-            if event.type == "ERROR":
-                status = msgspec.json.decode(event.object)
-                code = status.get("code")
-                if code == 410:
-                    raise Gone("The resource version is too old.", detail=str(status.get("message", "")))
-                raise KubeError(
-                    f"The watch ended with an error ({code}).", int(code or 0), str(status.get("message", ""))
-                )
-            view, version, problem = self._readers()[kind].one(event.object)
-            rv = version or rv
-            if kind == "nodes" and view is not None and event.type == "MODIFIED" and self.on_node_event:
-                self.on_node_event(self.store.node(view.name), view, event.object)
-            if event.type != "BOOKMARK":
-                self._apply(kind, event.type == "DELETED", view, problem)
-            self._seen[kind] = rv
-            self._mark(kind, connected=True)
+            rv = self._event(kind, event, rv)
+        return rv
+
+    def _event(self, kind: str, event: Event, rv: str) -> str:
+        """One watch event applied to the store; returns the resourceVersion it brings."""
+        _raise_for(event)
+        view, version, problem = self._readers()[kind].one(event.object)
+        rv = version or rv
+        if kind == "nodes" and view is not None and event.type == "MODIFIED" and self.on_node_event:
+            self.on_node_event(self.store.node(view.name), view, event.object)
+        if event.type != "BOOKMARK":
+            self._apply(kind, event.type == "DELETED", view, problem)
+        self._seen[kind] = rv
+        self._mark(kind, connected=True)
         return rv
 
     def _apply(self, kind: str, deleted: bool, view: Any, problem: Unreadable | None) -> None:
@@ -431,6 +376,18 @@ class ClusterCache:
             return
         self.store.put(kind, view, deleted)
         self.unreadable.read(kind, view.key)
+
+
+def _raise_for(event: Event) -> None:
+    """An ERROR event ends the watch: 410 as Gone (relist), any other code as an error."""
+    if event.type != "ERROR":
+        return
+    status = msgspec.json.decode(event.object)
+    code = status.get("code")
+    if code == 410:
+        raise Gone("The resource version is too old.", detail=str(status.get("message", "")))
+    detail = str(status.get("message", ""))
+    raise KubeError(f"The watch ended with an error ({code}).", int(code or 0), detail)
 
 
 def server_minor(api: client.ApiClient) -> int | None:

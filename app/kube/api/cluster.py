@@ -14,9 +14,10 @@ from app import audit
 from app.domain.admission import Namespace
 from app.kube.api.access import Access, Identity
 from app.kube.api.admission_reads import AdmissionReads
-from app.kube.api.cache import ClusterCache, Freshness, WatchCounters
+from app.kube.api.cache import ClusterCache
 from app.kube.api.capacity_log import CapacityLog, Kept
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.freshness import Freshness, WatchCounters
 from app.kube.api.revocations import Revocations
 from app.kube.api.writer import NodeWriter
 from app.kube.state.store import Store
@@ -74,7 +75,7 @@ class ClusterPort(Protocol):
     def admission(self) -> AdmissionPort: ...
     @property
     def server(self) -> str: ...
-    def ensure_started(self) -> None: ...
+    def ensure_started(self, first_sync_wait: float = 3.0) -> None: ...
     def freshness(self) -> Freshness: ...
     def unreadable_named(self) -> list[Unreadable]: ...
     def watch_counters(self) -> dict[str, WatchCounters]: ...
@@ -91,6 +92,7 @@ class Cluster:
         cfg: ClusterConfig,
         *,
         page_size: int = 500,
+        stream_lists: bool = True,
         watch_timeout: int = 240,
         request_timeout: float = 10.0,
         start_watches: bool = True,
@@ -107,7 +109,9 @@ class Cluster:
         self.request_timeout = request_timeout
         self.configuration: client.Configuration = load_configuration(cfg)
         self.api = api_client(self.configuration)
-        self.cache = ClusterCache(self.api, page_size=page_size, watch_timeout=watch_timeout)
+        self.cache = ClusterCache(
+            self.api, page_size=page_size, watch_timeout=watch_timeout, streaming=stream_lists
+        )
         self.cache.on_sync = self._log_size
         self.cache.on_error = on_error
         self.access = Access(

@@ -1,0 +1,272 @@
+"""First answer: a fresh ``extres serve`` beside kubectl-view-allocations, on the same cluster, in
+one run; and the cold sync against its floors.
+
+    python bench/first_answer.py                      # 5,000 nodes; 10,000 and 50,000 pods
+    python bench/first_answer.py --steps 10000 --rounds 2
+
+Each step starts the full control plane (etcd, kube-apiserver, kube-scheduler,
+kube-controller-manager; kwok as every node's kubelet) on bench/envelope.py's cached etcd
+snapshot of real-sized pods, waits for every node to be Ready, and measures, alternating the
+runs so that drift hits each alike (best of ``--rounds`` for every figure):
+  * floors, each a fresh process (bench/sync_probe.py): the cache's own requests with each body
+    read and skipped, in pages (``wire``) and streamed (``stream-wire``: a watch with
+    sendInitialEvents, read up to the bookmark that ends the objects); the pages decoded by the
+    cache's own decoder, nothing kept (``decode``); and the cache's own sync of nodes then pods,
+    streamed and in pages (``sync``);
+  * first answer: ``extres serve`` started fresh, wall time until /readyz answers 200 and the
+    overview (GET /) has been served, and the peak RSS of its processes (gunicorn's master and
+    worker: the sum of each one's peak), with lists streamed and in pages; beside it
+    kubectl-view-allocations (``-o csv``), its wall time and peak RSS (GNU time);
+  * kube-apiserver's RSS after each, and the growth of its peak (VmHWM) over the step;
+  * agreement: every (node, resource) requested amount kubectl-view-allocations reports for the
+    bench's resources against the served app's /export.csv.
+Ratios are the claim (extres / kubectl-view-allocations: the targets are 0.5x the time and 0.1x
+the memory); seconds and MiB are this machine's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kubernetes import client  # noqa: E402
+
+from app.kube.api.client import ClusterConfig, api_client, load_configuration  # noqa: E402
+from bench import snapshot, tools  # noqa: E402
+from bench.cache_bench import RESOURCES, probe  # noqa: E402
+from bench.envelope import settle  # noqa: E402
+from extres_demo import testenv  # noqa: E402
+
+MIB = 2**20
+
+
+@dataclass
+class Answer:
+    up: float  # seconds until the process answered /healthz
+    ready: float  # seconds until /readyz said ready
+    wall: float  # seconds until the overview was served
+    peak_mib: float  # the sum of the peaks of the server's processes
+    requested: dict[tuple[str, str], int]  # from /export.csv
+
+
+def _get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return 0, b""
+
+
+def first_answer(plane: testenv.ControlPlane, stream: bool) -> Answer:
+    """A fresh ``extres serve``: seconds to /healthz, to ready, to the overview served; its peak."""
+    port = testenv.free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "EXTRES_KUBECONFIG": str(plane.kubeconfig),
+        "EXTRES_IN_CLUSTER": "false",
+        "EXTRES_PORT": str(port),
+        "EXTRES_METRICS_PORT": "0",
+        "EXTRES_HISTORY_STORE": "off",
+        "EXTRES_COOKIE_SECURE": "false",
+        "EXTRES_STREAM_LISTS": "true" if stream else "false",
+    }
+    t = time.perf_counter()
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "extres"), "serve"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    up = ready = 0.0
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"extres serve ended ({proc.returncode})")
+            status, _ = _get(base + ("/readyz" if up else "/healthz"), timeout=2)
+            now = time.perf_counter() - t
+            if status == 200 and not up:
+                up = now
+            elif status == 200:
+                ready = now
+                break
+            if now > 900:
+                raise RuntimeError("extres serve was not ready in 900 s")
+            time.sleep(0.01)
+        status, page = _get(base + "/", timeout=60)
+        wall = time.perf_counter() - t
+        if status != 200 or b"n00000" not in page:
+            raise RuntimeError(f"the overview answered {status} without the nodes")
+        peak = _peaks(proc.pid)
+        status, body = _get(base + "/export.csv", timeout=60)
+        if status != 200:
+            raise RuntimeError(f"/export.csv answered {status}")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    requested = {
+        (row["node"], row["resource"]): int(row["requested"] or 0)
+        for row in csv.DictReader(io.StringIO(body.decode()))
+        if row["resource"] in RESOURCES
+    }
+    return Answer(up, ready, wall, peak / MIB, requested)
+
+
+def _peaks(pgid: int) -> int:
+    """The sum of each process's peak RSS (VmHWM) in a process group: at least the group's peak."""
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            if int(stat[2]) != pgid:
+                continue
+            status = Path(f"/proc/{pid}/status").read_text()
+        except (OSError, IndexError, ValueError):
+            continue
+        total += next((int(x.split()[1]) * 1024 for x in status.splitlines() if x.startswith("VmHWM:")), 0)
+    return total
+
+
+def apiserver_memory(plane: testenv.ControlPlane) -> tuple[float, float]:
+    """kube-apiserver's (RSS, peak RSS) in MiB."""
+    pid = (plane.state_dir / "apiserver.pid").read_text().strip()
+    status = Path(f"/proc/{pid}/status").read_text()
+    field = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in status.splitlines() if "kB" in line}
+    return field["VmRSS"] / MIB, field["VmHWM"] / MIB
+
+
+def step(nodes: int, pods: int, rounds: int) -> dict[str, Any]:
+    plane, restored = snapshot.restore(nodes, pods)
+    label = f"{pods // 1000}k"
+    try:
+        api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
+        settled = settle(client.CoreV1Api(api), nodes, pods)
+        api.close()
+        base_rss, base_peak = apiserver_memory(plane)
+        print(
+            f"\n[{label}] {nodes} nodes, {pods} real-sized pods; control plane up in {restored:.0f}s, "
+            f"settled in {settled:.0f}s; kube-apiserver RSS {base_rss:.0f} MiB",
+            flush=True,
+        )
+        figures: dict[str, list[Any]] = {}
+
+        def keep(name: str, value: Any) -> None:
+            figures.setdefault(name, []).append(value)
+
+        env = {"KUBECONFIG": str(plane.kubeconfig)}
+        for _ in range(rounds):
+            for mode, extra in (("wire", ()), ("stream-wire", ()), ("decode", ())):
+                keep(mode, probe(plane.kubeconfig, mode, *extra))
+            keep("sync stream", probe(plane.kubeconfig, "sync"))
+            keep("sync pages", probe(plane.kubeconfig, "sync", "--pages"))
+            keep("kva", tools.measured([str(tools.kva()), "-o", "csv"], env))
+            keep("kva apiserver", apiserver_memory(plane)[0])
+            keep("extres stream", first_answer(plane, stream=True))
+            keep("stream apiserver", apiserver_memory(plane)[0])
+            keep("extres pages", first_answer(plane, stream=False))
+            keep("pages apiserver", apiserver_memory(plane)[0])
+        return report(label, figures, base_rss, apiserver_memory(plane)[1] - base_peak)
+    finally:
+        plane.stop()
+        shutil.rmtree(plane.state_dir, ignore_errors=True)
+
+
+def report(label: str, f: dict[str, list[Any]], base_rss: float, peak_growth: float) -> dict[str, Any]:
+    def best(name: str) -> float:
+        return min(r["seconds"] for r in f[name])
+
+    wire, streamed, decode = best("wire"), best("stream-wire"), best("decode")
+    sync_stream, sync_pages = best("sync stream"), best("sync pages")
+    listed = f["sync stream"][0]["pods"]
+    print(
+        f"[{label}] {listed} live pods. floors (nodes then pods; best of {len(f['wire'])}): bodies read and "
+        f"skipped, in pages {wire:.2f}s, streamed {streamed:.2f}s ({streamed / wire:.2f}x); "
+        f"pages decoded by the cache's decoder, nothing kept {decode:.2f}s"
+    )
+    print(
+        f"[{label}] cold sync (nodes then pods, a fresh process): streamed {sync_stream:.2f}s = "
+        f"{sync_stream / streamed:.2f}x its wire floor; in pages {sync_pages:.2f}s = "
+        f"{sync_pages / wire:.2f}x its wire floor, {sync_pages / decode:.2f}x the decode floor; "
+        f"streamed / pages {sync_stream / sync_pages:.2f}x"
+    )
+    kva = min(f["kva"], key=lambda r: r.wall)
+    kva_peak = max(r.peak_mib for r in f["kva"])
+    heads = ("wall s", 7), ("ready s", 8), ("up s", 6), ("peak MiB", 9), ("/ kva wall", 11), ("/ kva RSS", 10)
+    cols = " ".join(f"{h:>{w}}" for h, w in heads)
+    print(f"[{label}] {'first answer':36} {cols} {'apiserver MiB':>14}")
+    print(
+        f"[{label}] {'kubectl-view-allocations ' + tools.KVA_VERSION:36} {kva.wall:7.2f} {'':>8} {'':>6} "
+        f"{kva_peak:9.0f} {1:11.2f} {1:10.2f} {max(f['kva apiserver']):14.0f}"
+        + ("  (stopped: memory)" if kva.stopped else "")
+    )
+    rows = {}
+    for mode in ("stream", "pages"):
+        answers = f[f"extres {mode}"]
+        a = min(answers, key=lambda r: r.wall)
+        peak = max(r.peak_mib for r in answers)
+        rows[mode] = a
+        print(
+            f"[{label}] {'extres serve, lists ' + ('streamed' if mode == 'stream' else 'in pages'):36} "
+            f"{a.wall:7.2f} {a.ready:8.2f} {a.up:6.2f} {peak:9.0f} {a.wall / kva.wall:11.2f} "
+            f"{peak / kva_peak:10.3f} {max(f[mode + ' apiserver']):14.0f}"
+        )
+    print(
+        f"[{label}] kube-apiserver: RSS {base_rss:.0f} MiB settled; its peak grew {peak_growth:.0f} MiB "
+        "over the step"
+    )
+    said = {} if kva.stopped else tools.kva_requested(kva.stdout, RESOURCES)
+    disagreements = 0
+    for mode, a in rows.items():
+        wrong = [(k, v, a.requested.get(k, 0)) for k, v in said.items() if a.requested.get(k, 0) != v]
+        disagreements += len(wrong)
+        for (node, r), theirs, mine in wrong[:5]:
+            print(f"[{label}] DISAGREE ({mode}) {node} {r}: extres {mine}, kubectl-view-allocations {theirs}")
+    print(
+        f"[{label}] agreement with kubectl-view-allocations on {len(said)} (node, resource) amounts "
+        f"({sum(said.values())} requested), both list modes: {disagreements} disagreements"
+    )
+    return {"disagreements": disagreements}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--nodes", type=int, default=5000)
+    p.add_argument("--steps", default="10000,50000")
+    p.add_argument("--rounds", type=int, default=2)
+    a = p.parse_args()
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cpus, {mem:.0f} GiB, "
+        f"Python {platform.python_version()}, Kubernetes v{testenv.version()} (etcd, kube-apiserver, "
+        "kube-scheduler, kube-controller-manager, kwok) on loopback, on the same cores"
+    )
+    print(f"command: python bench/first_answer.py {' '.join(sys.argv[1:])}   # commit {commit}", flush=True)
+    failures = sum(step(a.nodes, int(s), a.rounds)["disagreements"] for s in a.steps.split(","))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
