@@ -121,7 +121,7 @@ def probe(kubeconfig: Path, mode: str, *extra: str) -> dict[str, Any]:
         text=True,
     )
     if done.returncode:
-        raise RuntimeError(f"sync_probe.py {mode} failed:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"sync_probe.py {mode} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     out = done.stdout
     return json.loads(out.strip().splitlines()[-1])
 
