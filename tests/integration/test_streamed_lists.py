@@ -18,7 +18,8 @@ from tests.conftest import eventually
 from tests.kube_helpers import create_node, create_pod
 
 pytestmark = pytest.mark.kube
-D = "example.com/dongle"
+# a resource of this file alone: no pending pod of another test is scheduled onto these nodes
+D = "streamed.example.com/dongle"
 
 
 def recorded(cache: ClusterCache) -> list[tuple[str, dict[str, Any]]]:
