@@ -25,10 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -244,16 +241,7 @@ def main() -> None:
         "150,000 pods on a small machine",
     )
     a = p.parse_args()
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cpus, {mem:.0f} GiB, "
-        f"Python {platform.python_version()}, Kubernetes v{testenv.version()} (etcd, kube-apiserver, "
-        "kube-scheduler, kube-controller-manager, kwok) on loopback, on the same cores"
-    )
-    print(f"command: python bench/envelope.py {' '.join(sys.argv[1:])}   # commit {commit}", flush=True)
+    tools.header("envelope.py")
     results, failures = [], 0
     for pods in (int(s) for s in a.steps.split(",")):
         result, failed = step(a.nodes, pods, a.requests, set(a.parts.split(",")), a.bare)

@@ -30,7 +30,6 @@ import argparse
 import csv
 import io
 import os
-import platform
 import shutil
 import signal
 import subprocess
@@ -254,16 +253,7 @@ def main() -> None:
     p.add_argument("--steps", default="10000,50000")
     p.add_argument("--rounds", type=int, default=2)
     a = p.parse_args()
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cpus, {mem:.0f} GiB, "
-        f"Python {platform.python_version()}, Kubernetes v{testenv.version()} (etcd, kube-apiserver, "
-        "kube-scheduler, kube-controller-manager, kwok) on loopback, on the same cores"
-    )
-    print(f"command: python bench/first_answer.py {' '.join(sys.argv[1:])}   # commit {commit}", flush=True)
+    tools.header("first_answer.py")
     failures = sum(step(a.nodes, int(s), a.rounds)["disagreements"] for s in a.steps.split(","))
     sys.exit(1 if failures else 0)
 

@@ -36,9 +36,9 @@ import msgspec
 from kubernetes import client
 
 from app import workers
-from app.kube.api.cache import ClusterCache
+from app.kube.api.cache import EVENT, ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
-from app.kube.api.listing import INITIAL_EVENTS_END
+from app.kube.api.listing import initial_events_end
 from app.kube.wire.decoders import ListMeta, ObjectList
 
 T = TypeVar("T")
@@ -120,9 +120,10 @@ def streamed(cache: ClusterCache) -> dict[str, int]:
     out = {"pods": 0, "bytes": 0}
     for kind in ("nodes", "pods"):
         for line in cache.requests.lines(kind, None, lambda: None):
-            if line.startswith(b'{"type":"BOOKMARK"') and INITIAL_EVENTS_END.encode() in line:
-                break
-            if kind == "pods":
+            if line.startswith(b'{"type":"BOOKMARK"'):  # only these are decoded
+                if initial_events_end(EVENT.decode(line).object) is not None:
+                    break
+            elif kind == "pods":
                 out["pods"] += 1
                 out["bytes"] += len(line)
     return out

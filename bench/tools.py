@@ -17,6 +17,7 @@ import csv
 import io
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -25,9 +26,25 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from extres_demo import testenv
+
 ROOT = Path(__file__).resolve().parent.parent
 KVA_VERSION = "3.1.0"
 CACHE = Path(os.environ.get("EXTRES_CACHE_DIR", Path.home() / ".cache" / "extres"))
+
+
+def header(script: str) -> None:
+    """The first two lines of a control-plane bench's output: the machine and the command."""
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cpus, {mem:.0f} GiB, "
+        f"Python {platform.python_version()}, Kubernetes v{testenv.version()} (etcd, kube-apiserver, "
+        "kube-scheduler, kube-controller-manager, kwok) on loopback, on the same cores"
+    )
+    print(f"command: python bench/{script} {' '.join(sys.argv[1:])}   # commit {commit}", flush=True)
 
 
 def kva() -> Path:

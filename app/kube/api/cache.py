@@ -199,7 +199,7 @@ class ClusterCache:
     def _list(self, kind: str) -> str:
         """List a kind in pages, projecting each page as it arrives, and swap the result in whole.
         An object that cannot be read is left out and named (``app.kube.wire.reading``)."""
-        reader = self._readers(relist=True)[kind]
+        reader = self._readers()[kind]  # asked again by ``_sync`` before each (re)list
         listed = Listed(kind)
 
         def take(data: bytes) -> tuple[str | None, str]:
