@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flask import Flask
-
 from app.config import Settings
 
 if TYPE_CHECKING:
+    from flask import Flask
+
     from app.kube.api.cluster import ClusterPort
 
 HERE = Path(__file__).resolve().parent
@@ -39,6 +39,8 @@ def create_app(
     """Build the app. ``config``: Settings, or a mapping of overrides to the environment's;
     ``cluster``: what the pages read and write through (tests pass a fake), else one is
     connected, as the settings say, on first use."""
+    from flask import Flask  # here, not at the top: gunicorn's master imports this package too
+
     settings = config if isinstance(config, Settings) else Settings.from_env(**dict(config or {}))
     app = Flask(
         __name__,

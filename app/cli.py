@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     logs.configure(settings.log_level, settings.access_log)
     if args.command == "serve":
-        from app.kube.api.client import ClusterConfig, cluster_configured
+        from app.kube.api.cluster_config import ClusterConfig, cluster_configured
 
         if cluster_configured(ClusterConfig(settings.in_cluster, settings.kubeconfig, settings.context)):
             serve_app(settings)

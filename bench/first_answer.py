@@ -14,8 +14,10 @@ runs so that drift hits each alike (best of ``--rounds`` for every figure):
     cache's own decoder, nothing kept (``decode``); and the cache's own sync of nodes then pods,
     streamed and in pages (``sync``);
   * first answer: ``extres serve`` started fresh, wall time until /readyz answers 200 and the
-    overview (GET /) has been served, and the peak RSS of its processes (gunicorn's master and
-    worker: the sum of each one's peak), with lists streamed and in pages; beside it
+    overview (GET /) has been served, and the peak memory of its processes (gunicorn's master and
+    worker): the sum of each one's peak RSS (pages they share counted twice) and the peak of
+    their summed PSS sampled every 20 ms (each page once), with lists streamed and in pages; the
+    app byte-compiled first, as the image has it; beside it
     kubectl-view-allocations (``-o csv``), its wall time and peak RSS (GNU time);
   * kube-apiserver's RSS after each, and the growth of its peak (VmHWM) over the step;
   * agreement: every (node, resource) requested amount kubectl-view-allocations reports for the
@@ -34,6 +36,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -60,7 +63,8 @@ class Answer:
     up: float  # seconds until the process answered /healthz
     ready: float  # seconds until /readyz said ready
     wall: float  # seconds until the overview was served
-    peak_mib: float  # the sum of the peaks of the server's processes
+    peak_mib: float  # the sum of the peaks (VmHWM) of the server's processes: shared pages twice
+    pss_mib: float  # the peak of the processes' summed PSS, sampled every 20 ms: each page once
     requested: dict[tuple[str, str], int]  # from /export.csv
 
 
@@ -98,6 +102,7 @@ def first_answer(plane: testenv.ControlPlane, stream: bool) -> Answer:
         start_new_session=True,
     )
     up = ready = 0.0
+    sampler = _PssPeak(proc.pid)
     try:
         while True:
             if proc.poll() is not None:
@@ -117,10 +122,12 @@ def first_answer(plane: testenv.ControlPlane, stream: bool) -> Answer:
         if status != 200 or b"n00000" not in page:
             raise RuntimeError(f"the overview answered {status} without the nodes")
         peak = _peaks(proc.pid)
+        pss = sampler.stop()
         status, body = _get(base + "/export.csv", timeout=60)
         if status != 200:
             raise RuntimeError(f"/export.csv answered {status}")
     finally:
+        sampler.stop()
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     requested = {
@@ -128,19 +135,57 @@ def first_answer(plane: testenv.ControlPlane, stream: bool) -> Answer:
         for row in csv.DictReader(io.StringIO(body.decode()))
         if row["resource"] in RESOURCES
     }
-    return Answer(up, ready, wall, peak / MIB, requested)
+    return Answer(up, ready, wall, peak / MIB, pss / MIB, requested)
+
+
+def _group(pgid: int) -> list[str]:
+    """The processes of a process group."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[2]) == pgid:
+                pids.append(pid)
+        except (OSError, IndexError, ValueError):
+            continue
+    return pids
+
+
+class _PssPeak:
+    """The peak of a process group's summed proportional set size (a page shared by the master
+    and its worker counts once, split between them), sampled every 20 ms until ``stop``."""
+
+    def __init__(self, pgid: int) -> None:
+        self.pgid, self.peak = pgid, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            total = 0
+            for pid in _group(self.pgid):
+                try:
+                    rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+                except OSError:
+                    continue
+                total += next(
+                    (int(x.split()[1]) * 1024 for x in rollup.splitlines() if x.startswith("Pss:")), 0
+                )
+            self.peak = max(self.peak, total)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
 
 
 def _peaks(pgid: int) -> int:
     """The sum of each process's peak RSS (VmHWM) in a process group: at least the group's peak."""
     total = 0
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    for pid in _group(pgid):
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            if int(stat[2]) != pgid:
-                continue
             status = Path(f"/proc/{pid}/status").read_text()
-        except (OSError, IndexError, ValueError):
+        except OSError:
             continue
         total += next((int(x.split()[1]) * 1024 for x in status.splitlines() if x.startswith("VmHWM:")), 0)
     return total
@@ -210,12 +255,21 @@ def report(label: str, f: dict[str, list[Any]], base_rss: float, peak_growth: fl
     )
     kva = min(f["kva"], key=lambda r: r.wall)
     kva_peak = max(r.peak_mib for r in f["kva"])
-    heads = ("wall s", 7), ("ready s", 8), ("up s", 6), ("peak MiB", 9), ("/ kva wall", 11), ("/ kva RSS", 10)
+    heads = (
+        ("wall s", 7),
+        ("ready s", 8),
+        ("up s", 6),
+        ("peak MiB", 9),
+        ("PSS MiB", 8),
+        ("/ kva wall", 11),
+        ("/ kva RSS", 10),
+        ("PSS / RSS", 10),
+    )
     cols = " ".join(f"{h:>{w}}" for h, w in heads)
     print(f"[{label}] {'first answer':36} {cols} {'apiserver MiB':>14}")
     print(
         f"[{label}] {'kubectl-view-allocations ' + tools.KVA_VERSION:36} {kva.wall:7.2f} {'':>8} {'':>6} "
-        f"{kva_peak:9.0f} {1:11.2f} {1:10.2f} {max(f['kva apiserver']):14.0f}"
+        f"{kva_peak:9.0f} {'':>8} {1:11.2f} {1:10.2f} {'':>10} {max(f['kva apiserver']):14.0f}"
         + ("  (stopped: memory)" if kva.stopped else "")
     )
     rows = {}
@@ -223,11 +277,12 @@ def report(label: str, f: dict[str, list[Any]], base_rss: float, peak_growth: fl
         answers = f[f"extres {mode}"]
         a = min(answers, key=lambda r: r.wall)
         peak = max(r.peak_mib for r in answers)
+        pss = max(r.pss_mib for r in answers)
         rows[mode] = a
         print(
             f"[{label}] {'extres serve, lists ' + ('streamed' if mode == 'stream' else 'in pages'):36} "
-            f"{a.wall:7.2f} {a.ready:8.2f} {a.up:6.2f} {peak:9.0f} {a.wall / kva.wall:11.2f} "
-            f"{peak / kva_peak:10.3f} {max(f[mode + ' apiserver']):14.0f}"
+            f"{a.wall:7.2f} {a.ready:8.2f} {a.up:6.2f} {peak:9.0f} {pss:8.0f} {a.wall / kva.wall:11.2f} "
+            f"{peak / kva_peak:10.3f} {pss / kva_peak:10.3f} {max(f[mode + ' apiserver']):14.0f}"
         )
     print(
         f"[{label}] kube-apiserver: RSS {base_rss:.0f} MiB settled; its peak grew {peak_growth:.0f} MiB "
@@ -254,6 +309,10 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=2)
     a = p.parse_args()
     tools.header("first_answer.py")
+    # the app's modules byte-compiled, as the image's pip install leaves them
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(ROOT / "app")], check=True, stdout=subprocess.DEVNULL
+    )
     failures = sum(step(a.nodes, int(s), a.rounds)["disagreements"] for s in a.steps.split(","))
     sys.exit(1 if failures else 0)
 

@@ -65,10 +65,8 @@ def record(out: Path, nodes: int, seconds: float) -> None:
         for kind in KINDS:
             pages: list[bytes] = []
 
-            def take(data: bytes, pages: list[bytes] = pages) -> tuple[str | None, str]:
+            def take(data: bytes, pages: list[bytes] = pages) -> None:
                 pages.append(data)
-                meta = json.loads(data)["metadata"]
-                return meta.get("continue"), meta.get("resourceVersion", "")
 
             try:
                 versions[kind] = lister.requests.pages(kind, take)

@@ -39,7 +39,7 @@ from app import workers
 from app.kube.api.cache import EVENT, ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.kube.api.listing import initial_events_end
-from app.kube.wire.decoders import ListMeta, ObjectList
+from app.kube.wire.decoders import ObjectList
 
 T = TypeVar("T")
 
@@ -102,13 +102,11 @@ def paged(cache: ClusterCache, decode: Callable[[str, bytes], Any]) -> dict[str,
     out = {"pods": 0, "bytes": 0}
     for kind in ("nodes", "pods"):
 
-        def take(data: bytes, kind: str = kind) -> tuple[str | None, str]:
+        def take(data: bytes, kind: str = kind) -> None:
             listed = decode(kind, data)
             if kind == "pods":
                 out["pods"] += len(listed.items or ())
                 out["bytes"] += len(data)
-            meta = listed.metadata or ListMeta()
-            return meta.cont, meta.resource_version or ""
 
         cache.requests.pages(kind, take)
     return out

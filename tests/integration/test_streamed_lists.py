@@ -23,20 +23,15 @@ D = "streamed.example.com/dongle"
 
 
 def recorded(cache: ClusterCache) -> list[tuple[str, dict[str, Any]]]:
-    """Every list or watch request the cache makes: (kind, its parameters)."""
+    """Every list or watch request the cache makes: (kind, its query as sent)."""
     calls: list[tuple[str, dict[str, Any]]] = []
-    real = cache.requests.fn
+    real = cache.requests.get
 
-    def fn(kind: str) -> Any:
-        call = real(kind)
+    def get(kind: str, query: dict[str, Any], timeout: tuple[float, float]) -> Any:
+        calls.append((kind, dict(query)))
+        return real(kind, query, timeout)
 
-        def made(**kwargs: Any) -> Any:
-            calls.append((kind, kwargs))
-            return call(**kwargs)
-
-        return made
-
-    cache.requests.fn = fn  # type: ignore[method-assign]
+    cache.requests.get = get  # type: ignore[method-assign]
     return calls
 
 
@@ -57,7 +52,7 @@ def test_the_cache_streams_its_lists_and_the_stream_goes_on_as_the_watch(control
         assert cache.wait_synced(30)
         assert requested(cache, node) == 3
         pods = [kwargs for kind, kwargs in calls if kind == "pods"]
-        assert len(pods) == 1 and pods[0]["send_initial_events"] is True and "limit" not in pods[0]
+        assert len(pods) == 1 and pods[0]["sendInitialEvents"] is True and "limit" not in pods[0]
         assert cache.streaming and cache.status["pods"].relists == 1
         # a change after the sync arrives on the same stream: no other request
         create_pod(core, f"{uid}-after", node, {D: "2"})
@@ -95,7 +90,7 @@ def test_a_410_inside_a_stream_leads_to_a_streamed_relist(control_plane, core, u
     try:
         eventually(lambda: cache.status["pods"].relists >= 2, timeout=30)
         pods = [kwargs for kind, kwargs in calls if kind == "pods"]
-        assert [p.get("send_initial_events") for p in pods[:2]] == [True, True]
+        assert [p.get("sendInitialEvents") for p in pods[:2]] == [True, True]
         create_pod(core, f"{uid}-after", node, {D: "2"})
         eventually(lambda: requested(cache, node) == 3)
     finally:
@@ -125,7 +120,7 @@ def test_a_server_that_does_not_stream_is_listed_in_pages(unstreaming, uid):
         assert cache.wait_synced(30)
         assert requested(cache, node) == 3
         assert not cache.streaming  # refused once: every later list is in pages
-        asked = [kind for kind, kwargs in calls if kwargs.get("send_initial_events")]
+        asked = [kind for kind, kwargs in calls if kwargs.get("sendInitialEvents")]
         assert asked and len(asked) == len(set(asked))  # asked (kinds list at once), refused, not again
         pages = [kwargs["limit"] for kind, kwargs in calls if kind == "pods" and "limit" in kwargs]
         assert pages == [2, 2]  # 3 pods in pages of 2

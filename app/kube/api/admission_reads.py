@@ -13,6 +13,7 @@ import msgspec
 from kubernetes import client
 
 from app.domain.admission import LimitRange, Namespace, RuntimeClass
+from app.kube.api import raw
 from app.kube.api.errors import KubeError
 from app.kube.api.kept import KeptRead
 from app.kube.wire.decoders import RAW_LIST, ListMeta
@@ -61,13 +62,13 @@ RUNTIME_CLASS = msgspec.json.Decoder(_RuntimeClass)
 LIMIT_RANGE = msgspec.json.Decoder(_LimitRange)
 
 
-def _items(call: Any, timeout: float) -> tuple[list[msgspec.Raw], bool]:
+def _items(api: client.ApiClient, path: str, timeout: float) -> tuple[list[msgspec.Raw], bool]:
     """Every item of a paginated list, and whether they all fit in MAX_ITEMS."""
     out: list[msgspec.Raw] = []
     token = None
     while True:
-        resp = call(limit=500, _continue=token, _preload_content=False, _request_timeout=timeout)
-        page = RAW_LIST.decode(resp.data)
+        query: dict[str, Any] = {"limit": 500, **({"continue": token} if token else {})}
+        page = RAW_LIST.decode(raw.body(raw.get(api, path, query, timeout)))
         out.extend(page.items or ())
         token = (page.metadata or ListMeta()).cont
         if not token:
@@ -80,8 +81,7 @@ class AdmissionReads:
     def __init__(
         self, api: client.ApiClient, timeout: float, unreachable: Callable[[], bool] = lambda: False
     ) -> None:
-        self.node = client.NodeV1Api(api)
-        self.core = client.CoreV1Api(api)
+        self.api = api
         self.timeout = timeout
         self._classes = KeptRead(self._read_classes, KEPT_SECONDS, unreachable, "runtimeclasses")
         self._ranges = KeptRead(self._read_ranges, KEPT_SECONDS, unreachable, "limitranges")
@@ -101,7 +101,7 @@ class AdmissionReads:
 
     def _read_classes(self) -> dict[str, RuntimeClass] | None:
         try:
-            raw, whole = _items(self.node.list_runtime_class, self.timeout)
+            raw, whole = _items(self.api, "/apis/node.k8s.io/v1/runtimeclasses", self.timeout)
         except client.ApiException as exc:
             if exc.status == 404:  # no node.k8s.io/v1 here: no RuntimeClass either
                 return {}
@@ -124,7 +124,7 @@ class AdmissionReads:
         return out
 
     def _read_ranges(self) -> dict[str, list[LimitRange]] | None:
-        raw, whole = _items(self.core.list_limit_range_for_all_namespaces, self.timeout)
+        raw, whole = _items(self.api, "/api/v1/limitranges", self.timeout)
         if not whole:
             return None
         out: dict[str, list[LimitRange]] = {}

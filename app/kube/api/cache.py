@@ -1,12 +1,11 @@
 """The I/O half of the shared cache: list, then watch, each kind; relist on 410.
 
-Each kind is listed in pages (``limit``/``continue``), then watched from the
-list's resourceVersion; a watch that ends or breaks resumes from the last
+Each kind is listed (in pages, or streamed: ``app.kube.api.listing``), then watched
+from the list's resourceVersion; a watch that ends or breaks resumes from the last
 resourceVersion seen (with exponential backoff after a failure), and only a 410
-Gone leads to a relist. Responses are read raw
-(``_preload_content=False``) and decoded with msgspec; each page is projected into
-slim views as it arrives and freed before the next is fetched, and a watch event
-is projected and dropped the same way (``app.kube.wire.reading``). What is kept, and
+Gone leads to a relist. Responses are read raw (``app.kube.api.raw``) and decoded
+with msgspec; each page is projected into slim views as it arrives and freed once
+taken, and a watch event is projected and dropped the same way (``app.kube.wire.reading``). What is kept, and
 the aggregates over it, live in ``app.kube.state.store``.
 """
 
@@ -29,6 +28,7 @@ from app.domain.accounting import resize_rule
 from app.kube.api.errors import Forbidden, Gone, KubeError, translate
 from app.kube.api.freshness import Freshness, KindStatus, WatchCounters, missing_right
 from app.kube.api.listing import STREAMED_SINCE, Listed, Requests, initial_events_end
+from app.kube.api.raw import body, get
 from app.kube.api.readiness import Readiness
 from app.kube.state import kinds
 from app.kube.state.store import Store
@@ -110,7 +110,7 @@ class ClusterCache:
         backoff = 1.0
         while not self._stop.is_set():
             try:
-                client.ResourceV1Api(self.api).get_api_resources(_request_timeout=(5, 10))
+                body(get(self.api, "/apis/resource.k8s.io/v1/", {}, (5, 10)))
             except Exception as exc:  # noqa: BLE001 - absent, refused, or not answering (ask again)
                 err = translate(exc)
                 if err.status == 404:
@@ -202,10 +202,9 @@ class ClusterCache:
         reader = self._readers()[kind]  # asked again by ``_sync`` before each (re)list
         listed = Listed(kind)
 
-        def take(data: bytes) -> tuple[str | None, str]:
+        def take(data: bytes) -> None:
             page = reader.page(data)
             listed.take(page.views, page.unreadable)
-            return page.cont, page.resource_version
 
         rv = self.requests.pages(kind, take)
         self._swap(kind, listed)
@@ -394,8 +393,8 @@ def server_minor(api: client.ApiClient) -> int | None:
     """The API server's minor version ("37" of v1.37.2; "37+" from some providers), or None when
     /version cannot be read (the newest rules apply then)."""
     try:
-        info: Any = client.VersionApi(api).get_code(_request_timeout=(5, 10))
-        return int("".join(ch for ch in str(info.minor) if ch in "0123456789") or "x")
+        minor = msgspec.json.decode(body(get(api, "/version", {}, (5, 10)))).get("minor")
+        return int("".join(ch for ch in str(minor) if ch in "0123456789") or "x")
     except Exception:  # noqa: BLE001 - any failure: unknown, and the newest rules
         log.info("the API server's version could not be read; counting as the newest version does")
         return None

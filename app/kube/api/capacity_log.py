@@ -126,7 +126,7 @@ class CapacityLog:
         self.namespace, _, self.prefix = (store or "/").partition("/")
         self.keys = tuple(k for k in keys if k)
         self.writes = bool(keys and keys[0])
-        self._core = client.CoreV1Api(api) if api is not None and store and self.keys else None
+        self._api = api if api is not None and store and self.keys else None  # None: no history kept
         self.timeout = timeout
         self.keep_days = keep_days
         self.interval = interval
@@ -144,12 +144,12 @@ class CapacityLog:
 
     @property
     def enabled(self) -> bool:
-        return self._core is not None
+        return self._api is not None
 
     # ---- recording ------------------------------------------------------------------------
     def observe(self, old: NodeView | None, new: NodeView, raw: bytes) -> None:
         """A node event: record each extended amount that moved since ``old``."""
-        if self._core is None or not self.writes or old is None:
+        if self._api is None or not self.writes or old is None:
             return
         if old.capacity == new.capacity and old.allocatable == new.allocatable:
             return  # a heartbeat, a label: one comparison
@@ -171,7 +171,7 @@ class CapacityLog:
     ) -> None:
         """This dashboard's own write of a node's capacity: the same change the watch will see,
         with the signed-in user."""
-        if self._core is not None and self.writes:
+        if self._api is not None and self.writes:
             self._put(
                 Record(_now(), node, "capacity", resource, before, after, FIELD_MANAGER, user[:256], version)
             )
@@ -187,7 +187,7 @@ class CapacityLog:
 
     # ---- writing ----------------------------------------------------------------------------
     def start(self) -> None:
-        if self._core is None or self._thread is not None:
+        if self._api is None or self._thread is not None:
             return
         self._thread = workers.every("capacity-log", self.interval, self.flush, self._stop)
 
@@ -238,8 +238,8 @@ class CapacityLog:
         return f"{self.prefix}-{index:02d}"
 
     def _doc(self, day: str) -> ConfigMapDoc:
-        assert self._core is not None
-        return ConfigMapDoc(self._core, self.namespace, self.name(slot(day)), self.timeout, LABELS)
+        assert self._api is not None
+        return ConfigMapDoc(self._api, self.namespace, self.name(slot(day)), self.timeout, LABELS)
 
     def _merged(self, data: dict[str, str], *, day: str, records: list[Record]) -> dict[str, str]:
         out, refused = merged_store(data, day, records, self.keys)
@@ -253,7 +253,7 @@ class CapacityLog:
         bound), newest first, with the changes this process has yet to write; read at most once
         per ``KEPT_SECONDS`` and never waited on once read (``KeptRead``: marked stale while the
         API server does not answer)."""
-        if self._core is None:
+        if self._api is None:
             return Kept([], 0, False)
         (stored, left_out), stale = self._reads.get()
         with self._lock:
@@ -263,11 +263,11 @@ class CapacityLog:
         return Kept(shown, left_out, stale)
 
     def _read_all(self) -> tuple[list[Record], int]:
-        assert self._core is not None
+        assert self._api is not None
         oldest = (datetime.now(UTC) - timedelta(days=self.keep_days)).strftime("%Y-%m-%d")
         records, left_out = [], 0
         for index in range(SLOTS):
-            data, _ = ConfigMapDoc(self._core, self.namespace, self.name(index), self.timeout).read()
+            data, _ = ConfigMapDoc(self._api, self.namespace, self.name(index), self.timeout).read()
             day = data.pop(DAY_KEY, "")
             if day < oldest:
                 continue  # not made yet, or a day past retention (its store not yet reused)

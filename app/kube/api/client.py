@@ -3,38 +3,16 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 from urllib3 import Retry
 
+from app.kube.api.cluster_config import ClusterConfig, cluster_configured, kubeconfig_paths
 from app.kube.api.errors import NotConfigured
 
-
-@dataclass(frozen=True)
-class ClusterConfig:
-    in_cluster: str = "auto"  # auto | true | false
-    kubeconfig: str | None = None
-    context: str | None = None
-
-
-def kubeconfig_paths(explicit: str | None) -> list[str]:
-    if explicit:
-        return [explicit]
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return [p for p in env.split(os.pathsep) if p]
-    return [str(Path.home() / ".kube" / "config")]
-
-
-def cluster_configured(cfg: ClusterConfig) -> bool:
-    if cfg.in_cluster == "true":
-        return True
-    if cfg.in_cluster == "auto" and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        return True
-    return any(Path(p).is_file() for p in kubeconfig_paths(cfg.kubeconfig))
+__all__ = ["ClusterConfig", "api_client", "cluster_configured", "load_configuration"]
 
 
 def load_configuration(cfg: ClusterConfig) -> client.Configuration:

@@ -9,9 +9,11 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import quote
 
 from kubernetes import client
 
+from app.kube.api import raw
 from app.kube.api.errors import Conflict, NotFound, Unavailable, translate
 
 MERGES = 8  # rounds lost to other writers before giving up
@@ -20,15 +22,19 @@ MERGES = 8  # rounds lost to other writers before giving up
 class ConfigMapDoc:
     def __init__(
         self,
-        core: client.CoreV1Api,
+        api: client.ApiClient,
         namespace: str,
         name: str,
         timeout: float,
         labels: Mapping[str, str] | None = None,
     ) -> None:
-        self.core, self.namespace, self.name = core, namespace, name
+        self.api, self.namespace, self.name = api, namespace, name
         self.timeout = timeout
         self.labels = dict(labels or {})
+
+    @property
+    def _path(self) -> str:
+        return f"/api/v1/namespaces/{quote(self.namespace, safe='')}/configmaps"
 
     def read(self) -> tuple[dict[str, str], str | None]:
         """The data and its resourceVersion; ({}, None) when the ConfigMap does not exist."""
@@ -38,16 +44,17 @@ class ConfigMapDoc:
     def _get(self) -> tuple[dict[str, str], str | None, dict[str, Any]]:
         """The data, its resourceVersion and the metadata a replace keeps (labels, annotations)."""
         try:
-            cm: Any = self.core.read_namespaced_config_map(
-                self.name, self.namespace, _request_timeout=self.timeout
+            cm: dict[str, Any] = raw.call(
+                self.api, "GET", f"{self._path}/{quote(self.name, safe='')}", self.timeout
             )
         except Exception as exc:
             err = translate(exc)
             if isinstance(err, NotFound):
                 return {}, None, {}
             raise err from exc
-        kept = {"labels": dict(cm.metadata.labels or {}), "annotations": dict(cm.metadata.annotations or {})}
-        return dict(cm.data or {}), cm.metadata.resource_version, kept
+        meta = cm.get("metadata") or {}
+        kept = {"labels": dict(meta.get("labels") or {}), "annotations": dict(meta.get("annotations") or {})}
+        return dict(cm.get("data") or {}), meta.get("resourceVersion"), kept
 
     def write(
         self, data: Mapping[str, str], version: str | None, kept: Mapping[str, Any] | None = None
@@ -65,12 +72,11 @@ class ConfigMapDoc:
         body: Any = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": dict(data)}
         try:
             if version is None:
-                self.core.create_namespaced_config_map(self.namespace, body, _request_timeout=self.timeout)
+                raw.call(self.api, "POST", self._path, self.timeout, payload=body)
             else:
                 body["metadata"]["resourceVersion"] = version
-                self.core.replace_namespaced_config_map(
-                    self.name, self.namespace, body, _request_timeout=self.timeout
-                )
+                path = f"{self._path}/{quote(self.name, safe='')}"
+                raw.call(self.api, "PUT", path, self.timeout, payload=body)
         except Exception as exc:
             err = translate(exc)
             if err.status == 409:  # a stale resourceVersion, or created meanwhile

@@ -1,22 +1,28 @@
 """The cache's requests: a kind's list in pages, its watch, and its list streamed as a watch.
 
-Two ways to list. In pages (``limit``/``continue``): each page is read whole, then decoded while
-the API server waits for the next request. Streamed (KEP-3157, ``sendInitialEvents``; served
-by default since Kubernetes 1.34): one watch whose first events are every object, then a
-bookmark marked ``k8s.io/initial-events-end``, then the changes; each object is decoded as it
-arrives while the API server encodes the next, and one object at a time is held, not a page.
-bench/first_answer.py measures both.
+Two ways to list. In pages (``limit``/``continue``): each page is read whole and decoded while
+the next one is fetched (the API server encodes while this process decodes). Streamed
+(KEP-3157, ``sendInitialEvents``; served by default since Kubernetes 1.34): one watch whose
+first events are every object, then a bookmark marked ``k8s.io/initial-events-end``, then the
+changes; each object is decoded as it arrives while the API server encodes the next, and one
+object at a time is held, not a page.
+bench/first_answer.py measures both. Every request goes out raw (``app.kube.api.raw``).
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
 from kubernetes import client
 
+from app import workers
+from app.kube.api.raw import body, get
 from app.kube.state.pod_index import PodIndex
+from app.kube.wire.decoders import ListMeta
 from app.kube.wire.reading import Unreadable
 
 # Pods that ended count nowhere: list and watch only the others (a pod that ends arrives as DELETED).
@@ -25,69 +31,101 @@ STREAMED_SINCE = 34  # the minor version from which kube-apiserver streams lists
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 
+# Each kind's collection, across namespaces.
+PATHS = {
+    "nodes": "/api/v1/nodes",
+    "pods": "/api/v1/pods",
+    "quotas": "/api/v1/resourcequotas",
+    "deviceclasses": "/apis/resource.k8s.io/v1/deviceclasses",
+    "resourceslices": "/apis/resource.k8s.io/v1/resourceslices",
+    "resourceclaims": "/apis/resource.k8s.io/v1/resourceclaims",
+}
+
+
 class Requests:
-    """One kind's list, watch and streamed list, each read raw (``_preload_content=False``)."""
+    """One kind's list, watch and streamed list, each read raw. ``get`` makes every request (a test
+    may wrap it to see them: the kind, and the query as sent)."""
 
     def __init__(
         self, api: client.ApiClient, *, page_size: int, watch_timeout: int, live_pods_only: bool
     ) -> None:
         self.api = api
-        self.core = client.CoreV1Api(api)
         self.page_size = page_size
         self.watch_timeout = watch_timeout
         self.live_pods_only = live_pods_only
         self.open: dict[str, Any] = {}  # each kind's watch response while it is read (to abort it)
 
-    def fn(self, kind: str) -> Callable[..., Any]:
-        dra = client.ResourceV1Api(self.api)
-        fns: dict[str, Callable[..., Any]] = {
-            "nodes": self.core.list_node,
-            "pods": self.core.list_pod_for_all_namespaces,
-            "quotas": self.core.list_resource_quota_for_all_namespaces,
-            "deviceclasses": dra.list_device_class,
-            "resourceslices": dra.list_resource_slice,
-            "resourceclaims": dra.list_resource_claim_for_all_namespaces,
-        }
-        return fns[kind]
+    def get(self, kind: str, query: dict[str, Any], timeout: tuple[float, float]) -> Any:
+        return get(self.api, PATHS[kind], query, timeout)
 
     def selection(self, kind: str) -> dict[str, str]:
-        return {"field_selector": LIVE_PODS} if kind == "pods" and self.live_pods_only else {}
+        return {"fieldSelector": LIVE_PODS} if kind == "pods" and self.live_pods_only else {}
 
-    def pages(self, kind: str, take: Callable[[bytes], tuple[str | None, str]]) -> str:
-        """Fetch a paginated list page by page; ``take`` decodes and projects a page's bytes and
-        returns its (continue token, resourceVersion). A page is freed before the next is fetched."""
-        cont: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {"limit": self.page_size, "_preload_content": False}
-            if cont:
-                kwargs["_continue"] = cont
-            resp = self.fn(kind)(_request_timeout=(5, 60), **self.selection(kind), **kwargs)
-            data = resp.data
-            resp.release_conn()
-            del resp
-            cont, rv = take(data)
-            del data
-            if not cont:
-                return rv
+    def pages(self, kind: str, take: Callable[[bytes], object]) -> str:
+        """Fetch a paginated list page by page, each handed to ``take`` (which decodes and projects
+        it); returns the list's resourceVersion. The next page is fetched while ``take`` works on
+        this one (the API server encodes while this process decodes), one page ahead at most: at
+        most three pages are held at once (taken, waiting, arriving)."""
+        ahead: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=1)
+        done = threading.Event()
+        meta = ListMeta()
+
+        def put(item: bytes | BaseException | None) -> None:
+            while not done.is_set():
+                try:
+                    ahead.put(item, timeout=0.5)
+                    return
+                except queue.Full:
+                    continue
+
+        def fetch() -> None:
+            nonlocal meta
+            try:
+                cont: str | None = None
+                while not done.is_set():
+                    data = self._page(kind, cont)
+                    meta = _PAGE_META.decode(data).metadata or ListMeta()
+                    put(data)
+                    if not (cont := meta.cont):
+                        break
+                put(None)
+            except BaseException as exc:  # noqa: BLE001 - raised again where the pages are taken
+                put(exc)
+
+        workers.start(f"pages-{kind}", fetch)
+        try:
+            while (item := ahead.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                take(item)
+                del item
+            return meta.resource_version or ""
+        finally:
+            done.set()
+
+    def _page(self, kind: str, cont: str | None) -> bytes:
+        query: dict[str, Any] = {**self.selection(kind), "limit": self.page_size}
+        if cont:
+            query["continue"] = cont
+        return body(self.get(kind, query, (5, 60)))
 
     def lines(self, kind: str, rv: str | None, opened: Callable[[], None]) -> Iterator[bytes]:
         """A watch from ``rv``, or (``rv`` None) a streamed list: every object first, as of a
         consistent read, then the end bookmark, then the changes. Each event's line as it comes;
         ``opened`` is called once the API server has answered."""
         since: dict[str, Any] = (
-            {"resource_version": rv}
+            {"resourceVersion": rv}
             if rv is not None
-            else {"send_initial_events": True, "resource_version_match": "NotOlderThan"}
+            else {"sendInitialEvents": True, "resourceVersionMatch": "NotOlderThan"}
         )
-        resp = self.fn(kind)(
+        query = {
             **self.selection(kind),
             **since,
-            watch=True,
-            allow_watch_bookmarks=True,
-            timeout_seconds=self.watch_timeout,
-            _preload_content=False,
-            _request_timeout=(5, self.watch_timeout + 30),
-        )
+            "watch": True,
+            "allowWatchBookmarks": True,
+            "timeoutSeconds": self.watch_timeout,
+        }
+        resp = self.get(kind, query, (5, self.watch_timeout + 30))
         self.open[kind] = resp
         opened()
         try:
@@ -114,6 +152,13 @@ class _Bookmark(msgspec.Struct):
 
 
 _BOOKMARK = msgspec.json.Decoder(_Bookmark)
+
+
+class _PageMeta(msgspec.Struct):
+    metadata: ListMeta | None = None
+
+
+_PAGE_META = msgspec.json.Decoder(_PageMeta)  # a page's continue token; its items skipped
 
 
 def initial_events_end(raw: bytes) -> str | None:

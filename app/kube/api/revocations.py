@@ -88,9 +88,7 @@ class Revocations:
         """``store`` is ``namespace/name`` of the ConfigMap, or None to keep revocations in memory."""
         self.namespace, _, self.name = (store or "/").partition("/")
         self._doc = (
-            ConfigMapDoc(client.CoreV1Api(api), self.namespace, self.name, timeout)
-            if api is not None and store
-            else None
+            ConfigMapDoc(api, self.namespace, self.name, timeout) if api is not None and store else None
         )
         self.timeout = timeout
         self.refresh = refresh

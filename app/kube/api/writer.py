@@ -11,13 +11,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
-import orjson
 from kubernetes import client
 
 from app import audit
 from app.domain import changes
 from app.domain.quantity import QuantityError, parse_count
+from app.kube.api import raw
 from app.kube.api.errors import TEST_FAILED, Conflict, Invalid, KubeError, NotFound, translate
 
 FIELD_MANAGER = "extres"
@@ -41,6 +42,10 @@ class Outcome:
     status: int = 200  # the HTTP status that fits: 409 changed, 403 refused, 404, 422, 503
 
 
+def _node_path(name: str) -> str:
+    return f"/api/v1/nodes/{quote(name, safe='')}"
+
+
 class NodeWriter:
     def __init__(
         self,
@@ -53,7 +58,7 @@ class NodeWriter:
         who: audit.Who | None = None,
         on_changed: Callable[[str, str, int | None, int | None, str, str], None] | None = None,
     ) -> None:
-        self.core = client.CoreV1Api(api)
+        self.api = api
         self.event_namespace = event_namespace
         self.who = who or audit.Who()  # who and from where, for every audit line
         self.timeout = timeout
@@ -65,22 +70,25 @@ class NodeWriter:
     # ---- API calls ---------------------------------------------------------
     def get(self, name: str) -> dict[str, Any]:
         try:
-            resp: Any = self.core.read_node(name, _preload_content=False, _request_timeout=self.timeout)
+            node: dict[str, Any] = raw.call(self.api, "GET", _node_path(name), self.timeout)
         except Exception as exc:
             err = translate(exc)
             if isinstance(err, NotFound):
                 raise NotFound(f"There is no node named {name!r}.") from exc
             raise err from exc
-        node: dict[str, Any] = orjson.loads(resp.data)
         return node
 
     def patch(self, name: str, ops: changes.Patch, dry_run: bool) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"field_manager": FIELD_MANAGER}
-        if dry_run:
-            kwargs["dry_run"] = "All"
+        query = {"fieldManager": FIELD_MANAGER, **({"dryRun": "All"} if dry_run else {})}
         try:
-            resp: Any = self.core.patch_node_status(
-                name, ops, _preload_content=False, _request_timeout=self.timeout, **kwargs
+            node: dict[str, Any] = raw.call(
+                self.api,
+                "PATCH",
+                _node_path(name) + "/status",
+                self.timeout,
+                query=query,
+                payload=list(ops),
+                content_type=raw.JSON_PATCH,
             )
         except Exception as exc:
             err = translate(exc)
@@ -88,7 +96,6 @@ class NodeWriter:
                 # Kubernetes answers a failed JSON Patch test with a bare 422 Invalid (no causes).
                 raise Conflict(TEST_FAILED, 422) from exc
             raise err from exc
-        node: dict[str, Any] = orjson.loads(resp.data)
         if not dry_run and self.on_node is not None:
             self.on_node(node)
         return node
@@ -123,8 +130,9 @@ class NodeWriter:
             "count": 1,
         }
         try:
-            self.core.create_namespaced_event(
-                self.event_namespace, body, field_manager=FIELD_MANAGER, _request_timeout=self.timeout
+            path = f"/api/v1/namespaces/{quote(self.event_namespace, safe='')}/events"
+            raw.call(
+                self.api, "POST", path, self.timeout, query={"fieldManager": FIELD_MANAGER}, payload=body
             )
         except Exception as exc:  # noqa: BLE001
             log.warning("could not record an Event for node %s: %s", meta.get("name"), translate(exc).message)
