@@ -1,6 +1,7 @@
-"""A fresh process lists, serves the overview, writes a node and its ConfigMap documents without
-importing the client's generated API classes (``CoreV1Api`` and its pydantic models: ~0.6 s
-and ~21 MiB, docs/performance.md): every such request goes through app.kube.api.raw."""
+"""A fresh process lists, serves the overview, writes a node and its ConfigMap documents, reviews
+a token and a right, without importing the client's generated API classes (``CoreV1Api`` and its
+pydantic models: ~0.6 s and ~21 MiB, docs/performance.md): every request goes through
+app.kube.api.raw."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.kube
 SCRIPT = """
 import json, sys
 from app import create_app
+from app.kube.api.access import Identity
 from app.kube.api.configmap_doc import ConfigMapDoc
 from app.kube.api.writer import NodeWriter
 
@@ -32,7 +34,12 @@ written = NodeWriter(cluster.api, timeout=10).patch(node, ops, dry_run=False)
 doc = ConfigMapDoc(cluster.api, "default", doc_name, 10)
 doc.write({"a": "1"}, None)
 data, version = doc.read()
+token = cluster.configuration.api_key["authorization"].split()[-1]
+who = cluster.access.authenticate(Identity(token=token, mode="token"))  # a TokenReview
+may = cluster.access.check(who, "patch", "nodes", "status")  # a SelfSubjectAccessReview
 print(json.dumps({
+    "user": who.user,
+    "may": may,
     "capacity": written["status"]["capacity"].get("lean.example.com/dongle"),
     "doc": data,
     "generated": sorted(m for m in sys.modules if m.startswith("kubernetes.client.api.")),
@@ -52,4 +59,5 @@ def test_lists_pages_and_writes_import_no_generated_api_class(control_plane, cor
     assert out.returncode == 0, out.stderr[-3000:]
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["capacity"] == "2" and seen["doc"] == {"a": "1"}  # the raw requests did their work
+    assert seen["user"] and seen["may"] is True
     assert seen["generated"] == []

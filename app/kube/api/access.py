@@ -24,6 +24,7 @@ from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 from urllib3 import HTTPHeaderDict
 
+from app.kube.api import raw
 from app.kube.api.client import api_client
 from app.kube.api.errors import Busy, Forbidden, KubeError, Unavailable, translate
 
@@ -180,13 +181,11 @@ class Access:
             },
         }
         try:
-            api = client.AuthorizationV1Api(self.client_for(identity))
-            review: Any = api.create_self_subject_access_review(
-                body, _request_timeout=timeout or self.timeout
-            )
+            path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+            review = raw.call(self.client_for(identity), "POST", path, timeout or self.timeout, payload=body)
         except Exception as exc:
             raise translate(exc) from exc
-        return bool(review.status and review.status.allowed)
+        return bool((review.get("status") or {}).get("allowed"))
 
     def authenticate(self, identity: Identity) -> Identity | None:
         """The identity as the API server knows it, or None when it refuses it.
@@ -253,12 +252,13 @@ class Access:
             "spec": {"token": identity.token},
         }
         try:
-            review: Any = client.AuthenticationV1Api(self.base).create_token_review(
-                body, _request_timeout=timeout or self.timeout
+            path = "/apis/authentication.k8s.io/v1/tokenreviews"
+            status = (
+                raw.call(self.base, "POST", path, timeout or self.timeout, payload=body).get("status") or {}
             )
-            if not (review.status and review.status.authenticated):
+            if not status.get("authenticated"):
                 return None
-            return str(review.status.user.username or "")
+            return str((status.get("user") or {}).get("username") or "")
         except Exception as exc:
             err = translate(exc)
             if err.status != 403:
