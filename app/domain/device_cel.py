@@ -20,6 +20,9 @@ every evaluation, by an iteration budget (10,000, fixed in the runtime; the API 
 some selectors past it): a selector past it is ``Unknown`` "too costly" (counted,
 ``TOO_COSTLY``), never a hang. Quantities and versions live in the expression as one-key maps (``QUANTITY``,
 ``VERSION``) that only the functions above read.
+
+The runtime is loaded with the first selector compiled (``_cel``), not at import: ~6 MiB a
+cluster without DRA device classes never needs (docs/performance.md, first answer).
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from functools import lru_cache
 from typing import Any
 
 import semver
-from cel_expr_python import cel
 
 from app.domain.quantity import QuantityError, to_amount
 
@@ -149,38 +151,45 @@ def _as_integer(q: Any) -> int:
     return int(q[QUANTITY]) // 1000
 
 
-def _overload(name: str, impl: Any, *params: Any, member: bool = False, returns: Any = cel.Type.DYN) -> Any:
-    signature = "_".join([name, *(p.name().lower() for p in params)]) + ("_member" if member else "")
-    return cel.Overload(signature, returns, list(params), is_member=member, impl=impl)
+@lru_cache(maxsize=1)
+def _cel() -> tuple[Any, Any]:
+    """The CEL runtime and the environment DRA gives a selector, built once, on first use."""
+    from cel_expr_python import cel
 
+    def overload(
+        name: str, impl: Any, *params: Any, member: bool = False, returns: Any = cel.Type.DYN
+    ) -> Any:
+        signature = "_".join([name, *(p.name().lower() for p in params)]) + ("_member" if member else "")
+        return cel.Overload(signature, returns, list(params), is_member=member, impl=impl)
 
-_S, _B, _D, _I = cel.Type.STRING, cel.Type.BOOL, cel.Type.DYN, cel.Type.INT
-_FUNCTIONS = [
-    cel.FunctionDecl("quantity", [_overload("quantity", _quantity, _S)]),
-    cel.FunctionDecl("semver", [_overload("semver", _semver, _S), _overload("semver", _semver, _S, _B)]),
-    cel.FunctionDecl(
-        "isSemver",
-        [
-            _overload("isSemver", _is_semver, _S, returns=_B),
-            _overload("isSemver", _is_semver, _S, _B, returns=_B),
-        ],
-    ),
-    cel.FunctionDecl("compareTo", [_overload("compareTo", _compare, _D, _D, member=True, returns=_I)]),
-    cel.FunctionDecl(
-        "isGreaterThan",
-        [_overload("isGreaterThan", lambda a, b: _compare(a, b) > 0, _D, _D, member=True, returns=_B)],
-    ),
-    cel.FunctionDecl(
-        "isLessThan",
-        [_overload("isLessThan", lambda a, b: _compare(a, b) < 0, _D, _D, member=True, returns=_B)],
-    ),
-    cel.FunctionDecl("asInteger", [_overload("asInteger", _as_integer, _D, member=True, returns=_I)]),
-    *(
-        cel.FunctionDecl(part, [_overload(part, _version_part(part), _D, member=True, returns=_I)])
-        for part in ("major", "minor", "patch")
-    ),
-]
-_ENV = cel.NewEnv(variables={"device": _D}, extensions=[cel.CelExtension("resource.k8s.io", _FUNCTIONS)])
+    s, b, d, i = cel.Type.STRING, cel.Type.BOOL, cel.Type.DYN, cel.Type.INT
+    functions = [
+        cel.FunctionDecl("quantity", [overload("quantity", _quantity, s)]),
+        cel.FunctionDecl("semver", [overload("semver", _semver, s), overload("semver", _semver, s, b)]),
+        cel.FunctionDecl(
+            "isSemver",
+            [
+                overload("isSemver", _is_semver, s, returns=b),
+                overload("isSemver", _is_semver, s, b, returns=b),
+            ],
+        ),
+        cel.FunctionDecl("compareTo", [overload("compareTo", _compare, d, d, member=True, returns=i)]),
+        cel.FunctionDecl(
+            "isGreaterThan",
+            [overload("isGreaterThan", lambda x, y: _compare(x, y) > 0, d, d, member=True, returns=b)],
+        ),
+        cel.FunctionDecl(
+            "isLessThan",
+            [overload("isLessThan", lambda x, y: _compare(x, y) < 0, d, d, member=True, returns=b)],
+        ),
+        cel.FunctionDecl("asInteger", [overload("asInteger", _as_integer, d, member=True, returns=i)]),
+        *(
+            cel.FunctionDecl(part, [overload(part, _version_part(part), d, member=True, returns=i)])
+            for part in ("major", "minor", "patch")
+        ),
+    ]
+    env = cel.NewEnv(variables={"device": d}, extensions=[cel.CelExtension("resource.k8s.io", functions)])
+    return cel, env
 
 
 @dataclass(frozen=True)
@@ -201,7 +210,7 @@ def _program(expression: str) -> Any:
     try:
         # unchecked: the checker refuses a comprehension over a map read from ``device`` (typed
         # dyn), which the API server accepts; a type mismatch fails at evaluation, as Unknown
-        return _ENV.compile(expression, disable_check=True)
+        return _cel()[1].compile(expression, disable_check=True)
     except Exception as exc:  # noqa: BLE001 - the library raises RuntimeError with the checker's text
         first = str(exc).split("\n", 1)[0].removeprefix("INVALID_ARGUMENT: ")
         return Unknown(expression, f"does not compile: {first[:160]}")
@@ -229,7 +238,7 @@ def _attribute(value: Any) -> Any:
 
 
 def activation(device: Device) -> Any:
-    return _ENV.Activation(
+    return _cel()[1].Activation(
         {
             "device": {
                 "driver": device.driver,
@@ -284,9 +293,9 @@ def _matches(expressions: tuple[str, ...], device: Device) -> bool:
             result = program.eval(context)
         except Exception as exc:  # noqa: BLE001 - the budget and the runtime's own failures
             raise _failure(expression, str(exc)) from None
-        if result.type() == cel.Type.ERROR:
+        if result.type() == _cel()[0].Type.ERROR:
             raise _failure(expression, str(result.value()))
-        if result.type() != cel.Type.BOOL:
+        if result.type() != _cel()[0].Type.BOOL:
             raise Unknown(expression, "gives neither true nor false")
         if not result.value():
             return False
