@@ -20,7 +20,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from app import logs, workers
+from app import logs, malloc, workers
 from app.config import Settings
 
 log = logging.getLogger(__name__)
@@ -154,6 +154,7 @@ def mark_repeated_identity_headers(settings: Settings, req: Any) -> None:
 
 def gunicorn_options(settings: Settings) -> dict[str, Any]:
     return {
+        "post_fork": lambda server, worker: malloc.tune(),  # before the worker allocates anything
         "post_worker_init": lambda worker: worker_up(settings, worker),
         "pre_request": lambda worker, req: mark_repeated_identity_headers(settings, req),
         "control_socket_disable": True,  # nothing may steer the server from outside its process
