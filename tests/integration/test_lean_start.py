@@ -34,12 +34,15 @@ written = NodeWriter(cluster.api, timeout=10).patch(node, ops, dry_run=False)
 doc = ConfigMapDoc(cluster.api, "default", doc_name, 10)
 doc.write({"a": "1"}, None)
 data, version = doc.read()
-token = cluster.configuration.api_key["authorization"].split()[-1]
-who = cluster.access.authenticate(Identity(token=token, mode="token"))  # a TokenReview
+# kube-testenv's token file names "viewer-token" (user viewer), who may not patch nodes
+who = cluster.access.authenticate(Identity(token="viewer-token", mode="token"))  # a TokenReview
 may = cluster.access.check(who, "patch", "nodes", "status")  # a SelfSubjectAccessReview
+admin = cluster.access.authenticate(Identity(token="admin-token", mode="token"))
+admin_may = cluster.access.check(admin, "patch", "nodes", "status")
 print(json.dumps({
     "user": who.user,
     "may": may,
+    "admin_may": admin_may,
     "capacity": written["status"]["capacity"].get("lean.example.com/dongle"),
     "doc": data,
     "generated": sorted(m for m in sys.modules if m.startswith("kubernetes.client.api.")),
@@ -59,5 +62,5 @@ def test_lists_pages_and_writes_import_no_generated_api_class(control_plane, cor
     assert out.returncode == 0, out.stderr[-3000:]
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["capacity"] == "2" and seen["doc"] == {"a": "1"}  # the raw requests did their work
-    assert seen["user"] and seen["may"] is True
+    assert seen["user"] == "viewer" and seen["may"] is False and seen["admin_may"] is True
     assert seen["generated"] == []
