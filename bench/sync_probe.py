@@ -71,26 +71,16 @@ def again_if_gone(fn: Callable[[], T], out: dict[str, Any]) -> T:
             out["restarts"] = out.get("restarts", 0) + 1
 
 
-def floor(core: client.CoreV1Api, cache: ClusterCache, page_size: int) -> dict[str, int]:
-    """GET the pages the cache would (nodes, then pods) and json.loads each: pods and bytes."""
-    pods = size = 0
-    for kind in ("nodes", "pods"):
-        cont = None
-        while True:
-            kwargs: dict[str, Any] = {"limit": page_size, "_preload_content": False}
-            if cont:
-                kwargs["_continue"] = cont
-            fn = core.list_node if kind == "nodes" else core.list_pod_for_all_namespaces
-            resp = fn(**cache.requests.selection(kind), **kwargs)
-            body = json.loads(resp.data)
-            if kind == "pods":
-                pods += len(body["items"])
-                size += len(resp.data)
-            cont = body["metadata"].get("continue")
-            del body, resp
-            if not cont:
-                break
-    return {"pods": pods, "bytes": size}
+class _Loaded:
+    """A page as json.loads gives it, its items where ``paged`` counts them."""
+
+    def __init__(self, data: bytes) -> None:
+        self.items = json.loads(data)["items"]
+
+
+def floor(cache: ClusterCache) -> dict[str, int]:
+    """The cache's own pages (nodes, then pods), each json.loads'ed whole: pods and bytes."""
+    return paged(cache, lambda kind, data: _Loaded(data))
 
 
 _LIST_META = msgspec.json.Decoder(ObjectList[msgspec.Raw])  # items kept as raw bytes, not decoded
@@ -168,7 +158,7 @@ def main() -> None:
         out["seconds"] = time.perf_counter() - t
     elif args.mode == "floor":
         t = time.perf_counter()
-        out.update(again_if_gone(lambda: floor(client.CoreV1Api(api), cache, args.page_size), out))
+        out.update(again_if_gone(lambda: floor(cache), out))
         out["seconds"] = time.perf_counter() - t
     elif args.mode == "sync":
         before = rss()
