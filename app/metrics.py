@@ -19,6 +19,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
+from app import cel_sandbox
 from app.domain import device_cel
 from app.domain.scheduler_message import parse_scheduler_message
 
@@ -105,6 +106,11 @@ class ClusterCollector(Collector):
             "extres_selector_too_costly",
             "DeviceClass selector evaluations stopped by the CEL runtime's budget (shown as unknown).",
             device_cel.TOO_COSTLY.count,
+        )
+        yield CounterMetricFamily(
+            "extres_selector_evaluator_lost",
+            "Selector evaluator processes lost (a crash, a stall or past their memory), each replaced.",
+            cel_sandbox.lost(),
         )
 
 

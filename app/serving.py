@@ -119,8 +119,10 @@ def start_metrics_server(
 def worker_up(settings: Settings, worker: Any) -> None:
     """In the (one) worker, once the app is loaded: the cluster's watches start (after the fork,
     never before it), and the metrics are served on their own port."""
+    from app import cel_sandbox
     from app.web import compile_templates
 
+    cel_sandbox.install()  # before the first sync brings DeviceClasses
     worker.wsgi.extensions["extres"].connect()
     workers.start("templates", lambda: compile_templates(worker.wsgi))
     serve_metrics(settings, worker)

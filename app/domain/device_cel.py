@@ -28,7 +28,8 @@ cluster without DRA device classes never needs (docs/performance.md, first answe
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -37,7 +38,9 @@ import semver
 
 from app.domain.quantity import QuantityError, to_amount
 
+MAX_QUANTITY_TEXT = 64  # characters of a quantity; the API server's are far shorter
 MAX_EXPRESSION = 10_000  # characters: the API server's own limit on a selector is smaller
+MAX_STRING = 4096  # characters of a string attribute a selector reads (the API server allows 64)
 QUANTITY, VERSION = "__quantity__", "__version__"  # a map a selector writes with these is taken as one
 
 
@@ -114,11 +117,20 @@ def _is_semver(text: Any, normalize: Any = False) -> bool:
     return True
 
 
+INT64 = 2**63 - 1  # CEL's int: nothing larger reaches the runtime (cel-cpp crashes on it)
+
+
 def _quantity(text: Any) -> dict[str, int]:
+    text = str(text)
+    if len(text) > MAX_QUANTITY_TEXT:
+        raise ValueError(f"a quantity {len(text)} characters long: {text[:40]}...")
     try:
-        return {QUANTITY: to_amount("cpu", str(text))}  # milli-units, exact for whole values
+        amount = to_amount("cpu", text)  # milli-units, exact for whole values
     except QuantityError as exc:
         raise ValueError(f"not a quantity: {str(text)[:40]}") from exc
+    if not -INT64 - 1 <= amount <= INT64:
+        raise ValueError(f"a quantity beyond CEL's 64-bit range: {str(text)[:40]}")
+    return {QUANTITY: amount}
 
 
 def _ordered(a: Any, b: Any) -> tuple[Any, Any]:
@@ -232,9 +244,13 @@ def _grouped(driver: str, values: Mapping[str, Any], convert: Any) -> dict[str, 
 def _attribute(value: Any) -> Any:
     if isinstance(value, Version):
         return _semver(value)
-    if isinstance(value, bool | int):
+    if isinstance(value, bool):
         return value
-    return str(value)
+    if isinstance(value, int):
+        if not -INT64 - 1 <= value <= INT64:
+            raise ValueError("an int attribute beyond CEL's 64-bit range")
+        return value
+    return str(value)[:MAX_STRING]
 
 
 def activation(device: Device) -> Any:
@@ -249,19 +265,61 @@ def activation(device: Device) -> Any:
     )
 
 
-@lru_cache(maxsize=65_536)
-def _decided(expressions: tuple[str, ...], device: Device) -> bool | Unknown:
-    try:
-        return _matches(expressions, device)
-    except Unknown as exc:
-        return exc
+Pairs = list[tuple[tuple[str, ...], Device]]
+Evaluate = Callable[[Pairs], list["bool | Unknown"]]
+
+
+def evaluate_here(pairs: Pairs) -> list[bool | Unknown]:
+    """Each pair's answer, evaluated in this process (the sandbox's child runs this)."""
+    out: list[bool | Unknown] = []
+    for expressions, device in pairs:
+        try:
+            out.append(_matches(expressions, device))
+        except Unknown as exc:
+            out.append(exc)
+    return out
+
+
+class Answers:
+    """The answers kept per selectors and device content (a node's identical GPUs, and every
+    node's, share one), most of them decided before a page asks (``decide``), and who evaluates
+    the rest: this process, or a sandbox (``app.cel_sandbox``) the served worker installs, so
+    that a native crash or a runaway costs one evaluation, not the worker."""
+
+    SIZE = 65_536
+
+    def __init__(self) -> None:
+        self.evaluate: Evaluate = evaluate_here
+        self._kept: OrderedDict[tuple[tuple[str, ...], Device], bool | Unknown] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, pairs: Pairs) -> list[bool | Unknown]:
+        with self._lock:
+            found = {p: self._kept[p] for p in pairs if p in self._kept}
+            for p in found:
+                self._kept.move_to_end(p)
+        missing = list(dict.fromkeys(p for p in pairs if p not in found))
+        for start in range(0, len(missing), 4096):  # bounded batches to the evaluator
+            chunk = missing[start : start + 4096]
+            found.update(zip(chunk, self.evaluate(chunk), strict=True))
+            with self._lock:
+                for p in chunk:
+                    self._kept[p] = found[p]
+                while len(self._kept) > self.SIZE:
+                    self._kept.popitem(last=False)
+        return [found[p] for p in pairs]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+
+ANSWERS = Answers()
 
 
 def matches(expressions: tuple[str, ...], device: Device) -> bool:
-    """Whether every selector holds for the device; raises Unknown when one cannot be decided.
-    Answers are kept per selectors and device content (a node's identical GPUs, and every
-    node's, share one), most of them decided before a page asks (``decide``)."""
-    found = _decided(expressions, device)
+    """Whether every selector holds for the device; raises Unknown when one cannot be decided."""
+    [found] = ANSWERS.get([(expressions, device)])
     if isinstance(found, Unknown):
         raise found
     return found
@@ -271,9 +329,7 @@ def decide(selectors: Iterable[tuple[str, ...]], devices: Iterable[Device]) -> N
     """Evaluate every class's selectors for every device now, so that the answers are kept for
     ``matches``: the store calls this for what an event brings before it takes its lock."""
     devices = list(devices)
-    for expressions in selectors:
-        for device in devices:
-            _decided(expressions, device)
+    ANSWERS.get([(expressions, device) for expressions in selectors for device in devices])
 
 
 def _matches(expressions: tuple[str, ...], device: Device) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -98,3 +99,153 @@ def test_the_dashboards_own_changes_pass_the_policy(policy, make_app, core, uid)
         assert resp.status_code == 303, resp.get_data(as_text=True)[:500]
     capacity = core.read_node_status(node).status.capacity
     assert (capacity[D], capacity["acme.io/fpga"]) == ("5", "1")
+
+
+# Every field of a Node an editor could reach through ``PATCH nodes/status``, with a valid new
+# value for it. The fields come from the Node schema the API server publishes (/openapi/v3): a
+# field this table lacks fails the test by name, so a newer Kubernetes's new field is checked
+# before it is trusted.
+OWNER = {"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": f"4a9c2d0e-0000-4000-8000-{1:012d}"}
+INFO = "machineID systemUUID bootID kernelVersion osImage containerRuntimeVersion kubeletVersion"
+NODE_INFO = dict.fromkeys([*INFO.split(), "kubeProxyVersion", "operatingSystem", "architecture"], "x")
+NEW_VALUES: dict[str, dict[str, Any]] = {
+    # metadata and status: walked field by field below
+    "": {"apiVersion": "v2", "kind": "Pod", "spec": {"unschedulable": True}}
+    | {"metadata": None, "status": None},
+    "metadata": {
+        "name": "renamed",
+        "generateName": "x-",
+        "namespace": "default",
+        "selfLink": "/x",
+        "uid": "4a9c2d0e-0000-4000-8000-000000000002",
+        "resourceVersion": None,  # the API server's: a stale one is a 409, never a change
+        "generation": 7,
+        "creationTimestamp": "2020-01-01T00:00:00Z",
+        "deletionTimestamp": "2020-01-01T00:00:00Z",
+        "deletionGracePeriodSeconds": 5,
+        "labels": {"evil": "yes"},
+        "annotations": {"evil": "yes"},
+        "ownerReferences": [OWNER],
+        "finalizers": ["example.com/hold"],
+        "managedFields": None,  # the API server's: rewritten on every write (docs/deploy.md)
+    },
+    "status": {
+        "capacity": {"cpu": "64"},
+        "allocatable": {"cpu": "64"},
+        "phase": "Terminated",
+        "conditions": [{"type": "Ready", "status": "False", "reason": "Evil", "message": "x"}],
+        "addresses": [{"type": "InternalIP", "address": "192.0.2.9"}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10999}},
+        "nodeInfo": NODE_INFO,
+        "images": [{"names": ["registry.example/evil:1"], "sizeBytes": 1}],
+        "volumesInUse": ["kubernetes.io/csi/evil^vol"],
+        "volumesAttached": [{"name": "kubernetes.io/csi/evil^vol", "devicePath": "/dev/x"}],
+        "config": {"error": "evil"},
+        "runtimeHandlers": [{"name": "evil", "features": {"recursiveReadOnlyMounts": True}}],
+        "features": {"supplementalGroupsPolicy": True},
+        "declaredFeatures": ["EvilFeature"],
+    },
+}
+ALLOWED = {  # what the dashboard writes: these an editor's patch may change
+    "status/capacity/example.com~1dongle": "9",
+    "status/allocatable/example.com~1dongle": "9",
+    "metadata/annotations/extres.dev~1desired-capacity": "{}",
+}
+# what the editors must be kept from, whatever the server's own rules: each must be a real
+# change an administrator could make (else the check below proves nothing)
+MUST_HOLD = {
+    "metadata/ownerReferences",
+    "metadata/finalizers",
+    "metadata/labels",
+    "status/conditions",
+    "status/images",
+    "status/capacity",
+}
+
+
+def node_schema(admin_api: client.ApiClient) -> dict[str, set[str]]:
+    """The fields of Node, its ObjectMeta and its NodeStatus, as the API server publishes them."""
+    from app.kube.api import raw
+
+    schemas = raw.call(admin_api, "GET", "/openapi/v3/api/v1", 30)["components"]["schemas"]
+    return {
+        "": set(schemas["io.k8s.api.core.v1.Node"]["properties"]),
+        "metadata": set(schemas["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]["properties"]),
+        "status": set(schemas["io.k8s.api.core.v1.NodeStatus"]["properties"]),
+    }
+
+
+def patch_status(api: client.ApiClient, node: str, ops: list[dict[str, Any]], dry_run: bool = False) -> Any:
+    from app.kube.api import raw
+
+    return raw.call(
+        api,
+        "PATCH",
+        f"/api/v1/nodes/{node}/status",
+        30,
+        query={"dryRun": "All"} if dry_run else None,
+        payload=ops,
+        content_type=raw.JSON_PATCH,
+    )
+
+
+def at(obj: Any, path: str) -> Any:
+    for part in [p for p in path.split("/") if p]:
+        obj = (obj or {}).get(part.replace("~1", "/").replace("~0", "~"))
+    return obj
+
+
+def test_an_editor_changes_no_other_field_of_a_node(policy, admin_api, core, uid):
+    """Every field of the published Node schema, patched through nodes/status: an administrator's
+    dry run says which the API server lets anyone change; of those an editor is refused each but
+    the dashboard's own keys, and the node is still there, unchanged, after the garbage collector
+    had time to act on an owner reference (it deletes a node whose owner is gone within ~1 s)."""
+    from app.kube.api import raw
+
+    schema = node_schema(admin_api)
+    unknown = sorted(f"{lv}/{f}" for lv, fields in schema.items() for f in fields - set(NEW_VALUES[lv]))
+    assert not unknown, f"fields this test has no value for (a newer Kubernetes?): {unknown}"
+    node = f"{uid}-all"
+    create_node(core, node, {D: "2"})
+    editor_api = client.ApiClient(copy.deepcopy(admin_api.configuration))
+    editor_api.set_default_header("Impersonate-User", "carol")
+    editor_api.set_default_header("Impersonate-Group", "extres-editors")
+    before = raw.call(admin_api, "GET", f"/api/v1/nodes/{node}", 30)
+    refused_fields, server_holds = [], []
+    for level, fields in sorted(schema.items()):
+        for field in sorted(fields):
+            value = NEW_VALUES[level][field]
+            path = f"/{level}/{field}".replace("//", "/")
+            if value is None:  # a level walked field by field, or the API server's own field
+                server_holds.append(path)
+                continue
+            op = [{"op": "add", "path": path, "value": value}]
+            try:
+                dry = patch_status(admin_api, node, op, dry_run=True)
+            except client.ApiException:
+                server_holds.append(path)  # no one may set it so
+                continue
+            if at(dry, path) == at(before, path):
+                server_holds.append(path)  # the API server resets it (spec through status, ...)
+                continue
+            try:
+                patch_status(editor_api, node, op)
+            except client.ApiException as exc:
+                assert exc.status == 403 and "extres editors may" in str(exc.body), (path, exc.body)
+                refused_fields.append(path.lstrip("/"))
+                continue
+            raise AssertionError(f"an editor changed {path}")
+    print(f"\nrefused to an editor: {len(refused_fields)} fields; the API server's own: {server_holds}")
+    assert set(refused_fields) >= MUST_HOLD, MUST_HOLD - set(refused_fields)
+    for path, value in ALLOWED.items():
+        patch_status(editor_api, node, [{"op": "add", "path": f"/{path}", "value": value}])
+    time.sleep(5)  # the garbage collector's chance
+    after = raw.call(admin_api, "GET", f"/api/v1/nodes/{node}", 30)
+    for doc in (before, after):
+        doc["metadata"].pop("managedFields", None)
+        doc["metadata"].pop("resourceVersion", None)
+        for path in ALLOWED:
+            level, key = path.rsplit("/", 1)
+            at(doc, level).pop(key.replace("~1", "/"), None)
+    assert after == before
+    editor_api.close()

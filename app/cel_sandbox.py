@@ -1,0 +1,196 @@
+"""DeviceClass selectors evaluated in a child process, so that whatever a driver or a class
+brings costs one evaluation, never the worker.
+
+Why a process: the CEL runtime is native code (cel-cpp). Its iteration budget bounds a runaway
+expression, but a crash in it (a SIGSEGV on a value it was never meant to see) would take the
+whole worker and every page with it, again on each restart while the object is there. Here the
+child has an address-space limit, and each answer must come within ``ANSWER_TIMEOUT``; when the
+child dies or stalls, the batch is sent again to a new child that answers one pair at a time,
+so the next failure names the one pair that caused it: that pair is ``Unknown``, the others are
+answered. Past ``MAX_RESTARTS`` in a minute, every pair is ``Unknown`` until the minute is over.
+
+The protocol: the parent writes a pickled request (its own data, read only by its own child);
+the child answers one JSON line per pair: ``true``, ``false`` or ``[expression, why]``.
+``bench/cel_sandbox.py`` measures its cost against evaluating in the worker.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pickle
+import resource
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from typing import IO, Any
+
+from app.domain import device_cel
+from app.domain.device_cel import Pairs, Unknown
+
+log = logging.getLogger(__name__)
+MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map
+ANSWER_TIMEOUT = 5.0  # seconds between two answers: an evaluation is budgeted to microseconds
+MAX_RESTARTS = 10  # a minute
+_HEADER = struct.Struct("!I")
+
+
+class Sandbox:
+    """One child process at a time; callers take turns (a lock)."""
+
+    command = [sys.executable, "-m", "app.cel_sandbox"]
+
+    def __init__(self, memory_limit: int = MEMORY_LIMIT, answer_timeout: float = ANSWER_TIMEOUT) -> None:
+        self.memory_limit = memory_limit
+        self.answer_timeout = answer_timeout
+        self.crashes = 0  # children lost (crashed, stalled, or past their memory), for the metrics
+        self._child: subprocess.Popen[bytes] | None = None
+        self._restarts: deque[float] = deque()
+        self._lock = threading.Lock()
+
+    def evaluate(self, pairs: Pairs) -> list[bool | Unknown]:
+        with self._lock:
+            answers: list[bool | Unknown] = []
+            careful = False
+            while len(answers) < len(pairs):
+                rest = pairs[len(answers) :]
+                child = self._running()
+                if child is None:
+                    why = "the selector evaluator keeps failing: not evaluated for a minute"
+                    return answers + [Unknown(e[0] if e else "", why) for e, _ in rest]
+                got = self._ask(child, rest, careful)
+                answers += got
+                if len(got) < len(rest):  # the child died or stalled
+                    self._lost(child)
+                    if careful:  # one pair at a time: the first unanswered one did it
+                        expressions, _ = rest[len(got)]
+                        why = "stopped the selector evaluator (a crash, a stall or its memory limit)"
+                        answers.append(Unknown(" && ".join(expressions), why))
+                    careful = True
+            return answers
+
+    def _ask(self, child: subprocess.Popen[bytes], pairs: Pairs, careful: bool) -> list[bool | Unknown]:
+        assert child.stdin is not None and child.stdout is not None
+        payload = pickle.dumps((careful, pairs), protocol=pickle.HIGHEST_PROTOCOL)
+        answers: list[bool | Unknown] = []
+        try:
+            child.stdin.write(_HEADER.pack(len(payload)) + payload)
+            child.stdin.flush()
+            for line in _lines(child.stdout, self.answer_timeout, len(pairs)):
+                answers.append(_answer(json.loads(line)))
+        except (OSError, ValueError) as exc:
+            log.warning("selector evaluator lost after %d of %d answers: %s", len(answers), len(pairs), exc)
+        return answers
+
+    def _running(self) -> subprocess.Popen[bytes] | None:
+        if self._child is not None and self._child.poll() is None:
+            return self._child
+        now = time.monotonic()
+        while self._restarts and self._restarts[0] < now - 60:
+            self._restarts.popleft()
+        if len(self._restarts) >= MAX_RESTARTS:
+            return None
+        self._restarts.append(now)
+        limit = self.memory_limit
+
+        def limits() -> None:  # in the child, before it runs anything
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+        self._child = subprocess.Popen(
+            self.command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            preexec_fn=limits,  # only setrlimit, before exec
+            close_fds=True,
+        )
+        return self._child
+
+    def _lost(self, child: subprocess.Popen[bytes]) -> None:
+        self.crashes += 1
+        _end(child)
+        log.error("selector evaluator stopped (exit %s); a new one takes over", child.returncode)
+        self._child = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._child is not None:
+                _end(self._child)
+                self._child = None
+
+
+def _end(child: subprocess.Popen[bytes]) -> None:
+    child.kill()
+    child.wait()
+    for pipe in (child.stdin, child.stdout):
+        if pipe is not None:
+            pipe.close()
+
+
+def _lines(stream: IO[bytes], timeout: float, count: int) -> Any:
+    """``count`` lines from the child's stdout, each within ``timeout`` of the last; stops early
+    when the child ends or stalls."""
+    fd = stream.fileno()
+    buffer = b""
+    while count:
+        while b"\n" not in buffer:
+            ready, _, _ = select.select([fd], [], [], timeout)
+            if not ready:
+                raise ValueError(f"no answer in {timeout:.0f} s")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise ValueError("the evaluator ended")
+            buffer += chunk
+        lines = buffer.split(b"\n")
+        buffer = lines.pop()
+        yield from lines[:count]
+        count -= min(count, len(lines))
+
+
+def _answer(value: Any) -> bool | Unknown:
+    if isinstance(value, bool):
+        return value
+    expression, why = value
+    return Unknown(str(expression), str(why))
+
+
+_SANDBOX: Sandbox | None = None
+
+
+def install() -> Sandbox:
+    """Every selector evaluation of this process goes through one sandbox from now on."""
+    global _SANDBOX
+    if _SANDBOX is None:
+        _SANDBOX = Sandbox()
+        device_cel.ANSWERS.evaluate = _SANDBOX.evaluate
+    return _SANDBOX
+
+
+def lost() -> int:
+    """Children lost so far in this process (0 without a sandbox)."""
+    return _SANDBOX.crashes if _SANDBOX is not None else 0
+
+
+def child() -> None:  # pragma: no cover - runs in the child process (tests drive it from outside)
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        header = stdin.read(_HEADER.size)
+        if len(header) < _HEADER.size:
+            return
+        careful, pairs = pickle.loads(stdin.read(_HEADER.unpack(header)[0]))
+        for expressions, device in pairs:
+            [found] = device_cel.evaluate_here([(expressions, device)])
+            answer = [found.expression, found.why] if isinstance(found, Unknown) else found
+            stdout.write(json.dumps(answer).encode() + b"\n")
+            if careful:
+                stdout.flush()
+        stdout.flush()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    child()

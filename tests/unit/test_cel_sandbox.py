@@ -1,0 +1,94 @@
+"""Selectors evaluated in a child process (app.cel_sandbox): the same answers as in the worker,
+and a crash, a stall or a memory blow-up costs the one pair that caused it, never the caller."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from app import cel_sandbox
+from app.domain import device_cel
+from app.domain.device_cel import Device, Unknown
+
+GPU = "gpu.example.com"
+DEVICES = [Device(GPU, (("index", i),), (("memory", f"{8 * (i + 1)}Gi"),)) for i in range(6)]
+SELECTORS = [
+    (f'device.capacity["{GPU}"].memory.compareTo(quantity("20Gi")) >= 0',),
+    ('device.driver == "other"',),
+    ('device.attributes["x.io"].y == 1',),  # unknown: no such attribute
+]
+# A child that misbehaves on cue: the sandbox's own child, its evaluation wrapped so that an
+# expression naming "crash" kills it with SIGSEGV (as the native runtime did), "stall" hangs it
+# and "hog" maps memory past its limit.
+MISBEHAVING = """
+import os, signal, time
+from app import cel_sandbox
+from app.domain import device_cel
+here = device_cel.evaluate_here
+def evaluate(pairs):
+    text = pairs[0][0][0]
+    if "crash" in text: os.kill(os.getpid(), signal.SIGSEGV)
+    if "stall" in text: time.sleep(60)
+    if "hog" in text: bytearray(2 << 30)
+    return here(pairs)
+device_cel.evaluate_here = evaluate
+cel_sandbox.child()
+"""
+
+
+def pairs(selectors=SELECTORS, devices=DEVICES):
+    return [(s, d) for s in selectors for d in devices]
+
+
+def plain(answers):
+    return [a if isinstance(a, bool) else ("unknown", a.why) for a in answers]
+
+
+@pytest.fixture
+def sandbox():
+    box = cel_sandbox.Sandbox(answer_timeout=2.0)
+    yield box
+    box.close()
+
+
+def test_the_child_answers_as_the_worker_would(sandbox):
+    assert plain(sandbox.evaluate(pairs())) == plain(device_cel.evaluate_here(pairs()))
+    assert sandbox.crashes == 0
+
+
+@pytest.mark.parametrize("cue", ["crash", "stall", "hog"])
+def test_a_child_lost_costs_the_one_pair_that_did_it(sandbox, monkeypatch, cue):
+    monkeypatch.setattr(cel_sandbox.Sandbox, "command", [sys.executable, "-c", MISBEHAVING])
+    bad = (f'device.driver == "{cue}"',)
+    asked = [*pairs([SELECTORS[0]], DEVICES[:3]), (bad, DEVICES[0]), *pairs([SELECTORS[1]], DEVICES[:3])]
+    answers = sandbox.evaluate(asked)
+    assert len(answers) == len(asked)
+    assert isinstance(answers[3], Unknown) and "stopped the selector evaluator" in answers[3].why
+    good = asked[:3] + asked[4:]
+    assert plain(answers[:3] + answers[4:]) == plain(device_cel.evaluate_here(good))
+    assert sandbox.crashes == 2  # once in a batch, once more naming the pair
+    assert plain(sandbox.evaluate(pairs())) == plain(device_cel.evaluate_here(pairs()))  # a new child
+
+
+def test_past_its_restarts_every_pair_is_unknown_for_a_while(sandbox, monkeypatch):
+    monkeypatch.setattr(cel_sandbox.Sandbox, "command", [sys.executable, "-c", "raise SystemExit(1)"])
+    answers = sandbox.evaluate(pairs())
+    assert all(isinstance(a, Unknown) for a in answers)
+    assert sandbox.crashes == cel_sandbox.MAX_RESTARTS
+    assert "not evaluated for a minute" in answers[-1].why
+
+
+def test_a_huge_quantity_is_unknown_never_handed_to_the_runtime():
+    """A slice's capacity or a class's literal of thousands of digits crashed cel-cpp (SIGSEGV);
+    beyond CEL's int64 it is unknown, named, in the worker itself."""
+    huge = "9" * 4300
+    device = Device(GPU, (), (("memory", huge),))
+    with pytest.raises(Unknown, match="characters long"):
+        device_cel.matches((f'device.capacity["{GPU}"].memory.isGreaterThan(quantity("1"))',), device)
+    literal = (f'device.capacity["{GPU}"].memory.compareTo(quantity("{huge}")) > 0',)
+    with pytest.raises(Unknown, match="characters long"):
+        device_cel.matches(literal, DEVICES[0])
+    beyond = Device(GPU, (("big", 2**70),), (("memory", "10E"),))  # 10E milli-units: past int64
+    with pytest.raises(Unknown, match="64-bit"):
+        device_cel.matches(('device.driver != ""',), beyond)
