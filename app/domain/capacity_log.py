@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import date
 
+from app.domain.numbers import bounded_int
+
 FIELDS = ("capacity", "allocatable")
 PER_DAY = 2000  # records a day (~300 bytes each)
 DAY_BYTES = 900_000  # and their encodings' size: within a ConfigMap's 1 MiB, checked before a write
@@ -190,7 +192,7 @@ def newest_first(records: Iterable[Record]) -> list[Record]:
     of one node in one second come in the order the API server made them)."""
 
     def key(r: Record) -> tuple[str, int, str, str, str]:
-        version = int(r.version) if r.version.isascii() and r.version.isdigit() else 0
+        version = bounded_int(r.version, 0) or 0
         return (r.when, version, r.node, r.field, r.resource)
 
     return sorted(records, key=key, reverse=True)

@@ -27,6 +27,7 @@ from app.domain.names import (
     is_requested_as_extended,
     is_standard_resource,
 )
+from app.domain.numbers import within
 from app.domain.pod_affinity import NO_TERMS, PodTerms, TermError, merge_label_keys, pod_term, spread
 from app.domain.quantity import QuantityError, parse_count, to_amount
 from app.domain.safe_yaml import UnsafeYAML, load_all
@@ -154,9 +155,9 @@ def parse_manifest(text: str, admission: Callable[[str], Namespace] | None = Non
         pod_meta = _mapping(template.get("metadata"), f"{kind}.spec.template.metadata")
         raw = spec.get("parallelism" if kind == "Job" else "replicas", None if kind == "DaemonSet" else 1)
         if raw is not None:
-            if not isinstance(raw, int) or isinstance(raw, bool) or raw < 0:
+            replicas = within(raw, 0, 2**31 - 1)  # the API server's int32
+            if replicas is None:
                 raise ManifestError({"manifest": f"{kind}.spec replicas must be a whole number."})
-            replicas = raw
     problems.append(_unknown(pod_spec, POD_SPEC, "spec"))
     if found := next((p for p in problems if p), None):
         raise ManifestError({"manifest": f"The manifest has an {found}."})

@@ -18,6 +18,8 @@ import difflib
 import re
 from collections.abc import Iterable
 
+from app.domain.numbers import bounded_int
+
 REQUESTS_PREFIX = "requests."
 NATIVE_PREFIX = "kubernetes.io/"
 
@@ -65,7 +67,6 @@ def is_dns_label(value: str) -> bool:
 
 
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def is_label_value(value: str) -> bool:
@@ -77,10 +78,7 @@ def is_label_value(value: str) -> bool:
 def go_int(text: str) -> int | None:
     """Go's ``strconv.ParseInt(text, 10, 64)``: an optional sign and ASCII digits, nothing else
     (no spaces, no underscores, unlike Python's ``int``), within int64; None otherwise."""
-    if not text.isascii() or not _GO_INT.fullmatch(text):
-        return None
-    value = int(text)
-    return value if -(2**63) <= value < 2**63 else None
+    return bounded_int(text)
 
 
 def qualified_name_errors(value: str) -> list[str]:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from app.domain.fit import Failure, NodeFacts, PodShape, Requirement, selects_node, untolerated
+from app.domain.numbers import within
 
 EXISTING_ANTI = "node(s) didn't satisfy existing pods anti-affinity rules"
 AFFINITY = "node(s) didn't match pod affinity rules"
@@ -144,9 +145,10 @@ class Spread:
 
 
 def _at_least_one(value: Any, where: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    found = within(value, 1, 2**31 - 1)  # the API server's int32
+    if found is None:
         raise TermError(f"{where} must be a whole number of at least 1.")
-    return value
+    return found
 
 
 def spread(raw: Any, where: str) -> Spread | None:

@@ -32,6 +32,7 @@ _QUANTITY = re.compile(
     r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?"
 )
 _MAX_EXPONENT = 30
+MAX_TEXT = 100  # characters: a quantity is a few; a longer one is refused, never parsed
 
 
 class QuantityError(ValueError):
@@ -43,6 +44,8 @@ def parse_quantity(text: str) -> Decimal:
     if not isinstance(text, str):
         text = str(text)
     s = text.strip()
+    if len(s) > MAX_TEXT:
+        raise QuantityError(f"{s[:20]!r}... is {len(s)} characters long: not a quantity the API server keeps")
     match = _QUANTITY.fullmatch(s)
     if not match or not s:
         raise QuantityError(f"{text!r} is not a quantity (like 2, 500m or 64Mi)")

@@ -21,6 +21,7 @@ MAX_EVENTS = 20_000  # a real Deployment manifest is a few hundred
 MAX_DEPTH = 40  # a pod spec nests about 12 deep
 MAX_ENTRIES = 1_000  # items of one list, or keys of one mapping
 MAX_SCALAR = 8_192  # characters of one value
+MAX_NUMBER = 40  # characters of one number: int64 has 19 digits
 
 
 class UnsafeYAML(ValueError):
@@ -48,6 +49,8 @@ def check(text: str) -> None:
                 raise UnsafeYAML(f"A list or mapping has more than {MAX_ENTRIES} entries{where}.")
         if isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_SCALAR:
             raise UnsafeYAML(f"A value is longer than {MAX_SCALAR} characters{where}.")
+        if isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_NUMBER and _a_number(event):
+            raise UnsafeYAML(f"A number is longer than {MAX_NUMBER} characters{where}.")
         if isinstance(event, yaml.CollectionStartEvent):
             if len(open_) >= MAX_DEPTH:
                 raise UnsafeYAML(f"The manifest nests deeper than {MAX_DEPTH} levels{where}.")
@@ -55,6 +58,21 @@ def check(text: str) -> None:
             open_.append([0, MAX_ENTRIES * (2 if isinstance(event, yaml.MappingStartEvent) else 1)])
         elif isinstance(event, yaml.CollectionEndEvent):
             open_.pop()
+
+
+_RESOLVER = yaml.resolver.Resolver()
+_NUMBERS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+
+
+def _a_number(event: Any) -> bool:
+    """Whether the loader would build a number of this scalar (plain, or tagged !!int/!!float):
+    PyYAML's int() of thousands of digits raises past Python's limit."""
+    tag = (
+        event.tag
+        if event.tag not in (None, "!")
+        else _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
+    )
+    return tag in _NUMBERS
 
 
 def _line(event: Any) -> str:

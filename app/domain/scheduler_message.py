@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEAD = re.compile(r"^\s*(?P<avail>\d+)/(?P<total>\d+) nodes are available(?::\s*(?P<rest>.*))?$", re.S)
+_HEAD = re.compile(
+    r"^\s*(?P<avail>[0-9]{1,9})/(?P<total>[0-9]{1,9}) nodes are available(?::\s*(?P<rest>.*))?$", re.S
+)
 _REASON_SPLIT = re.compile(r",\s+(?=\d+\s)")
-_REASON = re.compile(r"^(?P<count>\d+)\s+(?P<text>.+?)\.?$", re.S)
+_REASON = re.compile(r"^(?P<count>[0-9]{1,9})\s+(?P<text>.+?)\.?$", re.S)
 _INSUFFICIENT = re.compile(r"^Insufficient (?P<resource>\S+)$")
 # the DynamicResources plugin's filter reasons (1.34+), as kube-scheduler words them
 DRA_REASONS = frozenset({"cannot allocate all claims", "still not schedulable"})

@@ -4,6 +4,7 @@ desired state is in ``app.web.reapply``; starting a job in ``app.web.bulk_jobs``
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 
 from flask import abort, request, url_for
@@ -22,6 +23,7 @@ from app.web.paging import paginate
 from app.web.security import identity
 from app.web.services import Services
 
+log = logging.getLogger(__name__)
 RESULTS_PAGE = 100  # per-node outcomes per page
 
 
@@ -122,11 +124,16 @@ def _run_each(
     for name, expected in targets:
         if cancelled():
             return
-        if action == "set":
-            assert count is not None
-            outcome = w.set(name, resource, count, expected, who, dry_run=dry_run)
-        else:
-            outcome = w.remove(name, resource, expected, who, dry_run=dry_run)
+        try:
+            if action == "set":
+                assert count is not None
+                outcome = w.set(name, resource, count, expected, who, dry_run=dry_run)
+            else:
+                outcome = w.remove(name, resource, expected, who, dry_run=dry_run)
+        except Exception:  # a node the job could not do is reported; the job goes on
+            log.exception("bulk %s of %s on %s failed", action, resource, name)
+            why = "could not be done (an error in the dashboard, logged); nothing was written"
+            outcome = Outcome(name, resource, action, expected, count, False, why, dry_run, 500)
         report(outcome)
 
 

@@ -10,6 +10,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from app.domain.diagnosis import among_neighbours
 from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_manifest
 from app.domain.names import likely_typos
+from app.domain.numbers import bounded_int
 from app.domain.plan_fields import parse_fields
 from app.web.hx import NODES_AND_PODS, Page
 from app.web.services import Services
@@ -27,10 +28,10 @@ def _count(values: Any, field: str, label: str, errors: dict[str, str], or_else:
     text = (values.get(field) or "").strip()
     if not text:
         return None
-    if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_REPLICAS:
+    count = bounded_int(text, 1, MAX_REPLICAS) if text.isdigit() else None
+    if count is None:
         errors[field] = f"{label}: a whole number from 1 to {MAX_REPLICAS}{',' if or_else else ''}{or_else}."
-        return None
-    return int(text)
+    return count
 
 
 def _render(

@@ -25,6 +25,7 @@ from kubernetes import client
 
 from app import workers
 from app.domain.accounting import resize_rule
+from app.domain.numbers import bounded_int
 from app.kube.api.errors import Forbidden, Gone, KubeError, translate
 from app.kube.api.freshness import Freshness, KindStatus, WatchCounters, missing_right
 from app.kube.api.listing import STREAMED_SINCE, Listed, Requests, initial_events_end
@@ -394,7 +395,7 @@ def server_minor(api: client.ApiClient) -> int | None:
     /version cannot be read (the newest rules apply then)."""
     try:
         minor = msgspec.json.decode(body(get(api, "/version", {}, (5, 10)))).get("minor")
-        return int("".join(ch for ch in str(minor) if ch in "0123456789") or "x")
+        return bounded_int("".join(ch for ch in str(minor)[:8] if ch in "0123456789"))
     except Exception:  # noqa: BLE001 - any failure: unknown, and the newest rules
         log.info("the API server's version could not be read; counting as the newest version does")
         return None

@@ -10,6 +10,8 @@ from urllib3.exceptions import ConnectTimeoutError, MaxRetryError
 from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
+from app.domain.numbers import bounded_int
+
 
 class KubeError(Exception):
     """An API call failed. ``message`` is ours, fit for any page; ``detail`` is what the API server
@@ -131,7 +133,7 @@ BY_STATUS: dict[int, tuple[type[KubeError], str]] = {
 def _retry_after(exc: ApiException) -> int:
     """The Retry-After the API server sent, in whole seconds (0: none, or not a number)."""
     raw = str((exc.headers or {}).get("Retry-After", "")).strip()
-    return min(int(raw), 3600) if raw.isascii() and raw.isdigit() else 0
+    return min(bounded_int(raw, 0) or 0, 3600)
 
 
 def from_api_exception(exc: ApiException) -> KubeError:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from kubernetes import client
 
 from app import workers
+from app.domain.numbers import bounded_int
 from app.kube.api.configmap_doc import ConfigMapDoc
 from app.kube.api.errors import KubeError, Unavailable
 
@@ -52,8 +53,9 @@ def parse(text: str) -> tuple[dict[str, int], int]:
     skipped = 0
     for line in text.splitlines()[: MAX_STORED * 2]:
         parts = line.split()
-        if len(parts) == 2 and len(parts[0]) == 32 and parts[1].isascii() and parts[1].isdigit():
-            out[parts[0]] = int(parts[1])
+        until = bounded_int(parts[1], 0) if len(parts) == 2 and len(parts[0]) == 32 else None
+        if until is not None:
+            out[parts[0]] = until
         elif line.strip():
             skipped += 1
     return out, skipped

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.fit import HostPort, NodeFacts, PodShape
+from app.domain.numbers import bounded_int
 from app.domain.overview import NodeRow, node_row
 from app.domain.pod_affinity import InterPod, Labels, PodTerms, decide
 from app.kube.state.dra_index import DraIndex
@@ -281,7 +282,5 @@ def _placed(pod: PodView | None) -> tuple[str, Mapping[str, int], tuple[HostPort
 
 def _rv_newer(new: str, old: str) -> bool:
     """resourceVersions are opaque; etcd-backed ones are integers, compare those."""
-    try:
-        return int(new) >= int(old)
-    except ValueError:
-        return True
+    n, o = bounded_int(new), bounded_int(old)
+    return True if n is None or o is None else n >= o
