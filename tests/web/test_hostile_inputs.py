@@ -93,7 +93,7 @@ def apps():
         app.config["TESTING"] = True
         routes = sorted(
             {
-                (method, rule.rule.replace("<name>", "n1").replace("<key>", "xyz").replace("<path:rest>", "-"))
+                (method, rule.rule.replace("<name>", "n1").replace("<key>", "xyz").replace("<path:rest>", ""))
                 for rule in app.url_map.iter_rules()
                 if rule.endpoint != "static"
                 for method in (rule.methods or ()) & {"GET", "POST"}
