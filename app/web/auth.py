@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
-from flask import current_app, redirect, render_template, request, session, url_for
+from flask import current_app, g, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
 from app import audit
@@ -84,7 +84,7 @@ def _verified(token: str) -> tuple[Identity | None, str, int]:
 def _accepted(who: Identity) -> Identity | None:
     """The token's user, when the API server accepts the token and lets it list nodes."""
     access = Services.get().cluster.access
-    verified = access.authenticate(who)
+    verified = access.authenticate(who, g.client)
     return verified if verified is not None and access.allowed(verified, "list", "nodes") else None
 
 

@@ -255,7 +255,7 @@ def init_app(app: Flask, settings: Settings) -> None:
                 return redirect(url_for("auth.login_form", next=request.full_path), code=302)
             abort(401, description="Sign in through the dashboard's authentication proxy to use it.")
         access = Services.get().cluster.access
-        verified_who = access.authenticate(who)
+        verified_who = access.authenticate(who, g.client)
         if verified_who is None:
             if "Authorization" not in request.headers and session.get("token"):
                 session.clear()  # the API server no longer accepts the token kept at sign-in

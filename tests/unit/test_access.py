@@ -89,3 +89,34 @@ def test_tokens_not_seen_lately_are_reviewed_within_one_budget_and_known_ones_st
     assert reviewed == ["good", "r1", "r2"]
     assert a.authenticate(good) is not None  # cached: no review, no budget
     assert not a.accepted_lately(Identity(token="r1", mode="token"))
+
+
+def test_one_address_spends_its_own_budget_and_refused_tokens_never_push_out_accepted_ones():
+    """130 random bearers from one address: that address is refused past its own budget, the
+    shared budget is mostly left, another address's new token is still reviewed; and more refused
+    tokens than the cache holds never push out a token accepted lately."""
+    from app.kube.api.access import REVIEWS_PER_CLIENT, TOKENS_KEPT
+    from app.kube.api.errors import Busy
+
+    reviewed: list[str] = []
+    a = Access(client.Configuration(), client.ApiClient(client.Configuration()), reviews_per_minute=120)
+
+    def review_token(identity, timeout=None):
+        reviewed.append(identity.token)
+        return "ann" if identity.token.startswith("good") else None
+
+    a._review_token = review_token  # type: ignore[method-assign]
+    good = Identity(token="good", mode="token")
+    assert a.authenticate(good, "10.0.0.1") is not None
+    busy = 0
+    for i in range(130):
+        try:
+            a.authenticate(Identity(token=f"random-{i}", mode="token"), "192.0.2.66")
+        except Busy:
+            busy += 1
+    assert busy == 130 - REVIEWS_PER_CLIENT and len(reviewed) == 1 + REVIEWS_PER_CLIENT
+    assert a.authenticate(Identity(token="good-new", mode="token"), "10.0.0.2") is not None
+    a._refused.update((f"r{i}", (1e12, None)) for i in range(TOKENS_KEPT + 10))  # a long stream
+    a.authenticate(Identity(token="refused-last", mode="token"), "10.0.0.3")
+    assert a.accepted_lately(good) and a.authenticate(good, "10.0.0.1") is not None
+    assert len(a._refused) <= TOKENS_KEPT

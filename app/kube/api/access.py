@@ -36,6 +36,7 @@ ACCEPTED_TTL = 30.0  # a token the API server accepted is trusted this long befo
 REFUSED_TTL = 5.0  # and a refused one is refused this long without asking
 TOKENS_KEPT = 1024
 REVIEWS_PER_MINUTE = 120  # TokenReviews of tokens not known here, from every path together
+REVIEWS_PER_CLIENT = 10  # of those, a minute, from one client address (through the trusted proxies)
 TOO_MANY_UNKNOWN = (
     "Too many unknown tokens are being checked right now (a limit that protects the API server); "
     "try again in a minute. Tokens already accepted are not affected."
@@ -118,13 +119,17 @@ class Access:
         self.unreachable = unreachable
         self._clients: OrderedDict[tuple[Any, ...], client.ApiClient] = OrderedDict()
         self._checks: OrderedDict[tuple[Any, ...], tuple[float, bool]] = OrderedDict()
-        self._tokens: OrderedDict[str, tuple[float, str | None]] = OrderedDict()  # hash -> (when, user)
+        # token hash -> (when, user): accepted and refused tokens kept apart, so that no stream of
+        # refused ones ever pushes out a token accepted lately
+        self._tokens: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
+        self._refused: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
         self.accepted_ttl = ACCEPTED_TTL
         self._lock = threading.Lock()
         # the budget for tokens not in the cache above: a stream of random tokens (a sign-in form,
         # an Authorization header on any path) costs the API server at most this many reviews;
         # the `limits` library's moving window, in memory, per process
         self._unknown = RateLimitItemPerMinute(reviews_per_minute)
+        self._per_client = RateLimitItemPerMinute(min(REVIEWS_PER_CLIENT, reviews_per_minute))
         self._budget = MovingWindowRateLimiter(MemoryStorage())
 
     def client_for(self, identity: Identity) -> client.ApiClient:
@@ -187,14 +192,16 @@ class Access:
             raise translate(exc) from exc
         return bool((review.get("status") or {}).get("allowed"))
 
-    def authenticate(self, identity: Identity) -> Identity | None:
+    def authenticate(self, identity: Identity, client_address: str = "") -> Identity | None:
         """The identity as the API server knows it, or None when it refuses it.
 
         Token mode: a TokenReview made as the app names the token's user (for pages and the audit
         log); where the app may not review tokens, a SelfSubjectAccessReview made with the token
         proves only that it is accepted. Cached by the token's hash: accepted for 30 s, refused for
-        5 s, at most 1,024 tokens. A token not in the cache is reviewed only within a budget shared
-        by every path (``reviews_per_minute``); past it, Busy (429), while cached ones still pass.
+        5 s, at most 1,024 of each (a refused one never pushes out an accepted one). A token not in
+        the cache is reviewed only within a budget per client address (``REVIEWS_PER_CLIENT``) and
+        one shared by every path (``reviews_per_minute``); past either, Busy (429), while cached
+        ones still pass: one address's stream of random tokens spends its own budget first.
         Other modes name no token: the proxy vouches for the user
         (impersonate), or there is only the app (service-account). Raises KubeError when the API
         server cannot be asked."""
@@ -206,7 +213,7 @@ class Access:
         assert digest is not None
         now = time.monotonic()
         with self._lock:
-            cached = self._tokens.get(digest)
+            cached = self._tokens.get(digest) or self._refused.get(digest)
         if cached and now - cached[0] < (self.accepted_ttl if cached[1] is not None else REFUSED_TTL):
             user = cached[1]
         elif self.unreachable():
@@ -214,7 +221,7 @@ class Access:
                 raise Unavailable(UNVERIFIABLE, 503)
             user = cached[1]
         else:
-            if cached is None and not self._budget.hit(self._unknown, "token-reviews"):
+            if cached is None and not self._within_budget(client_address):
                 raise Busy(TOO_MANY_UNKNOWN)
             try:
                 wait = min(self.timeout, RECHECK_TIMEOUT) if cached is not None else None
@@ -224,11 +231,22 @@ class Access:
                     raise
                 return self._as_known(cached[1], identity)  # no answer in time: the last one stands
             with self._lock:
-                self._tokens[digest] = (now, user)
-                self._tokens.move_to_end(digest)
-                while len(self._tokens) > TOKENS_KEPT:
-                    self._tokens.popitem(last=False)
+                kept, other = (
+                    (self._tokens, self._refused) if user is not None else (self._refused, self._tokens)
+                )
+                other.pop(digest, None)
+                kept[digest] = (now, user)
+                kept.move_to_end(digest)
+                while len(kept) > TOKENS_KEPT:
+                    kept.popitem(last=False)
         return self._as_known(user, identity)
+
+    def _within_budget(self, client_address: str) -> bool:
+        """One more review of an unknown token: within its address's budget, then the shared one
+        (an address past its own spends none of the shared budget)."""
+        if not self._budget.hit(self._per_client, "token-reviews-from", client_address or "?"):
+            return False
+        return self._budget.hit(self._unknown, "token-reviews")
 
     def accepted_lately(self, identity: Identity) -> bool:
         """Whether the API server accepted this token when last asked (it is in the cache, of at
