@@ -128,6 +128,14 @@ def worker_up(settings: Settings, worker: Any) -> None:
     serve_metrics(settings, worker)
 
 
+def worker_down(worker: Any) -> None:
+    """In the worker, after its last request (a graceful stop: SIGTERM, a rolling update, a
+    drain): the watches stop and what the history still holds is written."""
+    wsgi = getattr(worker, "wsgi", None)
+    if wsgi is not None:
+        wsgi.extensions["extres"].close()
+
+
 def serve_metrics(settings: Settings, worker: Any) -> None:
     if not settings.metrics_port:
         return
@@ -158,6 +166,8 @@ def gunicorn_options(settings: Settings) -> dict[str, Any]:
     return {
         "post_fork": lambda server, worker: malloc.tune(),  # before the worker allocates anything
         "post_worker_init": lambda worker: worker_up(settings, worker),
+        # in the worker, once its requests are done: the history's last records are written
+        "worker_exit": lambda server, worker: worker_down(worker),
         "pre_request": lambda worker, req: mark_repeated_identity_headers(settings, req),
         "control_socket_disable": True,  # nothing may steer the server from outside its process
         "bind": f"{settings.host}:{settings.port}",
@@ -170,7 +180,7 @@ def gunicorn_options(settings: Settings) -> dict[str, Any]:
         "loglevel": settings.log_level.lower(),
         "worker_tmp_dir": "/tmp",  # the root filesystem is read-only in the container
         "limit_request_line": 8190,
-        "graceful_timeout": 10,
+        "graceful_timeout": 15,  # requests finish, then the history is written (worker_down)
     }
 
 

@@ -113,3 +113,41 @@ def test_the_history_outlives_the_app_and_two_replicas_write_a_change_once(app, 
     for log in (one, two, later, other, rotated):
         log.stop()
     core.delete_namespaced_config_map(cm.metadata.name, "default")
+
+
+def test_a_change_made_just_before_a_graceful_stop_is_in_the_history(control_plane, admin_api, core, uid):
+    """The app served as in the container (gunicorn): a change through the dashboard, SIGTERM at
+    once (a rolling update, a drain), and its record is in the ConfigMap store when the process
+    is gone: the worker writes what waits as it exits."""
+    import http.cookiejar
+    import re
+    import urllib.parse
+    import urllib.request
+
+    from tests.serving import Server
+
+    node, prefix = f"{uid}-g", f"{uid[:40]}-s"
+    create_node(core, node, {D: "2"})
+    server = Server(control_plane, EXTRES_HISTORY_STORE=f"default/{prefix}")
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    try:
+        eventually(lambda: node in opener.open(server.url + "/", timeout=10).read().decode(), timeout=30)
+        form = opener.open(f"{server.url}/changes/nodes/{node}/resources/new?resource={D}", timeout=10).read()
+        token = re.search(r'name="csrf_token" value="([^"]+)"', form.decode()).group(1)
+        change = {"csrf_token": token, "resource": D, "quantity": "3", "expected": "2"}
+        with opener.open(
+            f"{server.url}/changes/nodes/{node}/resources",
+            urllib.parse.urlencode(change).encode(),
+            timeout=10,
+        ) as resp:
+            assert resp.status == 200
+        server.stop()  # SIGTERM now, and wait for the exit
+    finally:
+        server.kill()
+    assert core.read_node_status(node).status.capacity[D] == "3"
+    later = CapacityLog(admin_api, f"default/{prefix}", ("the tests' history key",), timeout=5)
+    records = [r for r in later.read().records if r.node == node and r.field == "capacity"]
+    assert [(r.before, r.after) for r in records] == [(2, 3)], records
+    for cm in core.list_namespaced_config_map("default").items:
+        if cm.metadata.name.startswith(f"{prefix}-"):
+            core.delete_namespaced_config_map(cm.metadata.name, "default")

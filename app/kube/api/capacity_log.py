@@ -192,7 +192,13 @@ class CapacityLog:
         self._thread = workers.every("capacity-log", self.interval, self.flush, self._stop)
 
     def stop(self) -> None:
+        """No more rounds; what waits is written now (the worker's graceful exit calls this:
+        a change made just before it must not be lost), once a round under way is done."""
         self._stop.set()
+        if self._thread is not None:
+            self._thread.join(3.0)
+        if self._api is not None and self._queue:
+            self.flush()
 
     def flush(self) -> None:
         """Merge what waits into each day's ConfigMap; what could not be written waits again."""
