@@ -134,7 +134,7 @@ def decode(text: str, keys: Sequence[str]) -> Record | None:
         body = json.loads(text)
         mac = body.pop("seal")
         record = Record(**body)
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
     if not isinstance(mac, str) or not all(isinstance(getattr(record, f), str) for f in ("when", "node")):
         return None

@@ -22,18 +22,20 @@ from app.domain.names import escape_json_pointer, extended_resource_name_errors,
 from app.domain.quantity import QuantityError, parse_count, parse_typed_count
 
 DESIRED_ANNOTATION = "extres.dev/desired-capacity"
+MAX_DESIRED = 65_536  # characters of the annotation read
 
 Patch = list[dict[str, object]]
 
 
 def parse_desired(value: str | None) -> dict[str, int]:
-    """The desired-state annotation; malformed content counts as no desired state."""
-    if not value:
+    """The desired-state annotation; malformed content (anyone may write an annotation: arrays
+    nested thousands deep, megabytes) counts as no desired state."""
+    if not value or len(value) > MAX_DESIRED:
         return {}
     try:
         data = json.loads(value)
         return {str(k): parse_count(str(v)) for k, v in data.items()} if isinstance(data, dict) else {}
-    except (ValueError, QuantityError, AttributeError):
+    except (ValueError, QuantityError, AttributeError, RecursionError):
         return {}
 
 

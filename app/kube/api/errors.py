@@ -101,7 +101,7 @@ def _status(exc: ApiException) -> tuple[str, list[str]]:
             if c.get("field")
         ]
         return str(body.get("message") or exc.reason or ""), causes[:10]
-    except (ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError, AttributeError, RecursionError):
         return str(exc.reason or ""), []
 
 
