@@ -172,7 +172,7 @@ def gunicorn_options(settings: Settings) -> dict[str, Any]:
         "control_socket_disable": True,  # nothing may steer the server from outside its process
         "bind": f"{settings.host}:{settings.port}",
         "workers": 1,
-        "worker_class": "gthread",
+        "worker_class": "app.http_worker.BufferingWorker",  # gthread, fed whole requests
         "threads": settings.threads,
         # every logger, gunicorn's too, as JSON lines on stderr (app.logs); access lines only when
         # EXTRES_ACCESS_LOG is set

@@ -72,5 +72,5 @@ def test_the_image_command_starts_the_app(control_plane, tmp_path):
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=30)
     text = out.decode()
-    assert "Booting worker" in text and "gthread" in text  # one threaded worker: one shared cache
+    assert "Booting worker" in text and "BufferingWorker" in text  # one threaded worker: one shared cache
     assert text.count("Booting worker") == 1
