@@ -96,3 +96,51 @@ def test_a_bare_422_has_no_causes_and_keeps_the_servers_words_in_the_detail():
     """The writer reads a bare 422 (no causes) as a failed JSON Patch test."""
     err = translate(api_error(422, {"message": "the server rejected our request", "details": {}}))
     assert err.causes == [] and "the server rejected our request" in err.detail
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "PATCH"])
+def test_a_429_with_retry_after_comes_back_as_busy_never_retried(method):
+    """A local server answers every request 429 with Retry-After: 7 (as a busy API server's
+    priority and fairness does): one request reaches it, whatever the method, and the caller gets
+    Busy naming the wait, not a failed connection after urllib3 waited and retried."""
+    import http.server
+    import threading
+
+    from kubernetes import client
+
+    from app.kube.api import raw
+    from app.kube.api.client import api_client
+    from app.kube.api.errors import Busy, translate
+
+    seen: list[str] = []
+
+    class Busy429(http.server.BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            seen.append(self.command)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(429)
+            self.send_header("Retry-After", "7")
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"kind":"Status","message":"too many requests","code":429}')
+
+        do_GET = do_PUT = do_PATCH = answer
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Busy429)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    conf = client.Configuration()
+    conf.host = f"http://127.0.0.1:{server.server_address[1]}"
+    api = api_client(conf)
+    try:
+        with pytest.raises(Exception) as caught:
+            raw.call(api, method, "/api/v1/nodes/x", 5, payload=None if method == "GET" else [])
+        err = translate(caught.value)
+        assert isinstance(err, Busy) and err.retry_after == 7 and "wait 7 s" in err.message, err.message
+        assert seen == [method]
+    finally:
+        server.shutdown()
+        server.server_close()
+        api.close()

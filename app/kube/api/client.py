@@ -40,7 +40,11 @@ def load_configuration(cfg: ClusterConfig) -> client.Configuration:
 
 def api_client(conf: client.Configuration, headers: dict[str, str] | None = None) -> client.ApiClient:
     # Retry only failed connections (nothing was sent); never a request that may have been applied.
-    conf.retries = Retry(total=2, connect=2, read=0, status=0, other=0, redirect=0)
+    # Nor a 429 or 503 with Retry-After, which urllib3 would wait out and retry for GET and PUT,
+    # then report as a failed connection: the answer comes back as it is, as Busy with its wait.
+    conf.retries = Retry(
+        total=2, connect=2, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False
+    )
     api = client.ApiClient(conf)
     for key, value in (headers or {}).items():
         api.set_default_header(key, value)

@@ -146,7 +146,9 @@ def from_api_exception(exc: ApiException) -> KubeError:
         message = "The API server refused the change as invalid: " + "; ".join(causes) + "."
         return Invalid(message, causes=causes, detail=detail)
     if status == 429:
-        return Busy(BY_STATUS[429][1], detail=detail, retry_after=_retry_after(exc))
+        wait = _retry_after(exc)
+        message = BY_STATUS[429][1] + (f" It asks to wait {wait} s (Retry-After)." if wait else "")
+        return Busy(message, detail=detail, retry_after=wait)
     if status in BY_STATUS:
         kind, message = BY_STATUS[status]
         return kind(message, status, detail=detail)
