@@ -24,7 +24,7 @@ import hmac
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from datetime import date
+from datetime import date, datetime, timedelta
 
 from app.domain.numbers import bounded_int
 
@@ -181,10 +181,29 @@ def merged_store(
     held: Mapping[str, str], day: str, records: Iterable[Record], keys: Sequence[str], limit: int = PER_DAY
 ) -> tuple[dict[str, str], list[Record]]:
     """The store of ``day`` after adding its ``records`` (``merged_day``). A store that holds
-    another day holds one SLOTS days old or more, past every retention: it starts again empty."""
-    entries = {k: v for k, v in held.items() if k != DAY_KEY} if held.get(DAY_KEY) == day else {}
+    an older day holds one SLOTS days old or more, past every retention: it starts again empty.
+    One that holds a newer day is never emptied for an older record: the records are refused."""
+    kept = held.get(DAY_KEY, "")
+    if kept > day:
+        return dict(held), list(records)
+    entries = {k: v for k, v in held.items() if k != DAY_KEY} if kept == day else {}
     out, refused = merged_day(entries, records, keys, limit)
     return {DAY_KEY: day, **out}, refused
+
+
+CLAIMED_SKEW = timedelta(minutes=10)
+
+
+def when(claimed: str, seen: str) -> str:
+    """A change's time: the one its writer's managedFields entry claims (RFC 3339, UTC), when it
+    is within CLAIMED_SKEW of when the change was seen; else when it was seen. Anyone who may
+    write a node may write that entry, and a date far off would file the record under another
+    day."""
+    try:
+        gap = abs(datetime.fromisoformat(claimed) - datetime.fromisoformat(seen))
+    except (TypeError, ValueError):
+        return seen
+    return claimed if gap <= CLAIMED_SKEW else seen
 
 
 def newest_first(records: Iterable[Record]) -> list[Record]:

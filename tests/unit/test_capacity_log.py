@@ -144,6 +144,21 @@ def test_a_store_holding_an_older_day_starts_again_and_its_own_day_keeps_everyth
     later = Record("2026-12-05T10:00:00Z", "n", "capacity", "example.com/dongle", 2, 3, "extres", "", "9")
     reused, _ = merged_store(held, "2026-12-05", [later], keys)
     assert reused[DAY_KEY] == "2026-12-05" and set(reused) == {DAY_KEY, later.key}
+    # a record 32 days older than the day a store holds never empties it: it is refused
+    kept, refused = merged_store(reused, "2026-11-03", [first], keys)
+    assert kept == reused and refused == [first]
+
+
+def test_a_change_is_dated_as_its_writer_claims_only_near_when_it_was_seen():
+    """managedFields' time is anyone's to write: a date far off (which would file the record
+    under another day's store) gives way to when the change was seen."""
+    from app.domain.capacity_log import when
+
+    seen = "2026-12-05T10:00:00Z"
+    assert when("2026-12-05T09:59:58Z", seen) == "2026-12-05T09:59:58Z"
+    assert when("2001-01-01T00:00:00Z", seen) == seen
+    assert when("2026-12-05T11:00:00Z", seen) == seen
+    assert when("", seen) == seen and when("not a time", seen) == seen
 
 
 def test_a_record_with_the_longest_names_the_api_allows_is_kept_and_read_back():

@@ -45,6 +45,7 @@ from app.domain.capacity_log import (
     newest_first,
     owner,
     slot,
+    when,
 )
 from app.domain.names import is_native_resource
 from app.kube.api.configmap_doc import ConfigMapDoc
@@ -159,10 +160,18 @@ class CapacityLog:
         entries = managed(raw)
         seen = _now()
         for field, resource, before, after in changes:
-            manager, when = owner(entries, field, resource)
+            manager, claimed = owner(entries, field, resource)
             self._put(
                 Record(
-                    when or seen, new.name, field, resource, before, after, manager, "", new.resource_version
+                    when(claimed, seen),
+                    new.name,
+                    field,
+                    resource,
+                    before,
+                    after,
+                    manager,
+                    "",
+                    new.resource_version,
                 )
             )
 
