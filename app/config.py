@@ -19,6 +19,7 @@ PREFIX = "EXTRES_"
 AUTH_MODES = ("service-account", "impersonate", "token")
 LISTS = ("previous_secret_keys", "device_plugin_resources", "trusted_proxies", "previous_history_keys")
 OPTIONAL = ("kubeconfig", "context", "metrics_host", "session_store")
+MIN_KEY_BYTES = 32
 
 
 class Settings(BaseModel):
@@ -31,24 +32,27 @@ class Settings(BaseModel):
     kubeconfig: str | None = None  # the kubeconfig outside a cluster; unset: $KUBECONFIG, then ~/.kube/config
     context: str | None = None  # the kubeconfig context (extres serve --context); unset: the current one
     host: str = "127.0.0.1"  # the dashboard's listen address
-    port: int = 8080  # the dashboard's listen port
+    port: int = Field(8080, ge=1, le=65535)  # the dashboard's listen port
     metrics_host: str | None = None  # the metrics' listen address; unset: the dashboard's
-    metrics_port: int = 9102  # Prometheus metrics, on a port of their own; 0: not served
+    # Prometheus metrics, on a port of their own; 0: not served
+    metrics_port: int = Field(9102, ge=0, le=65535)
     secret_key: str = ""  # signs sessions and CSRF tokens; random per process when unset
     # keys replaced by secret_key, still accepted (sessions, CSRF tokens, the sealed token) while
     # sessions made with them may live: rotate by moving the old key here, remove it later
     previous_secret_keys: tuple[str, ...] = ()
-    list_page_size: int = 500  # page size of the cache's lists (where they are not streamed)
+    # page size of the cache's lists (where they are not streamed)
+    list_page_size: int = Field(500, ge=1, le=10_000)
     # list by streaming (a watch's initial events, served since Kubernetes 1.34) where the API
     # server offers it;
     stream_lists: bool = True  # false: always in pages
-    watch_timeout: int = 240  # seconds a watch stays open before it is renewed
-    request_timeout: float = 10.0  # seconds an API call may take
+    watch_timeout: int = Field(240, ge=1, le=3600)  # seconds a watch stays open before it is renewed
+    request_timeout: float = Field(10.0, gt=0, le=300, allow_inf_nan=False)  # seconds an API call may take
     # glob patterns of resources owned by device plugins (read-only here); the default lists
     # well-known plugins (nvidia.com/*, amd.com/*, gpu.intel.com/*, ...)
     device_plugin_resources: tuple[str, ...] = DEFAULT_DEVICE_PLUGIN_PATTERNS
-    max_quantity: int = 1_000_000  # the largest device count a form accepts
-    log_level: str = "INFO"  # DEBUG, INFO, WARNING or ERROR; every line is JSON
+    max_quantity: int = Field(1_000_000, ge=1, le=2**62)  # the largest device count a form accepts
+    # DEBUG, INFO, WARNING or ERROR; every line is JSON
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     access_log: bool = False  # a log line per request (every poll of every open tab): off unless set
     # service-account | impersonate | token
     auth_mode: Literal["service-account", "impersonate", "token"] = "service-account"
@@ -59,10 +63,12 @@ class Settings(BaseModel):
     # identity headers, X-Forwarded-For and X-Request-Id
     trusted_proxies: tuple[str, ...] = ()
     cookie_secure: bool = True  # mark the session cookie Secure (keep it on behind TLS)
-    max_request_bytes: int = 64 * 1024  # the largest request body accepted
+    max_request_bytes: int = Field(64 * 1024, ge=1024, le=16 << 20)  # the largest request body accepted
     event_namespace: str = "default"  # where Events about changes are written
-    session_idle_minutes: float = 60.0  # token mode: a session ends after this long unused
-    session_max_hours: float = 12.0  # token mode: a session ends this long after sign-in, used or not
+    # token mode: a session ends after this long unused
+    session_idle_minutes: float = Field(60.0, gt=0, le=10_080, allow_inf_nan=False)
+    # token mode: a session ends this long after sign-in, used or not
+    session_max_hours: float = Field(12.0, gt=0, le=720, allow_inf_nan=False)
     # token mode: TokenReviews per minute of tokens not seen lately, from every path together
     # (sign-in form, Authorization headers); past it a new token waits, known ones pass
     token_reviews_per_minute: int = Field(120, ge=1)
@@ -78,8 +84,11 @@ class Settings(BaseModel):
     history_key: str = ""
     # history keys replaced by history_key: records sealed with them are still read
     previous_history_keys: tuple[str, ...] = ()
-    replicas: int = 1  # how many copies serve this dashboard (the chart sets it)
-    threads: int = 8  # gunicorn's threads in the one worker; changes may hold all but two of them
+    # What-if plans one user may ask for in a minute (each weighs every node)
+    plans_per_minute: int = Field(30, ge=1)
+    replicas: int = Field(1, ge=1)  # how many copies serve this dashboard (the chart sets it)
+    # gunicorn's threads in the one worker; changes may hold all but two of them
+    threads: int = Field(8, ge=4, le=256)
     start_watches: bool = True  # start the cache's watches on the first request
 
     @property
@@ -95,6 +104,19 @@ class Settings(BaseModel):
         """``a,b`` (as an environment variable holds a list) or a list."""
         if isinstance(value, str):
             return tuple(p.strip() for p in value.split(",") if p.strip())
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("secret_key", "history_key")
+    @classmethod
+    def _long_enough(cls, value: str) -> str:
+        """A key signs sessions, CSRF tokens or history records: a short one can be guessed."""
+        if value and len(value.encode()) < MIN_KEY_BYTES:
+            raise ValueError(f"must be at least {MIN_KEY_BYTES} bytes (e.g. openssl rand -hex 32), or unset")
         return value
 
     @field_validator(*OPTIONAL, mode="before")

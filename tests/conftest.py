@@ -83,7 +83,8 @@ def make_app(control_plane: testenv.ControlPlane) -> Iterator[Callable[..., Any]
             "kubeconfig": str(control_plane.kubeconfig),
             "in_cluster": "false",
             "read_only": False,
-            "history_key": "the tests' history key",
+            "history_key": "the tests' history key, at least 32 bytes",
+            "plans_per_minute": 100_000,  # the agreement harness asks What-if hundreds of times a minute
             **overrides,
         }
         app = create_app(config)

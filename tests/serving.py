@@ -29,7 +29,7 @@ class Server:
             "EXTRES_IN_CLUSTER": "false",
             "EXTRES_COOKIE_SECURE": "false",  # plain http on loopback
             "EXTRES_READ_ONLY": "false",  # service-account mode writes only when asked to
-            "EXTRES_HISTORY_KEY": "the tests' history key",
+            "EXTRES_HISTORY_KEY": "the tests' history key, at least 32 bytes",
             **env,
         }
         self.proc = subprocess.Popen(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import render_template, request
+from flask import g, render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.domain.diagnosis import among_neighbours
@@ -13,6 +13,7 @@ from app.domain.names import likely_typos
 from app.domain.numbers import bounded_int
 from app.domain.plan_fields import parse_fields
 from app.web.hx import NODES_AND_PODS, Page
+from app.web.security import identity
 from app.web.services import Services
 from app.web.viewer import viewer
 
@@ -90,6 +91,10 @@ FIELDS = ("requests", "selector", "tolerations")
 
 
 def _plan(values: Any):
+    asks = any(k in values for k in (*FIELDS, "manifest", "replicas"))  # not the empty form
+    if asks and (wait := Services.get().plans.spent(identity().user or f"address {g.client}")):
+        html, _ = _render(values, None, {"requests": wait})
+        return html, 429
     errors: dict[str, str] = {}
     planned = None
     given = [k for k in FIELDS if (values.get(k) or "").strip()]

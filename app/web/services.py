@@ -18,6 +18,7 @@ from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
 from app.metrics import Metrics
+from app.web.plan_limits import PlanLimits
 from app.web.sign_in_limits import SignInLimits
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class Services:
         self.shapes = ShapeCache()  # pending pods' and planned shapes, with their per-node results
         self.write_slots = threading.BoundedSemaphore(max(1, settings.threads - 2))
         self.sign_ins = SignInLimits()  # failed sign-ins per client address and per token
+        self.plans = PlanLimits(settings.plans_per_minute)  # What-if plans per user
         self._lock = threading.Lock()
 
     @staticmethod

@@ -145,7 +145,9 @@ def test_a_change_made_just_before_a_graceful_stop_is_in_the_history(control_pla
     finally:
         server.kill()
     assert core.read_node_status(node).status.capacity[D] == "3"
-    later = CapacityLog(admin_api, f"default/{prefix}", ("the tests' history key",), timeout=5)
+    later = CapacityLog(
+        admin_api, f"default/{prefix}", ("the tests' history key, at least 32 bytes",), timeout=5
+    )
     records = [r for r in later.read().records if r.node == node and r.field == "capacity"]
     assert [(r.before, r.after) for r in records] == [(2, 3)], records
     for cm in core.list_namespaced_config_map("default").items:

@@ -48,3 +48,26 @@ def test_overrides_are_converted_like_the_environment_and_unknown_keys_refused()
     with pytest.raises(ValueError, match="EXTRES_TRUSTED_PROXY: is not a setting"):
         Settings.from_env({}, trusted_proxy="10.0.0.1")
     assert Settings.from_env({"EXTRES_KUBECONFIG": ""}).kubeconfig is None
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("EXTRES_SECRET_KEY", "x", "at least 32 bytes"),
+        ("EXTRES_HISTORY_KEY", "short", "at least 32 bytes"),
+        ("EXTRES_REQUEST_TIMEOUT", "nan", "finite number"),
+        ("EXTRES_REQUEST_TIMEOUT", "0", "greater than 0"),
+        ("EXTRES_SESSION_IDLE_MINUTES", "inf", "finite number"),
+        ("EXTRES_THREADS", "0", "greater than or equal to 4"),
+        ("EXTRES_LOG_LEVEL", "loud", "'DEBUG', 'INFO', 'WARNING' or 'ERROR'"),
+        ("EXTRES_PORT", "70000", "less than or equal to 65535"),
+    ],
+)
+def test_a_bad_setting_stops_the_start_naming_its_variable(variable, value, said):
+    with pytest.raises(ValueError) as caught:
+        Settings.from_env({variable: value})
+    assert variable in str(caught.value) and said in str(caught.value), str(caught.value)
+
+
+def test_a_log_level_is_read_in_any_case():
+    assert Settings.from_env({"EXTRES_LOG_LEVEL": "debug"}).log_level == "DEBUG"

@@ -6,6 +6,8 @@ from urllib.parse import quote
 
 from bs4 import BeautifulSoup
 
+from tests.conftest import browser
+
 D, GPU = "example.com/dongle", "nvidia.com/gpu"
 
 
@@ -94,3 +96,23 @@ def test_sort_controls_are_named_with_their_resource_and_direction_the_glyph_hid
     current = links[f"free of {D}, sorted descending: sort ascending"]
     assert current.select_one('[aria-hidden="true"]').get_text(strip=True) == "▼"
     assert f"capacity of {D}: sort descending" in links
+
+
+def test_one_user_past_the_plans_a_minute_waits_and_others_still_plan(make_app, cluster):
+    """Each plan weighs every node: past plans_per_minute a user is told to wait (429, nothing
+    planned), while another user plans as usual; the empty form is never counted."""
+    cluster.node("n1", {"example.com/dongle": "4"})
+    web = browser(make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",), plans_per_minute=3))
+    ann, bob = ({"X-Forwarded-User": u, "X-Forwarded-Groups": "extres-editors"} for u in ("ann", "bob"))
+    ask = {"requests": "example.com/dongle=1"}
+    assert web.get("/plan/", headers=ann).status_code == 200
+    assert [web.get("/plan/", query_string=ask, headers=ann).status_code for _ in range(4)] == [
+        200,
+        200,
+        200,
+        429,
+    ]
+    assert "plans in the last minute" in web.get("/plan/", query_string=ask, headers=ann).get_data(
+        as_text=True
+    )
+    assert web.get("/plan/", query_string=ask, headers=bob).status_code == 200
