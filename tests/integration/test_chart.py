@@ -376,6 +376,17 @@ def test_an_auth_proxy_sidecar_is_the_only_way_in_and_gets_no_token():
     assert token in mounts["extres"] and token not in mounts["oauth2-proxy"]
     [sa] = [d for d in docs if d["kind"] == "ServiceAccount"]
     assert sa["automountServiceAccountToken"] is False
+    # the sidecar runs as locked down as the dashboard; what it sets itself wins
+    contexts = {c["name"]: c.get("securityContext") for c in pod["containers"]}
+    assert contexts["oauth2-proxy"] == contexts["extres"] and contexts["extres"]["readOnlyRootFilesystem"]
+    own = {**sidecar, "securityContext": {"runAsUser": 2000, "readOnlyRootFilesystem": True}}
+    [deploy] = [
+        d
+        for d in render({**IMPERSONATE, "proxy": {"port": 4180}, "extraContainers": [own]})
+        if d["kind"] == "Deployment"
+    ]
+    [theirs] = [c for c in deploy["spec"]["template"]["spec"]["containers"] if c["name"] == "oauth2-proxy"]
+    assert theirs["securityContext"] == {**contexts["extres"], **own["securityContext"]}  # theirs win
     [test_pod] = [d for d in docs if d["kind"] == "Pod"]
     assert test_pod["spec"]["automountServiceAccountToken"] is False
 
