@@ -18,7 +18,7 @@ def test_distinct_planner_queries_keep_a_bounded_state(make_app, cluster):
     over 300 nodes leave at most the budget behind."""
     for i in range(NODES):
         cluster.node(f"n{i:03d}", {D: str(i % 5)}, labels={"zone": "abc"[i % 3]})
-    app = make_app()
+    app = make_app(plans_per_minute=1000)  # one user's 400 plans: past the default limit
     services = app.extensions["extres"]
     services.shapes = ShapeCache(limit=256, budget=20 * NODES)  # room for 20 shapes here
     web = app.test_client()

@@ -8,6 +8,7 @@ kind, namespace and name, and where in it decoding failed. The same holds for a 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,15 @@ from app.kube.wire.projections import NodeView, PodView, QuotaView
 
 log = logging.getLogger(__name__)
 
+# JSON nesting: the API server keeps objects nested up to 10,000 deep (its decoder's limit, as Go's
+# encoding/json), and a DRA driver's opaque parameters or a claim's device data are free-form. msgspec
+# counts its depth against Python's recursion limit (1,000 by default): past it, the watch of that
+# kind would fail on the one object again and again. Raised once, so that everything the API server
+# can send decodes (a decode recurses in C, a few hundred bytes of a thread's 8 MiB stack a level).
+API_NESTING = 10_000
+if sys.getrecursionlimit() < API_NESTING + 2_000:
+    sys.setrecursionlimit(API_NESTING + 2_000)
+
 
 class _Object(Protocol):
     metadata: Meta | None
@@ -34,7 +44,7 @@ V = TypeVar("V")  # its view
 
 # What reading an object can raise besides a decode error: a projection meeting a value it
 # cannot use (a quantity out of syntax, a number where a name goes).
-_PROJECTION_ERRORS = (QuantityError, ValueError, TypeError, AttributeError)
+_PROJECTION_ERRORS = (QuantityError, ValueError, TypeError, AttributeError, RecursionError)
 KEPT_PER_KIND = 1000  # unreadable objects named per kind (each one is counted, named or not)
 
 
