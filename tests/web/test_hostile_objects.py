@@ -163,10 +163,13 @@ def fed(events: list[tuple[str, dict[str, Any]]]) -> ClusterCache:
 
 
 def pages_answer(cache: ClusterCache) -> None:
-    web = browser(create_app({"in_cluster": "false"}, cluster=FakeCluster(store=cache.store)))
+    """Every page answers, and so does a scrape of the metrics."""
+    app = create_app({"in_cluster": "false"}, cluster=FakeCluster(store=cache.store))
+    web = browser(app)
     for page in PAGES:
         resp = web.get(page)
         assert resp.status_code < 500, (page, resp.status_code, resp.get_data(as_text=True)[:300])
+    assert b"extres_pending_pods" in app.extensions["extres"].metrics.exposition()
 
 
 def line(obj: dict[str, Any]) -> bytes:
