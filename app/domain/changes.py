@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from app.domain.names import escape_json_pointer, extended_resource_name_errors, is_standard_resource
+from app.domain.numbers import INT64_MAX
 from app.domain.quantity import QuantityError, parse_count, parse_typed_count
 
 DESIRED_ANNOTATION = "extres.dev/desired-capacity"
@@ -98,7 +99,7 @@ def validate_expected(text: str | None) -> tuple[int | None, str | None]:
     if not text:
         return None, None
     try:
-        return parse_count(text), None
+        return parse_count(text, maximum=INT64_MAX), None  # no node holds more
     except QuantityError as exc:
         return None, f"Expected value {exc}."
 

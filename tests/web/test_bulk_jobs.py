@@ -136,3 +136,36 @@ def test_the_reapply_preview_is_a_job_on_a_write_slot(make_app, cluster):
     done = finished(web.post("/changes/reapply", data={"nodes": ["d0", "d2"]}, headers=ann))
     assert w.reapplied[3:] == [("d0", False), ("d2", False)]
     assert 'data-field="finished">2<' in done
+
+
+class FailingOn:
+    """Raises for one node (a fault in the dashboard itself), writes the others."""
+
+    def __init__(self, bad: str) -> None:
+        self.bad = bad
+        self.written: list[str] = []
+
+    def set(self, name, resource, count, expected, actor, dry_run=False) -> Outcome:
+        if name == self.bad:
+            raise RuntimeError("boom")
+        self.written.append(name)
+        return Outcome(name, resource, "set", expected, count, True, "set", dry_run)
+
+
+def test_a_node_the_job_could_not_do_is_reported_and_the_job_goes_on(make_app, cluster):
+    for i in range(3):
+        cluster.node(f"n{i}", {D: "1"})
+    cluster.writer = writer = FailingOn("n1")
+    web = browser(make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",)))
+    ann = {"X-Forwarded-User": "ann"}
+    results = start_on(web, ann, ["n0", "n1", "n2"]).headers["Location"]
+    page = eventually(
+        lambda: (r := web.get(results, headers=ann).get_data(as_text=True)) and 'data-done="true"' in r and r
+    )
+    assert writer.written == ["n0", "n2"]
+    assert "could not be done" in page and "n1" in page
+
+
+def start_on(web, headers, names):
+    form = {"action": "set", "resource": D, "quantity": "2", "selector": "", "nodes": names}
+    return web.post("/changes/bulk/preview", data=form, headers=headers)
