@@ -14,7 +14,8 @@ need 2 more nvidia.com/gpu; its device plugin advertises them" is a fact about h
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from app.domain.devices import IMPLICIT_PREFIX
@@ -63,11 +64,35 @@ class Ownership:
 STATIC_OWNERSHIP = Ownership(STATIC)
 
 
+STATUS, DRA_HERE = "status", "dra"  # what serves a name on one node (``ownership_on``)
+
+
+def ownership_on(
+    resource: str,
+    here: str | None,
+    dra_class: str | None,
+    device_plugin: Callable[[str], bool],
+    dra_class_for: Callable[[str], str | None],
+) -> Ownership:
+    """Who serves ``resource`` on one node, as kube-scheduler decides it there: the node's status
+    first (``here`` == STATUS: a device plugin's by the configured patterns, else static), else
+    the DeviceClass whose devices on the node serve it (``here`` == DRA_HERE, ``dra_class``),
+    else nothing there: the name's owner anywhere (``ownership_of``). So ``nvidia.com/gpu`` is a
+    device plugin's on a node whose kubelet advertises it and DRA's on a node where only a
+    DeviceClass's devices serve it."""
+    if here == STATUS:
+        return Ownership(DEVICE_PLUGIN) if device_plugin(resource) else STATIC_OWNERSHIP
+    if here == DRA_HERE:
+        return Ownership(DRA, dra_class or dra_class_for(resource))
+    return ownership_of(resource, device_plugin, dra_class_for)
+
+
 def ownership_of(
     resource: str, device_plugin: Callable[[str], bool], dra_class_for: Callable[[str], str | None]
 ) -> Ownership:
-    """The rule: a device plugin's name pattern first (the kubelet wins on the node), then a
-    DeviceClass's name (implicit or ``extendedResourceName``), else static."""
+    """The name's owner, where no node is in question (or the node has none of it): a device
+    plugin's name pattern first (the kubelet wins on a node), then a DeviceClass's name
+    (implicit or ``extendedResourceName``), else static."""
     if device_plugin(resource):
         return Ownership(DEVICE_PLUGIN)
     served_by = dra_class_for(resource)
@@ -76,3 +101,22 @@ def ownership_of(
     if resource.startswith(IMPLICIT_PREFIX):
         return Ownership(DRA, resource[len(IMPLICIT_PREFIX) :] or None)
     return STATIC_OWNERSHIP
+
+
+def served_on_row(resource: str, dra_served: bool, device_plugin: Callable[[str], bool]) -> str:
+    """The kind that serves ``resource`` on one overview row: DRA where its usage comes from DRA
+    devices (the status does not advertise it there), else the status's own kind."""
+    if dra_served:
+        return DRA
+    return DEVICE_PLUGIN if device_plugin(resource) else STATIC
+
+
+def sources(kinds: Iterable[str]) -> str:
+    """A column's serving kinds over its nodes, in words: "device plugin", "DRA", or "device
+    plugin on 3 nodes, DRA on 2" when nodes differ; "" when every node's is static."""
+    counted = Counter(kinds)
+    if set(counted) <= {STATIC}:
+        return ""
+    if len(counted) == 1:
+        return next(iter(counted))
+    return ", ".join(f"{k} on {n} node{'' if n == 1 else 's'}" for k, n in sorted(counted.items()))

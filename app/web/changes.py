@@ -145,7 +145,9 @@ def set_resource(name: str) -> Response | tuple[str, int]:
     typed = {k: request.form.get(k, "") for k in ("resource", "quantity", "expected")}
     try:
         resource, count, expected = validate_set(
-            *typed.values(), maximum=Services.get().settings.max_quantity, owner=Services.get().read_only
+            *typed.values(),
+            maximum=Services.get().settings.max_quantity,
+            owner=lambda r: Services.get().read_only(r, name),  # as the scheduler sees it on this node
         )
     except ChangeError as exc:
         return _set_form(node, typed, errors=exc.errors, status=422)
@@ -212,7 +214,7 @@ def confirm_remove(name: str) -> str | Response:
     state = Services.get()
     node = _node_or_404(name)
     resource = request.args.get("resource", "")
-    if msg := validate_resource(resource, state.read_only):
+    if msg := validate_resource(resource, lambda r: state.read_only(r, name)):
         abort(422, description=msg)
     if resource not in node.capacity:
         # Back or Reload after the remove, or someone else's: the node page says how it is now
@@ -229,7 +231,7 @@ def remove_resource(name: str) -> Response | tuple[str, int]:
     form = request.form
     try:
         resource, expected = validate_remove(
-            form.get("resource", ""), form.get("expected"), Services.get().read_only
+            form.get("resource", ""), form.get("expected"), lambda r: Services.get().read_only(r, name)
         )
     except ChangeError as exc:
         abort(422, description=" ".join(exc.errors.values()))

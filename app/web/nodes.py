@@ -34,8 +34,7 @@ def detail(name: str) -> str | Response:
         row=row,
         limits=store.limits_on(name),
         pods=store.pods_requesting_extended(name),
-        owns=state.owns,
-        device_plugin=state.device_plugins.owns,
+        owner=lambda r: state.ownership(r, name),  # who serves each resource on this node
         devices=store.with_dra(lambda dra: dra.node_devices(name))
         if viewer().may_read_devices
         else ([], set()),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from flask import Response, jsonify, render_template, request, url_for
@@ -13,6 +13,7 @@ from app.domain.accounting import ResourceUsage
 from app.domain.names import unknown_resource
 from app.domain.overview import Filters, NodeRow, build_grid
 from app.domain.overview_query import parse_query
+from app.domain.ownership import served_on_row, sources
 from app.web.export import csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
 from app.web.paging import paginate
@@ -123,7 +124,7 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
             rows=rows,
             compact=compact,
             cols=columns.shown(compact),
-            owns=state.device_plugins.owns,
+            sources=column_sources(grid, state.device_plugins.owns),
             aliases=state.cluster.store.dra_aliases() if dra else {},
             row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact),
             filters=filters,
@@ -131,6 +132,16 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
         )
         table = memo[key] = Markup(html)
     return table
+
+
+def column_sources(grid, device_plugin: Callable[[str], bool]) -> dict[str, str]:
+    """Per resource column, what serves it over the grid's nodes, in words (each node as the
+    scheduler decides it there: its status first, else DRA devices)."""
+    kinds: dict[str, list[str]] = {}
+    for row in grid.rows:
+        for r, u in row.usage.items():
+            kinds.setdefault(r, []).append(served_on_row(r, u.allocated is not None, device_plugin))
+    return {r: sources(k) for r, k in kinds.items()}
 
 
 def _numbers(u: ResourceUsage) -> dict[str, int]:
@@ -149,7 +160,8 @@ def _records(grid) -> list[dict[str, object]]:
                     **_numbers(u),
                     "allocated": u.allocated,  # DRA devices held by claims; null where the status serves it
                     "source": "dra" if u.allocated is not None else "status",
-                    "device_plugin": Services.get().device_plugins.owns(resource),
+                    # on this node: a device plugin's only where the status serves it
+                    "device_plugin": u.allocated is None and Services.get().device_plugins.owns(resource),
                     "drift": resource in row.drifted,
                 }
             )

@@ -89,15 +89,17 @@ def _diagnosed(index: ShapeIndex, wanted: int) -> tuple[Diagnosis, Places]:
     return d, places(index, d)
 
 
-def held(pod: PodView, d: Diagnosis, where: Places, read_only: Callable[[str], bool]) -> list[Held]:
+def held(pod: PodView, d: Diagnosis, where: Places, read_only: Callable[[str, str], bool]) -> list[Held]:
     """For each resource the pod is short of and this dashboard may not add (a device plugin's,
     or the user may not change nodes): on the nodes the pod could otherwise use, who holds it."""
     store = Services.get().cluster.store
     out = []
     for fit in d.fits:
-        if not fit.shortfall or not read_only(fit.resource):
+        if not fit.shortfall:
             continue
         for name, free, allocatable in where.get(fit.resource, ()):
+            if not read_only(fit.resource, name):
+                continue
             holders = [p for p in store.pods_requesting_extended(name) if p.requests.get(fit.resource)]
             holders.sort(key=lambda p: (p.priority, p.created))
             lower = sum(p.requests[fit.resource] for p in holders if p.priority < pod.priority)
@@ -146,7 +148,7 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
             continue
         holding = []
         if diagnosis.kind == "short":
-            holding = held(pod, diagnosis, where, lambda r: owns(r) or not writable)
+            holding = held(pod, diagnosis, where, lambda r, node: owns(r, node) or not writable)
         message = parse_scheduler_message(pod.unschedulable or "")
         dra = {r: c for r in pod.extended_requests if (c := store.dra_class_for(r)) is not None}
         card = PendingPod(pod, message, diagnosis, for_pod(advice, pod), holding, dra=dra)

@@ -67,9 +67,11 @@ class AdviceHTML:
         self._lock = threading.Lock()
 
     def __call__(
-        self, diagnosis: Diagnosis, selector: bool, writable: bool, ownership: Callable[[str], Ownership]
+        self, diagnosis: Diagnosis, selector: bool, writable: bool, ownership: Callable[..., Ownership]
     ) -> Markup:
-        """``ownership``: the app's rule of who sets a resource (the same for every call)."""
+        """``ownership``: the app's rule of who sets a resource on a node (the same for every call).
+        Kept per diagnosis: a node whose serving changes (a device plugin's count gone, DRA devices
+        there instead) changes its fit numbers and so the diagnosis, in every case met so far."""
         key = (id(diagnosis), selector, writable)
         hit = self._kept.get(key)
         if hit is not None and hit[0] is diagnosis:

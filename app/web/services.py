@@ -11,7 +11,7 @@ from flask import current_app
 from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
-from app.domain.ownership import Ownership, ownership_of
+from app.domain.ownership import Ownership, ownership_of, ownership_on
 from app.kube.api.client import ClusterConfig
 from app.kube.api.cluster import Cluster, ClusterPort
 from app.kube.api.errors import KubeError
@@ -92,9 +92,10 @@ class Services:
         except KubeError:
             return []
 
-    def ownership(self, resource: str) -> Ownership:
-        """Who sets ``resource``'s amount (app.domain.ownership): the one rule for every page that
-        offers or describes a change."""
+    def ownership(self, resource: str, node: str | None = None) -> Ownership:
+        """Who sets ``resource``'s amount (app.domain.ownership), on ``node`` when one is in
+        question (as the scheduler decides there: its status first, else DRA devices there),
+        else the name's owner: the one rule for every page that offers or describes a change."""
 
         def dra_class_for(name: str) -> str | None:
             try:
@@ -102,16 +103,22 @@ class Services:
             except KubeError:
                 return None
 
-        return ownership_of(resource, self.device_plugins.owns, dra_class_for)
+        if node is None:
+            return ownership_of(resource, self.device_plugins.owns, dra_class_for)
+        try:
+            here, dra_class = self.cluster.store.served_on(node, resource)
+        except KubeError:
+            here, dra_class = None, None
+        return ownership_on(resource, here, dra_class, self.device_plugins.owns, dra_class_for)
 
-    def read_only(self, resource: str) -> str | None:
-        """What sets ``resource``'s amount instead of this dashboard, if anything: a device
-        plugin (the kubelet rewrites it) or DRA devices (their driver publishes them)."""
-        return self.ownership(resource).source or None
+    def read_only(self, resource: str, node: str | None = None) -> str | None:
+        """What sets ``resource``'s amount (on ``node``) instead of this dashboard, if anything: a
+        device plugin (the kubelet rewrites it) or DRA devices (their driver publishes them)."""
+        return self.ownership(resource, node).source or None
 
-    def owns(self, resource: str) -> bool:
-        """Whether ``resource`` is read-only here (``read_only``)."""
-        return not self.ownership(resource).editable
+    def owns(self, resource: str, node: str | None = None) -> bool:
+        """Whether ``resource`` is read-only here (on ``node``) (``read_only``)."""
+        return not self.ownership(resource, node).editable
 
     def dra_state(self) -> str:
         try:

@@ -70,13 +70,9 @@ class Viewer:
     def unreadable_named(self) -> list[Unreadable]:
         return self.services.unreadable_named()
 
-    def ownership(self, resource: str) -> Ownership:
-        """Who sets ``resource`` (app.domain.ownership)."""
-        return self.services.ownership(resource)
-
-    def may_change(self, resource: str) -> bool:
-        """Whether this user may change ``resource`` here: an editor, and a static resource."""
-        return self.may_write and self.ownership(resource).editable
+    def ownership(self, resource: str, node: str | None = None) -> Ownership:
+        """Who sets ``resource`` (on ``node``) (app.domain.ownership)."""
+        return self.services.ownership(resource, node)
 
 
 def viewer() -> Viewer:

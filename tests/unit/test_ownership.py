@@ -29,3 +29,30 @@ def test_advice_is_an_action_only_for_static_resources():
     assert "the kubelet rewrites it" in gpu.source
     dra = ownership_of("example.com/gpu", plugins, classes)
     assert "DeviceClass gpus" in dra.more_needed("n5", "example.com/gpu", 3) and "plugin" not in dra.source
+
+
+def test_on_one_node_the_status_comes_first_then_dra_devices_there():
+    """nvidia.com/gpu is a device plugin's where the kubelet advertises it, DRA's where only a
+    DeviceClass's devices serve it, and the name's owner where neither does."""
+    from app.domain.ownership import DRA_HERE, STATUS, ownership_on
+
+    plugin = lambda r: r.startswith("nvidia.com/")  # noqa: E731
+    classes = {"nvidia.com/gpu": "gpu.nvidia.com", "example.com/gpu": "example-gpu"}.get
+    gpu = "nvidia.com/gpu"
+    assert ownership_on(gpu, STATUS, None, plugin, classes).kind == "device plugin"
+    dra = ownership_on(gpu, DRA_HERE, "gpu.nvidia.com", plugin, classes)
+    assert dra.kind == "DRA" and dra.dra_class == "gpu.nvidia.com" and "device plugin" not in dra.source
+    assert "DeviceClass gpu.nvidia.com" in dra.more_needed("n1", gpu, 2)
+    assert ownership_on(gpu, None, None, plugin, classes).kind == "device plugin"  # the name's owner
+    # a static name in the status is static there, even where a class also names it
+    assert ownership_on("example.com/gpu", STATUS, None, plugin, classes).editable
+    assert ownership_on("example.com/gpu", DRA_HERE, "example-gpu", plugin, classes).kind == "DRA"
+
+
+def test_a_column_says_what_serves_it_node_by_node():
+    from app.domain.ownership import sources
+
+    assert sources(["static", "static"]) == ""
+    assert sources(["device plugin", "device plugin"]) == "device plugin"
+    assert sources(["DRA"]) == "DRA"
+    assert sources(["device plugin", "DRA", "DRA"]) == "DRA on 2 nodes, device plugin on 1 node"

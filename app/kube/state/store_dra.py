@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from app.domain import device_cel
 from app.domain.devices import DraUsage
+from app.domain.ownership import DRA_HERE, STATUS
 from app.kube.state.dra_index import EVERY, DraIndex
 from app.kube.wire.projections import NodeView
 
@@ -79,6 +80,19 @@ class DraHolding:
             with self._lock:
                 selectors = self.dra.selectors()
             device_cel.decide(selectors, {d.device for v in views for d in v.facts.devices})
+
+    def served_on(self, node: str, resource: str) -> tuple[str | None, str | None]:
+        """What serves ``resource`` on ``node`` as the scheduler sees it: ("status", None) when the
+        node's status advertises it, ("dra", its DeviceClass) when DRA devices there serve it,
+        (None, None) when nothing there does (app.domain.ownership.ownership_on)."""
+        with self._lock:
+            view = self.nodes.get(node)
+            if view is not None and (resource in view.capacity or resource in view.allocatable):
+                return STATUS, None
+            usage = self._dra_usage(node).get(resource)
+            if usage is None or not (usage.capacity or usage.unknown):
+                return None, None
+            return DRA_HERE, self.dra.class_for(usage.alias_of or resource)
 
     def _dra_usage(self, node: str) -> dict[str, DraUsage]:
         view = self.nodes.get(node)
