@@ -67,21 +67,6 @@ def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
     action = form.get("action", "set")
     if action not in ("set", "remove"):
         errors["action"] = "Action must be 'set' or 'remove'."
-    count = None
-    resource = form.get("resource", "").strip()
-    if action == "set":
-        try:
-            resource, count, _ = validate_set(
-                resource,
-                form.get("quantity", ""),
-                None,
-                maximum=state.settings.max_quantity,
-                owner=state.read_only,
-            )
-        except ChangeError as exc:
-            errors.update(exc.errors)
-    elif msg := validate_resource(resource, state.read_only):
-        errors["resource"] = msg
     names = [n for n in form.getlist("nodes") if n]
     selector_text = form.get("selector", "").strip()
     targets: list[NodeView] = []
@@ -102,6 +87,30 @@ def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
             errors["selector"] = f"Label selector: {exc}."
     else:
         errors["nodes"] = "Choose at least one node, or give a label selector."
+
+    def owner(r: str) -> str | None:
+        """What serves ``r`` instead of this dashboard on the first target where something does
+        (each node as the scheduler decides there), else the name's owner."""
+        for node in targets:
+            if (source := state.read_only(r, node.name)) is not None:
+                return f"{source} on {node.name}"
+        return None if targets else state.read_only(r)
+
+    count = None
+    resource = form.get("resource", "").strip()
+    if action == "set":
+        try:
+            resource, count, _ = validate_set(
+                resource,
+                form.get("quantity", ""),
+                None,
+                maximum=state.settings.max_quantity,
+                owner=owner,
+            )
+        except ChangeError as exc:
+            errors.update(exc.errors)
+    elif msg := validate_resource(resource, owner):
+        errors["resource"] = msg
     if errors:
         raise ChangeError(errors)
     return action, resource, count, targets
