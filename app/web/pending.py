@@ -13,7 +13,9 @@ from markupsafe import Markup, escape
 
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
+from app.domain.ownership import DRA_HERE
 from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_message
+from app.kube.state.store_dra import ClaimHolding
 from app.kube.wire.projections import PodView
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
 from app.web.paging import paginate
@@ -35,6 +37,7 @@ class Held:
     preemptible: int  # held by pods of lower priority than the pending pod's
     wanted: int = 0  # what the pending pod asks for
     allocatable: int = 0  # the node's
+    claims: list[ClaimHolding] = field(default_factory=list)  # DRA: claims holding devices, not by request
 
     @property
     def unresolvable(self) -> bool:
@@ -103,7 +106,11 @@ def held(pod: PodView, d: Diagnosis, where: Places, read_only: Callable[[str, st
             holders = [p for p in store.pods_requesting_extended(name) if p.requests.get(fit.resource)]
             holders.sort(key=lambda p: (p.priority, p.created))
             lower = sum(p.requests[fit.resource] for p in holders if p.priority < pod.priority)
-            out.append(Held(fit.resource, name, free, holders[:HELD_PODS], lower, fit.requested, allocatable))
+            here, dra_class = store.served_on(name, fit.resource)
+            claims = store.claims_holding(name, dra_class) if here == DRA_HERE and dra_class else []
+            out.append(
+                Held(fit.resource, name, free, holders[:HELD_PODS], lower, fit.requested, allocatable, claims)
+            )
     return out
 
 

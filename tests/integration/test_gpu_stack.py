@@ -18,6 +18,7 @@ import subprocess
 import pytest
 from bs4 import BeautifulSoup
 
+from app.kube.api import raw
 from extres_demo import gpu_stack
 from tests.conftest import eventually
 from tests.kube_helpers import create_node, create_pod, grid_cells, ready
@@ -137,13 +138,49 @@ def test_the_device_plugins_writes_are_in_the_history_under_its_name(stack, web,
     gpu_stack.device_plugin(admin_api, node, 8)
 
 
-def test_a_pod_short_of_gpus_on_a_dra_node_gets_dra_advice_not_a_device_plugins(stack, web, core, uid):
-    """The scheduler places a GPU pod on the DRA node's devices, then leaves a second one asking
-    for more than any node has Pending; its card speaks of the DeviceClass's devices there."""
-    create_pod(core, f"{uid}-held", None, {GPU: "6"}, node_selector={"kubernetes.io/hostname": stack["dra"]})
+def test_a_pod_short_of_gpus_on_a_dra_node_gets_dra_advice_and_every_holder(stack, web, core, admin_api, uid):
+    """The scheduler places a pod with an explicit ResourceClaim of 2 GPUs and a pod asking for 4
+    nvidia.com/gpu on the DRA node's 8 devices, then leaves a third asking for 5 Pending; its card
+    speaks of the DeviceClass's devices there and names both holders: the pod by its request,
+    the claim with the pod it is for."""
+    on_dra = {"kubernetes.io/hostname": stack["dra"]}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": f"{uid}-claim", "namespace": "default"},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}]
+            }
+        },
+    }
+    raw.call(
+        admin_api, "POST", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims", 30, payload=claim
+    )
+    claimer = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{uid}-claimer"},
+        "spec": {
+            "nodeSelector": on_dra,
+            "resourceClaims": [{"name": "gpus", "resourceClaimName": f"{uid}-claim"}],
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.example/test:1",
+                    "resources": {"claims": [{"name": "gpus"}]},
+                }
+            ],
+        },
+    }
+    core.create_namespaced_pod("default", claimer)
+    assert eventually(
+        lambda: core.read_namespaced_pod(f"{uid}-claimer", "default").spec.node_name, timeout=60
+    )
+    create_pod(core, f"{uid}-held", None, {GPU: "4"}, node_selector=on_dra)
     placed = eventually(lambda: core.read_namespaced_pod(f"{uid}-held", "default").spec.node_name, timeout=60)
     assert placed == stack["dra"]
-    create_pod(core, f"{uid}-wait", None, {GPU: "5"}, node_selector={"kubernetes.io/hostname": stack["dra"]})
+    create_pod(core, f"{uid}-wait", None, {GPU: "5"}, node_selector=on_dra)
 
     def message() -> str | None:
         pod = core.read_namespaced_pod(f"{uid}-wait", "default")
@@ -166,4 +203,5 @@ def test_a_pod_short_of_gpus_on_a_dra_node_gets_dra_advice_not_a_device_plugins(
         f"{stack['dra']} would need 3 more {GPU}; DRA devices of DeviceClass gpu.nvidia.com serve it" in text
     )
     assert f'data-holder="default/{uid}-held"' in card
+    assert f'data-holder-claim="default/{uid}-claim"' in card and f"default/{uid}-claimer" in text
     assert "/changes/nodes/" not in card  # no form that would refuse

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from app.domain import device_cel
@@ -15,6 +16,17 @@ from app.kube.state.dra_index import EVERY, DraIndex
 from app.kube.wire.projections import NodeView
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ClaimHolding:
+    """A ResourceClaim holding devices on a node: how many of one class's, and the pods it is
+    reserved for."""
+
+    namespace: str
+    name: str
+    devices: int
+    pods: tuple[str, ...]
 
 
 class DraHolding:
@@ -93,6 +105,24 @@ class DraHolding:
             if usage is None or not (usage.capacity or usage.unknown):
                 return None, None
             return DRA_HERE, self.dra.class_for(usage.alias_of or resource)
+
+    def claims_holding(self, node: str, dra_class: str) -> list[ClaimHolding]:
+        """The claims that hold devices of ``dra_class`` on ``node`` other than those the
+        scheduler made for pods' extended resource requests (those pods are named by their
+        requests): claims from templates and explicit ResourceClaims, a shared claim once."""
+
+        def read(dra: DraIndex) -> list[ClaimHolding]:
+            rows, _ = dra.node_devices(node)
+            found: dict[tuple[str, str], ClaimHolding] = {}
+            for row in rows:
+                c = row.claim
+                if c is None or c.extended or dra_class not in row.classes:
+                    continue
+                held = found.get(c.key)
+                found[c.key] = ClaimHolding(c.namespace, c.name, (held.devices if held else 0) + 1, c.pods)
+            return sorted(found.values(), key=lambda h: (h.namespace, h.name))
+
+        return self.with_dra(read)
 
     def _dra_usage(self, node: str) -> dict[str, DraUsage]:
         view = self.nodes.get(node)
