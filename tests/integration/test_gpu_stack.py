@@ -205,3 +205,28 @@ def test_a_pod_short_of_gpus_on_a_dra_node_gets_dra_advice_and_every_holder(stac
     assert f'data-holder="default/{uid}-held"' in card
     assert f'data-holder-claim="default/{uid}-claim"' in card and f"default/{uid}-claimer" in text
     assert "/changes/nodes/" not in card  # no form that would refuse
+
+
+def test_what_if_speaks_in_devices_on_each_node(stack, web):
+    """Eight GPUs a pod, four pods, limited to the stack's nodes: each step on a GPU node says
+    how many devices are there, held and still needed, never a capacity to set; the MIG node,
+    with 2 whole GPUs, asks for devices too; no link to a change that would be refused."""
+    base = stack["plugin"].rsplit("-", 1)[0]
+    page = BeautifulSoup(
+        web.get(f"/plan/?requests={GPU}%3D8&selector=extres-test%3D{base}&replicas=4").get_data(as_text=True),
+        "html.parser",
+    )
+    steps = {tr["data-node"]: tr for tr in page.select("table.plan-steps tr[data-node]")}
+    print({n: tr.get_text(" ", strip=True) for n, tr in steps.items()})
+    assert not page.select("a[data-plan-link]") and page.select("[data-devices-needed]")
+    for node, tr in steps.items():
+        text = tr.get_text(" ", strip=True)
+        assert "capacity" not in tr.select_one('[data-field="capacity"]').get_text() or "devices" in text, (
+            text
+        )
+        needed = tr.select_one("[data-devices-needed]")
+        if needed is not None:
+            there = int(text.split(" there")[0].rsplit("(", 1)[1])
+            expected = {stack["plugin"]: 8, stack["dra"]: 8, stack["both"]: 4, stack["mig"]: 2}[node]
+            assert there == expected, (node, text)
+    assert len(page.select("[data-plan-owner]")) <= 2  # one notice per owner kind, not per step

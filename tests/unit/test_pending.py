@@ -2,9 +2,15 @@ import pytest
 
 from app.domain.diagnosis import ShapeIndex, diagnose
 from app.domain.fit import HostPort, NodeFacts, PodShape, Taint, Toleration
+from app.domain.ownership import STATIC_OWNERSHIP
 from app.domain.scheduler_message import parse_scheduler_message
 
 D, F = "example.com/dongle", "acme.io/fpga"
+
+
+def STATIC(resource: str, node: str):  # every resource set here, on every node
+    return STATIC_OWNERSHIP
+
 
 # Real messages, as kube-scheduler wrote them in several versions.
 MESSAGES = [
@@ -236,10 +242,11 @@ def test_no_suggestion_when_cpu_is_what_is_missing():
 def test_one_plan_for_several_pods_of_a_shape():
     nodes = [node("a", {D: 2}, {D: 1}), node("b", {D: 0}), node("c", {D: 1})]
     plan = diagnose(shape({D: 1}), nodes, wanted=5).plan
-    # a and c take one each as they are; the three left are spread, one a node: never all on a
+    # a and c take one each as they are; the three left are spread over the nodes that have
+    # dongles, one a node each round: never all on a, and none on b, which has none at all
     steps = [(s.node, s.pods, dict(s.add)) for s in plan.steps]
-    assert steps == [("a", 2, {D: 1}), ("b", 1, {D: 1}), ("c", 2, {D: 1})]
-    assert plan.placed == 5 and plan.changes() == [(D, 1, ["b"]), (D, 2, ["c"]), (D, 3, ["a"])]
+    assert steps == [("a", 3, {D: 2}), ("c", 2, {D: 1})]
+    assert plan.placed == 5 and plan.changes(STATIC) == [(D, 2, ["c"]), (D, 4, ["a"])]
 
 
 def test_a_plan_can_be_capped_per_node_and_says_what_it_could_not_place():
@@ -259,7 +266,7 @@ def test_the_plans_changes_give_each_node_what_its_step_says_never_more():
     nodes = [node("x", {D: 2}, {D: 2}), node("y", {D: 0}), node("z", {D: 0})]
     plan = diagnose(shape({D: 1, "cpu": 3000}), nodes, wanted=6).plan
     assert {s.node: (s.pods, dict(s.add)) for s in plan.adds} == {n: (2, {D: 2}) for n in "xyz"}
-    assert plan.changes() == [(D, 2, ["y", "z"]), (D, 4, ["x"])]
+    assert plan.changes(STATIC) == [(D, 2, ["y", "z"]), (D, 4, ["x"])]
 
 
 def test_a_shape_index_rechecks_only_changed_nodes():
@@ -326,8 +333,8 @@ def test_a_change_the_filters_do_not_see_still_renews_the_plan():
     index = ShapeIndex(shape({D: 1}))
     before = NodeFacts("a", {}, {"cpu": 8000, "pods": 110, D: 2}, {"pods": 0, D: 2}, capacity={D: 2})
     after = NodeFacts("a", {}, {"cpu": 8000, "pods": 110, D: 2}, {"pods": 0, D: 2}, capacity={D: 3})
-    assert index.diagnose([before], wanted=2, version=1).plan.changes() == [(D, 4, ["a"])]
-    assert index.diagnose([after], wanted=2, version=2).plan.changes() == [(D, 5, ["a"])]
+    assert index.diagnose([before], wanted=2, version=1).plan.changes(STATIC) == [(D, 4, ["a"])]
+    assert index.diagnose([after], wanted=2, version=2).plan.changes(STATIC) == [(D, 5, ["a"])]
 
 
 def test_a_smaller_request_that_fits_now_is_named_with_its_node():

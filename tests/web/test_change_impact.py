@@ -95,3 +95,29 @@ def test_a_bulk_remove_preview_names_the_pods_per_node_and_the_total_over_commit
     )
     apply = page.select_one('form[action$="/bulk/apply"] button[type=submit]')
     assert "primary" in apply["class"] and "over-committing 2" in apply.get_text()
+
+
+def test_a_bulk_preview_that_adds_a_resource_to_nodes_without_it_warns_before_apply(client, cluster):
+    cluster.node("has", {D: "2"})
+    cluster.node("bare1", {})
+    cluster.node("bare2", {})
+    cluster.writer = RecordingWriter()
+    form = {
+        "action": "set",
+        "resource": D,
+        "quantity": "3",
+        "nodes": ["has", "bare1", "bare2"],
+        "selector": "",
+    }
+    resp = client.post("/changes/bulk/preview", data=form)
+
+    def finished():
+        page = soup(client.get(resp.headers["Location"]))
+        assert page.select_one("#job")["data-done"] == "true"
+        return page
+
+    page = eventually(finished)
+    warning = page.select_one("[data-new-devices]")
+    assert warning["data-new-devices"] == "2"
+    assert "2 nodes (bare1, bare2) have no example.com/dongle now" in warning.get_text(" ", strip=True)
+    assert page.select_one('form[action$="/bulk/apply"]') is not None  # the choice stays the operator's

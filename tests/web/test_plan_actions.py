@@ -31,8 +31,27 @@ def test_a_device_plugins_plan_offers_no_form_and_says_who_advertises_it(client,
     status, page = plan(client, f"requests={quote(GPU + '=2')}&replicas=3")
     assert status == 200
     assert not page.select("a[data-plan-link]")
-    assert "advertised by a device plugin" in page.select_one(f'[data-plan-owner="{GPU}"]').get_text()
-    assert page.select_one("[data-hardware]") is not None
+    [notice] = page.select('[data-plan-owner="device plugin"]')  # once, however many steps
+    assert "device plugin advertises" in notice.get_text()
+    # the step speaks in devices: what is there, held and free, never "add" or a capacity to set
+    step = page.select_one('table.plan-steps tr[data-node="gpu-1"]')
+    assert step.select_one(f'[data-devices-needed="{GPU} 5"]').get_text(" ", strip=True) == (
+        f"5 more devices of {GPU} (1 there, 0 held, 1 free)"
+    )
+    assert page.select_one("[data-hardware]") is None  # nothing here to set
+
+
+def test_a_node_without_the_devices_would_need_new_hardware_and_is_asked_last(client, cluster):
+    cluster.node("gpu-1", {GPU: "2"})
+    cluster.node("bare", {})
+    status, page = plan(client, f"requests={quote(GPU + '=2')}&replicas=3")
+    assert status == 200
+    steps = {tr["data-node"]: tr for tr in page.select("table.plan-steps tr[data-node]")}
+    assert list(steps) == ["gpu-1"]  # the node with GPUs takes the pods: the bare one is not asked
+    status, page = plan(client, f"requests={quote(GPU + '=2')}&replicas=3&per_node=2")
+    assert status == 200
+    bare = page.select_one('table.plan-steps tr[data-node="bare"]')
+    assert bare.select_one(f'[data-new-hardware="{GPU}"]') is not None and "add" not in bare.get_text(" ")
 
 
 def test_a_static_plan_links_to_exactly_its_table_and_warns_of_hardware(client, cluster):
