@@ -14,6 +14,7 @@ need 2 more nvidia.com/gpu; its device plugin advertises them" is a fact about h
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -53,6 +54,11 @@ class Ownership:
     def more_needed(self, node: str, resource: str, add: int) -> str:
         """A shortfall in the owner's words, for advice that must not read as an action here."""
         need = f"{node} would need {add} more {resource}"
+        if self.kind == DEVICE_PLUGIN and (profile := mig_profile(resource)):
+            return (
+                f"{need}; its device plugin advertises them: MIG {profile} instances, as many as the "
+                "GPUs' MIG configuration there makes (a different MIG layout, or more GPUs)"
+            )
         if self.kind == DEVICE_PLUGIN:
             return f"{need}; its device plugin advertises them (devices installed there)"
         if self.kind == DRA:
@@ -62,6 +68,14 @@ class Ownership:
 
 
 STATIC_OWNERSHIP = Ownership(STATIC)
+_MIG = re.compile(r"nvidia\.com/mig-(\d+g\.\d+gb(?:\+me)?)")
+
+
+def mig_profile(resource: str) -> str | None:
+    """The MIG profile a resource name stands for (``nvidia.com/mig-1g.10gb`` -> "1g.10gb"): a
+    slice of a GPU, as NVIDIA's device plugin names them with the mixed MIG strategy."""
+    found = _MIG.fullmatch(resource)
+    return found.group(1) if found else None
 
 
 STATUS, DRA_HERE = "status", "dra"  # what serves a name on one node (``ownership_on``)

@@ -230,3 +230,21 @@ def test_what_if_speaks_in_devices_on_each_node(stack, web):
             expected = {stack["plugin"]: 8, stack["dra"]: 8, stack["both"]: 4, stack["mig"]: 2}[node]
             assert there == expected, (node, text)
     assert len(page.select("[data-plan-owner]")) <= 2  # one notice per owner kind, not per step
+
+
+def test_a_pod_short_of_a_mig_profile_is_advised_in_that_profile(stack, web, core, uid):
+    on_mig = {"kubernetes.io/hostname": stack["mig"]}
+    create_pod(core, f"{uid}-mig", None, {MIG_1G: "8"}, node_selector=on_mig)  # the node has 7
+    page = eventually(
+        lambda: (
+            (h := web.get(f"/pending/?resource={MIG_1G}").get_data(as_text=True))
+            and f'data-pod="default/{uid}-mig"' in h
+            and h
+        ),
+        timeout=60,
+    )
+    card = page.split(f'data-pod="default/{uid}-mig"', 1)[1].split("</article>", 1)[0]
+    text = BeautifulSoup(card, "html.parser").get_text(" ", strip=True)
+    assert "Insufficient nvidia.com/mig-1g.10gb" in text  # the scheduler's words
+    assert f"{stack['mig']} would need 1 more {MIG_1G}" in text and "MIG 1g.10gb instances" in text, text
+    assert "/changes/nodes/" not in card

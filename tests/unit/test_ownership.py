@@ -56,3 +56,12 @@ def test_a_column_says_what_serves_it_node_by_node():
     assert sources(["device plugin", "device plugin"]) == "device plugin"
     assert sources(["DRA"]) == "DRA"
     assert sources(["device plugin", "DRA", "DRA"]) == "DRA on 2 nodes, device plugin on 1 node"
+
+
+def test_a_mig_profile_is_advised_as_instances_of_its_profile_not_whole_gpus():
+    from app.domain.ownership import mig_profile
+
+    assert mig_profile("nvidia.com/mig-1g.10gb") == "1g.10gb" and mig_profile("nvidia.com/gpu") is None
+    mig = ownership_of("nvidia.com/mig-3g.40gb", plugins, classes)
+    said = mig.more_needed("n2", "nvidia.com/mig-3g.40gb", 1)
+    assert said.startswith("n2 would need 1 more nvidia.com/mig-3g.40gb;") and "MIG 3g.40gb instances" in said
