@@ -100,6 +100,14 @@ def node_impact(name: str, resource: str, after: int | None) -> Impact:
     )
 
 
+def current_amount(node: NodeView, resource: str) -> str:
+    """What the node's status says of ``resource`` now, for a refusal to state."""
+    now = node.capacity.get(resource[:253])
+    return (
+        f"{node.name}'s status has {now} now." if now is not None else f"{node.name}'s status has none of it."
+    )
+
+
 def _finish(node: str, outcome: Outcome) -> Response | tuple[str, int]:
     if outcome.ok:
         flash(f"{node}: {outcome.message}.", "ok")
@@ -227,12 +235,14 @@ def confirm_remove(name: str) -> str | Response:
 
 @bp.post("/nodes/<name>/resources/remove")
 def remove_resource(name: str) -> Response | tuple[str, int]:
-    _node_or_404(name)
+    node = _node_or_404(name)
     form = request.form
     try:
         resource, expected = validate_remove(
             form.get("resource", ""), form.get("expected"), lambda r: Services.get().read_only(r, name)
         )
     except ChangeError as exc:
-        abort(422, description=" ".join(exc.errors.values()))
+        abort(
+            422, description=" ".join([*exc.errors.values(), current_amount(node, form.get("resource", ""))])
+        )
     return _finish(name, writer().remove(name, resource, expected, actor()))
