@@ -131,7 +131,9 @@ def test_a_change_made_just_before_a_graceful_stop_is_in_the_history(control_pla
     server = Server(control_plane, EXTRES_HISTORY_STORE=f"default/{prefix}")
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
     try:
-        eventually(lambda: node in opener.open(server.url + "/", timeout=10).read().decode(), timeout=30)
+        eventually(
+            lambda: node in opener.open(f"{server.url}/?q={node}", timeout=10).read().decode(), timeout=30
+        )
         form = opener.open(f"{server.url}/changes/nodes/{node}/resources/new?resource={D}", timeout=10).read()
         token = re.search(r'name="csrf_token" value="([^"]+)"', form.decode()).group(1)
         change = {"csrf_token": token, "resource": D, "quantity": "3", "expected": "2"}

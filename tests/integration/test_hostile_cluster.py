@@ -156,7 +156,7 @@ def test_a_hostile_cluster_and_hostile_users_take_down_nothing(control_plane, ad
 
     created: list[tuple[str, str]] = []
     try:
-        eventually(lambda: nodes[1] in ask("/")[1], timeout=30)
+        eventually(lambda: nodes[1] in ask(f"/?q={uid}")[1], timeout=30)  # the first page of many nodes
         workers = worker_pids(server)
         before = node_state()
         refused_by_api = 0

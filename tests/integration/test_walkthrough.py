@@ -79,7 +79,9 @@ def test_the_extended_resource_walkthrough(web, core, admin_api, scheduler, uid,
         assert len(found) == 1
         pod = found[0]
         assert pod.metadata.owner_references[0].kind == "ReplicaSet"
-        [cond] = [c for c in pod.status.conditions or () if c.type == "PodScheduled"]
+        conds = [c for c in pod.status.conditions or () if c.type == "PodScheduled"]
+        assert len(conds) == 1  # not yet, while the scheduler has not tried it
+        cond = conds[0]
         assert (cond.status, cond.reason) == ("False", "Unschedulable")
         assert f"Insufficient {R}" in cond.message
         return pod
