@@ -131,9 +131,8 @@ def test_a_change_made_just_before_a_graceful_stop_is_in_the_history(control_pla
     server = Server(control_plane, EXTRES_HISTORY_STORE=f"default/{prefix}")
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
     try:
-        eventually(
-            lambda: node in opener.open(f"{server.url}/?q={node}", timeout=10).read().decode(), timeout=30
-        )
+        overview = f"{server.url}/?q={node}"  # in the full suite, past the first page of nodes
+        eventually(lambda: node in opener.open(overview, timeout=10).read().decode(), timeout=30)
         form = opener.open(f"{server.url}/changes/nodes/{node}/resources/new?resource={D}", timeout=10).read()
         token = re.search(r'name="csrf_token" value="([^"]+)"', form.decode()).group(1)
         change = {"csrf_token": token, "resource": D, "quantity": "3", "expected": "2"}
