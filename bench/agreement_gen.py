@@ -1,10 +1,11 @@
 """The agreement harness's generator: random nodes and pods, seeded (see bench/agreement.py).
 
 Nodes: random cpu, memory, pods and two extended resources, labels (zone, pool, cores), taints
-and cordons. Pods: requests with explicit zeros, init containers and sidecars, pod-level
-resources, node selectors, required node affinity with every operator and values the scheduler
-cannot parse, tolerations, host ports, hostNetwork, RuntimeClasses, a LimitRange namespace, the
-DRA-served resource, labels, required pod affinity and anti-affinity and topology spread."""
+and cordons. Pods: requests with explicit zeros, containers with limits only, init containers and
+sidecars, pod-level resources, node selectors, required node affinity with every operator and
+values the scheduler cannot parse, tolerations, host ports, hostNetwork, RuntimeClasses, a
+LimitRange namespace, the DRA-served resource, labels, required pod affinity and anti-affinity
+and topology spread."""
 
 from __future__ import annotations
 
@@ -264,6 +265,8 @@ def pod_body(
             ext[F] = "1"
         if dra and rng.random() < 0.25:
             ext[G] = str(rng.randint(1, 2))
+        if req and rng.random() < 0.25:  # limits only: the API server defaults requests from them,
+            return {"limits": {**req, **ext}}  # before LimitRanger fills what is still missing
         return {"requests": {**req, **ext}, "limits": ext}
 
     containers = [

@@ -1,18 +1,31 @@
-"""What the API server's admission does to a pasted pod before the scheduler sees it.
+"""What the API server does to a pasted pod before the scheduler sees it, in its order.
 
-A watched pod was admitted already; a pasted manifest was not. Written by hand after the
-admission plugins on by default (plugin/pkg/admission), because no library applies them:
+A watched pod was admitted already; a pasted manifest was not. Written by hand after the API
+server's own code, because no library applies it. First the defaulting every decoded Pod gets
+(``SetDefaults_Pod``, pkg/apis/core/v1/defaults.go), then the mutating admission plugins on by
+default (plugin/pkg/admission) in their registered order:
+
+* Defaulting: a container (init containers too) that gives a resource's limit but not its
+  request gets the limit as its request. This comes first: LimitRanger's ``defaultRequest``
+  only fills what is still missing after it (so a limits-only container keeps requests equal to
+  its limits, whatever the LimitRange says). Pod-level ``spec.resources`` requests default to its
+  limits where unset (``app.domain.accounting.pod_requests``); the aggregate of the containers'
+  requests that 1.35 puts there first, and 1.37 after admission, is not modelled.
 
 * LimitRanger: each container (init containers too) gets the namespace's ``Container``
   defaults for the resources it names neither way: ``default`` as its limit, ``defaultRequest``
   as its request (the API server stores a LimitRange with ``defaultRequest`` filled from
   ``default``, and ``default`` from ``max``). Several LimitRanges apply in name order; the first
-  to give a resource wins. Pod-level resources are not defaulted here.
+  to give a resource wins. (Where two disagree on one resource, the API server's own order is
+  its informer's, which is not defined: tests/integration/test_admission_defaulting.py saw
+  either win.) Pod-level resources are not defaulted here.
 * RuntimeClass: ``spec.runtimeClassName`` names a RuntimeClass; its ``overhead.podFixed`` becomes
   the pod's ``overhead``, its ``scheduling.nodeSelector`` is merged into the pod's (a conflicting
   key rejects the pod) and its ``scheduling.tolerations`` are added. An unknown RuntimeClass, or
   an overhead the pod sets differently, rejects the pod.
 * DefaultTolerationSeconds: ``app.domain.fit.admitted_tolerations``.
+* Validation afterwards: a request above its limit (a LimitRange's default limit below what the
+  container asks for) refuses the pod.
 """
 
 from __future__ import annotations
@@ -21,6 +34,8 @@ import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from app.domain.quantity import QuantityError, to_amount
 
 
 class Rejected(ValueError):
@@ -55,6 +70,7 @@ def admit(spec: Mapping[str, Any], ns: Namespace) -> tuple[dict[str, Any], list[
     """The pod spec as admission leaves it, and notes on what it changed; raises Rejected."""
     out: dict[str, Any] = copy.deepcopy(dict(spec))
     notes: list[str] = []
+    _requests_from_limits(out)
     for ranged in sorted(ns.limit_ranges, key=lambda r: r.name):
         for group in ("initContainers", "containers"):
             for c in out.get(group) or ():
@@ -62,6 +78,7 @@ def admit(spec: Mapping[str, Any], ns: Namespace) -> tuple[dict[str, Any], list[
                     notes.append(
                         f"LimitRange {ranged.name} gave {c.get('name') or 'a container'} its defaults."
                     )
+    _requests_within_limits(out)
     name = out.get("runtimeClassName")
     if isinstance(name, str) and name:
         rc = ns.runtime_classes.get(name)
@@ -71,6 +88,46 @@ def admit(spec: Mapping[str, Any], ns: Namespace) -> tuple[dict[str, Any], list[
             )
         _runtime_class(out, rc, notes)
     return out, notes
+
+
+def _requests_from_limits(spec: dict[str, Any]) -> None:
+    """``SetDefaults_Pod``: each container's (and init container's) limits give its requests for
+    the resources it names no request for."""
+    for group in ("initContainers", "containers"):
+        for c in spec.get(group) or ():
+            resources = c.get("resources") if isinstance(c, dict) else None
+            if not isinstance(resources, dict):
+                continue
+            limits, requests = resources.get("limits"), resources.get("requests")
+            if isinstance(limits, dict) and limits and (requests is None or isinstance(requests, dict)):
+                resources["requests"] = {**limits, **(requests if isinstance(requests, dict) else {})}
+
+
+def _requests_within_limits(spec: dict[str, Any]) -> None:
+    """Validation after admission: a request above its limit (a LimitRange's default limit below
+    what the container asks) makes the API server refuse the pod. Named as the API server's first
+    cause names it: app containers are validated before init containers."""
+    for group in ("containers", "initContainers"):
+        for i, c in enumerate(spec.get(group) or ()):
+            resources = c.get("resources") if isinstance(c, dict) else None
+            if not isinstance(resources, dict):
+                continue
+            requests, limits = resources.get("requests"), resources.get("limits")
+            if not (isinstance(requests, dict) and isinstance(limits, dict)):
+                continue
+            for name, value in requests.items():
+                if name in limits and _above(name, value, limits[name]):
+                    raise Rejected(
+                        f"spec.{group}[{i}].resources.requests: {name} {value} is more than its limit "
+                        f"{limits[name]}; the API server would refuse the pod."
+                    )
+
+
+def _above(name: str, request: Any, limit: Any) -> bool:
+    try:
+        return to_amount(name, str(request)) > to_amount(name, str(limit))
+    except QuantityError:
+        return False  # a quantity out of syntax: reading the shape refuses it with a message
 
 
 def _default(container: dict[str, Any], ranged: LimitRange) -> bool:
