@@ -187,3 +187,23 @@ def api_calls(app: Any) -> Iterator[list[tuple[str, str]]]:
         yield calls
     finally:
         rest.request = original
+
+
+def pending_card(web: Any, resource: str, key: str, timeout: float = 60) -> str:
+    """The HTML of pending pod ``key``'s card (``namespace/name``) on the pending page filtered by
+    ``resource``, once it is there (from just after its ``data-pod`` attribute)."""
+    page = eventually(
+        lambda: (
+            (h := web.get(f"/pending/?resource={resource}").get_data(as_text=True))
+            and f'data-pod="{key}"' in h
+            and h
+        ),
+        timeout=timeout,
+    )
+    return page.split(f'data-pod="{key}"', 1)[1].split("</article>", 1)[0]
+
+
+def unschedulable_message(core: client.CoreV1Api, name: str, namespace: str = "default") -> str | None:
+    """The scheduler's Unschedulable message on a pod, once it has one (None before)."""
+    pod = core.read_namespaced_pod(name, namespace)
+    return next((c.message for c in pod.status.conditions or () if c.reason == "Unschedulable"), None)

@@ -9,7 +9,7 @@ import pytest
 from kubernetes import client
 
 from tests.conftest import eventually
-from tests.kube_helpers import create_node, create_pod, grid_cells, ready
+from tests.kube_helpers import create_node, create_pod, grid_cells, pending_card, ready, unschedulable_message
 
 pytestmark = [pytest.mark.kube, pytest.mark.scheduler]
 DRIVER = "gpu.example.com"
@@ -122,22 +122,10 @@ def test_a_pod_short_of_dra_devices_is_diagnosed_as_the_scheduler_says(admin_api
     assert eventually(lambda: core.read_namespaced_pod(f"{uid}-holder", "default").spec.node_name, timeout=60)
     create_pod(core, f"{uid}-waiting", None, {resource: "1"})
 
-    def message() -> str | None:
-        pod = core.read_namespaced_pod(f"{uid}-waiting", "default")
-        return next((c.message for c in pod.status.conditions or () if c.reason == "Unschedulable"), None)
-
-    said = eventually(message, timeout=60)
+    said = eventually(lambda: unschedulable_message(core, f"{uid}-waiting"), timeout=60)
     print(f"recorded: {said!r}")
-    page = eventually(
-        lambda: (
-            (h := web.get(f"/pending/?resource={resource}").get_data(as_text=True))
-            and f'data-pod="default/{uid}-waiting"' in h
-            and h
-        ),
-        timeout=30,
-    )
-    card = page.split(f'data-pod="default/{uid}-waiting"', 1)[1].split("</article>", 1)[0]
-    assert 'data-kind="short"' in page.split(f'data-pod="default/{uid}-waiting"', 1)[1][:200]
+    card = pending_card(web, resource, f"default/{uid}-waiting", timeout=30)
+    assert 'data-kind="short"' in card[:200]
     assert f'data-holder="default/{uid}-holder"' in card
     assert "/changes/nodes/" not in card
 

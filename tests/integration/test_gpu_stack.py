@@ -22,7 +22,7 @@ from bs4 import BeautifulSoup
 from app.kube.api import raw
 from extres_demo import gpu_stack
 from tests.conftest import eventually
-from tests.kube_helpers import create_node, create_pod, grid_cells, ready
+from tests.kube_helpers import create_node, create_pod, grid_cells, pending_card, ready, unschedulable_message
 
 pytestmark = [pytest.mark.kube, pytest.mark.compat, pytest.mark.scheduler]
 GPU = gpu_stack.GPU
@@ -186,21 +186,9 @@ def test_a_pod_short_of_gpus_on_a_dra_node_gets_dra_advice_and_every_holder(stac
     assert placed == stack["dra"]
     create_pod(core, f"{uid}-wait", None, {GPU: "5"}, node_selector=on_dra)
 
-    def message() -> str | None:
-        pod = core.read_namespaced_pod(f"{uid}-wait", "default")
-        return next((c.message for c in pod.status.conditions or () if c.reason == "Unschedulable"), None)
-
-    said = eventually(message, timeout=60)
+    said = eventually(lambda: unschedulable_message(core, f"{uid}-wait"), timeout=60)
     print(f"scheduler: {said!r}")
-    page = eventually(
-        lambda: (
-            (h := web.get(f"/pending/?resource={GPU}").get_data(as_text=True))
-            and f'data-pod="default/{uid}-wait"' in h
-            and h
-        ),
-        timeout=30,
-    )
-    card = page.split(f'data-pod="default/{uid}-wait"', 1)[1].split("</article>", 1)[0]
+    card = pending_card(web, GPU, f"default/{uid}-wait", timeout=30)
     text = BeautifulSoup(card, "html.parser").get_text(" ", strip=True)
     assert "its device plugin advertises them" not in text
     assert (
@@ -239,15 +227,7 @@ def test_what_if_speaks_in_devices_on_each_node(stack, web):
 def test_a_pod_short_of_a_mig_profile_is_advised_in_that_profile(stack, web, core, uid):
     on_mig = {"kubernetes.io/hostname": stack["mig"]}
     create_pod(core, f"{uid}-mig", None, {MIG_1G: "8"}, node_selector=on_mig)  # the node has 7
-    page = eventually(
-        lambda: (
-            (h := web.get(f"/pending/?resource={MIG_1G}").get_data(as_text=True))
-            and f'data-pod="default/{uid}-mig"' in h
-            and h
-        ),
-        timeout=60,
-    )
-    card = page.split(f'data-pod="default/{uid}-mig"', 1)[1].split("</article>", 1)[0]
+    card = pending_card(web, MIG_1G, f"default/{uid}-mig")
     text = BeautifulSoup(card, "html.parser").get_text(" ", strip=True)
     assert "Insufficient nvidia.com/mig-1g.10gb" in text  # the scheduler's words
     assert f"{stack['mig']} would need 1 more {MIG_1G}" in text and "MIG 1g.10gb instances" in text, text
