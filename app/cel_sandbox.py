@@ -96,19 +96,13 @@ class Sandbox:
         if len(self._restarts) >= MAX_RESTARTS:
             return None
         self._restarts.append(now)
-        limit = self.memory_limit
-
-        def limits() -> None:  # in the child, before it runs anything
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
         self._child = subprocess.Popen(
-            self.command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            preexec_fn=limits,  # only setrlimit, before exec
-            close_fds=True,
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True
         )
+        # limits set from here (prlimit), not by a preexec_fn: this process has threads, and a
+        # forked child must not run Python before exec; the child reads its first request after
+        for kind, value in ((resource.RLIMIT_AS, self.memory_limit), (resource.RLIMIT_CORE, 0)):
+            resource.prlimit(self._child.pid, kind, (value, value))
         return self._child
 
     def _lost(self, child: subprocess.Popen[bytes]) -> None:
