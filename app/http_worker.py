@@ -28,6 +28,7 @@ HEAD_DEADLINE = 10.0  # seconds a request may take to arrive
 HANDED_AT = 1 << 20  # bytes buffered: past that the thread reads the rest (the app refuses it)
 _LENGTH = re.compile(rb"^content-length:[ \t]*([0-9]{1,12})[ \t]*\r?$", re.I | re.M)
 _CHUNKED = re.compile(rb"^transfer-encoding:[^\r\n]*chunked", re.I | re.M)
+_CONTINUE = re.compile(rb"^expect:[ \t]*100-continue", re.I | re.M)
 
 
 def complete(data: bytes | bytearray) -> bool:
@@ -36,6 +37,8 @@ def complete(data: bytes | bytearray) -> bool:
     if end < 0:
         return False
     head, body = data[:end], data[end + 4 :]
+    if _CONTINUE.search(head):
+        return True  # the client waits for "100 Continue" before its body: the thread sends it
     if _CHUNKED.search(head):
         return body.endswith(b"0\r\n\r\n")
     length = _LENGTH.search(head)

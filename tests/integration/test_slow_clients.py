@@ -67,3 +67,5 @@ def test_a_request_is_whole_by_its_head_and_length():
     assert not http_worker.complete(post + b"abc") and http_worker.complete(post + b"abcde")
     chunked = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"
     assert not http_worker.complete(chunked) and http_worker.complete(chunked + b"0\r\n\r\n")
+    # curl asks before a large body and waits for "100 Continue": the head alone goes to a thread
+    assert http_worker.complete(b"POST / HTTP/1.1\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n")
