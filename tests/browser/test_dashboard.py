@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import open_page
+from tests.conftest import eventually
 from tests.kube_helpers import create_node, create_pod, kubelet_standin, own_resource
 
 pytestmark = pytest.mark.browser
@@ -217,6 +218,15 @@ def focused(page) -> str:
     )
 
 
+def focus_on(page, expected: str) -> None:
+    """Focus reaches ``expected`` (the page's script moves it once the swap has settled, a few
+    milliseconds after the new content is there): waited for, not sampled once."""
+    try:
+        eventually(lambda: focused(page) == expected, timeout=5, interval=0.05)
+    except AssertionError:
+        assert focused(page) == expected  # the failure says where focus is
+
+
 def test_focus_lands_where_the_reader_goes_next_after_each_step(browser, server, cluster, uid):
     """Keyboard alone: a refused quantity puts focus on it; a saved change on its flash, said in
     the live region; a remove's confirmation on Cancel."""
@@ -229,16 +239,16 @@ def test_focus_lands_where_the_reader_goes_next_after_each_step(browser, server,
     form.locator("input[name=quantity]").fill("2Ki")
     form.locator("input[name=quantity]").press("Enter")
     expect(page.locator("#quantity-error")).to_contain_text("2Ki means 2048")
-    assert focused(page) == "input[name=quantity]"
+    focus_on(page, "input[name=quantity]")
     page.locator("input[name=quantity]").fill("2")
     page.locator("input[name=quantity]").press("Enter")
     expect(page.locator("main .flash")).to_contain_text("changed")
     # the flash said in the live region that was there before the navigation (announced)
     expect(page.locator("#announce")).to_contain_text("changed")
-    assert focused(page) == "p.flash"
+    focus_on(page, "p.flash")
     page.locator(f'tr[data-resource="{r}"] a', has_text="Remove").click()
     expect(page.locator("h1")).to_contain_text(f"Remove {r}")
-    assert focused(page) == "a:cancel"
+    focus_on(page, "a:cancel")
     assert [p for p in w.problems if "status of 422" not in p] == []  # the refused form, as it should be
 
 
