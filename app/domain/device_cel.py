@@ -36,6 +36,7 @@ from typing import Any
 
 import semver
 
+from app.domain.numbers import within
 from app.domain.quantity import QuantityError, to_amount
 
 MAX_QUANTITY_TEXT = 64  # characters of a quantity; the API server's are far shorter
@@ -117,9 +118,6 @@ def _is_semver(text: Any, normalize: Any = False) -> bool:
     return True
 
 
-INT64 = 2**63 - 1  # CEL's int: nothing larger reaches the runtime (cel-cpp crashes on it)
-
-
 def _quantity(text: Any) -> dict[str, int]:
     text = str(text)
     if len(text) > MAX_QUANTITY_TEXT:
@@ -128,7 +126,7 @@ def _quantity(text: Any) -> dict[str, int]:
         amount = to_amount("cpu", text)  # milli-units, exact for whole values
     except QuantityError as exc:
         raise ValueError(f"not a quantity: {str(text)[:40]}") from exc
-    if not -INT64 - 1 <= amount <= INT64:
+    if within(amount) is None:  # CEL's int64: nothing larger reaches cel-cpp (it crashes on it)
         raise ValueError(f"a quantity beyond CEL's 64-bit range: {str(text)[:40]}")
     return {QUANTITY: amount}
 
@@ -247,7 +245,7 @@ def _attribute(value: Any) -> Any:
     if isinstance(value, bool):
         return value
     if isinstance(value, int):
-        if not -INT64 - 1 <= value <= INT64:
+        if within(value) is None:
             raise ValueError("an int attribute beyond CEL's 64-bit range")
         return value
     return str(value)[:MAX_STRING]
@@ -308,10 +306,6 @@ class Answers:
                 while len(self._kept) > self.SIZE:
                     self._kept.popitem(last=False)
         return [found[p] for p in pairs]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._kept.clear()
 
 
 ANSWERS = Answers()

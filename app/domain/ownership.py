@@ -118,11 +118,11 @@ def ownership_of(
 
 
 def served_on_row(resource: str, dra_served: bool, device_plugin: Callable[[str], bool]) -> str:
-    """The kind that serves ``resource`` on one overview row: DRA where its usage comes from DRA
-    devices (the status does not advertise it there), else the status's own kind."""
-    if dra_served:
-        return DRA
-    return DEVICE_PLUGIN if device_plugin(resource) else STATIC
+    """The kind that serves ``resource`` on one overview row (``ownership_on``): DRA where its
+    usage comes from DRA devices (the status does not advertise it there), else the status's."""
+    return ownership_on(
+        resource, DRA_HERE if dra_served else STATUS, None, device_plugin, lambda r: None
+    ).kind
 
 
 def sources(kinds: Iterable[str]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from urllib.parse import quote
@@ -13,7 +13,7 @@ from markupsafe import Markup, escape
 
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
-from app.domain.ownership import DRA_HERE
+from app.domain.ownership import DRA
 from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_message
 from app.kube.state.store_dra import ClaimHolding
 from app.kube.wire.projections import PodView
@@ -92,22 +92,26 @@ def _diagnosed(index: ShapeIndex, wanted: int) -> tuple[Diagnosis, Places]:
     return d, places(index, d)
 
 
-def held(pod: PodView, d: Diagnosis, where: Places, read_only: Callable[[str, str], bool]) -> list[Held]:
+def held(pod: PodView, d: Diagnosis, where: Places, writable: bool) -> list[Held]:
     """For each resource the pod is short of and this dashboard may not add (a device plugin's,
-    or the user may not change nodes): on the nodes the pod could otherwise use, who holds it."""
-    store = Services.get().cluster.store
+    DRA's, or the user may not change nodes): on the nodes the pod could otherwise use, who holds
+    it, each node's owner decided once (``Services.ownership``)."""
+    services = Services.get()
+    store = services.cluster.store
     out = []
     for fit in d.fits:
         if not fit.shortfall:
             continue
         for name, free, allocatable in where.get(fit.resource, ()):
-            if not read_only(fit.resource, name):
+            owner = services.ownership(fit.resource, name)
+            if owner.editable and writable:
                 continue
             holders = [p for p in store.pods_requesting_extended(name) if p.requests.get(fit.resource)]
             holders.sort(key=lambda p: (p.priority, p.created))
             lower = sum(p.requests[fit.resource] for p in holders if p.priority < pod.priority)
-            here, dra_class = store.served_on(name, fit.resource)
-            claims = store.claims_holding(name, dra_class) if here == DRA_HERE and dra_class else []
+            claims = (
+                store.claims_holding(name, owner.dra_class) if owner.kind == DRA and owner.dra_class else []
+            )
             out.append(
                 Held(fit.resource, name, free, holders[:HELD_PODS], lower, fit.requested, allocatable, claims)
             )
@@ -138,7 +142,6 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     counts = Counter(pod.shape for pod in every)
     made: dict[PodShape, tuple[Diagnosis, Markup, Places]] = {}  # each shape on this page diagnosed once
     writable = viewer().may_write
-    owns = services.owns
     advice_html = RenderCaches.get().advice_html
     out = []
     cards: dict[tuple[object, ...], PendingPod] = {}
@@ -155,7 +158,7 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
             continue
         holding = []
         if diagnosis.kind == "short":
-            holding = held(pod, diagnosis, where, lambda r, node: owns(r, node) or not writable)
+            holding = held(pod, diagnosis, where, writable)
         message = parse_scheduler_message(pod.unschedulable or "")
         dra = {r: c for r in pod.extended_requests if (c := store.dra_class_for(r)) is not None}
         card = PendingPod(pod, message, diagnosis, for_pod(advice, pod), holding, dra=dra)

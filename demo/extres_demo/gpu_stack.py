@@ -22,10 +22,11 @@ What the simulator publishes, and so what this does:
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from kubernetes import client
+
+from app.kube.api import raw
 
 DRIVER = "gpu.nvidia.com"
 GPU = "nvidia.com/gpu"
@@ -43,38 +44,13 @@ def gpu_uuid(node: str, index: int) -> str:
     return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
-def _call(
-    api: client.ApiClient, method: str, path: str, body: Any, content_type: str, query: list | None = None
-) -> Any:
-    resp = api.call_api(
-        *api.param_serialize(
-            method,
-            path,
-            query_params=query or [],
-            header_params={"Content-Type": content_type, "Accept": "application/json"},
-            body=body,
-            auth_settings=["BearerToken"],
-        )
-    )
-    resp.read()
-    if not 200 <= resp.status < 300:
-        raise client.ApiException(status=resp.status, reason=resp.reason, http_resp=resp)
-    return json.loads(resp.data or b"{}")
-
-
 def device_plugin(api: client.ApiClient, node: str, gpus: int, others: dict[str, int] | None = None) -> None:
     """The device plugin's status write (the kubelet's part, by hand): ``gpus`` and the other
     devices (MIG profiles) in capacity and allocatable, as one merge patch of ``/status``."""
     counts = {GPU: str(gpus), **{k: str(v) for k, v in (others or {}).items()}}
     patch = {"status": {"capacity": counts, "allocatable": counts}}
-    _call(
-        api,
-        "PATCH",
-        f"/api/v1/nodes/{node}/status",
-        patch,
-        MERGE_PATCH,
-        [("fieldManager", DEVICE_PLUGIN_MANAGER)],
-    )
+    path, query = f"/api/v1/nodes/{node}/status", {"fieldManager": DEVICE_PLUGIN_MANAGER}
+    raw.call(api, "PATCH", path, 30, query=query, payload=patch, content_type=MERGE_PATCH)
 
 
 def gpu_labels(
@@ -83,13 +59,8 @@ def gpu_labels(
     """The status updater's labels of a GPU node."""
     labels = {"nvidia.com/gpu.product": product, "nvidia.com/gpu.count": str(gpus)}
     labels["nvidia.com/gpu.memory"] = str(memory_mib)
-    _call(
-        api,
-        "PATCH",
-        f"/api/v1/nodes/{node}",
-        {"metadata": {"labels": labels}},
-        MERGE_PATCH,
-    )
+    body = {"metadata": {"labels": labels}}
+    raw.call(api, "PATCH", f"/api/v1/nodes/{node}", 30, payload=body, content_type=MERGE_PATCH)
 
 
 def slice_body(node: str, gpus: int, product: str = PRODUCT, memory_mib: int = MEMORY_MIB) -> dict[str, Any]:
@@ -127,13 +98,8 @@ def dra_driver(
     api: client.ApiClient, node: str, gpus: int, product: str = PRODUCT, memory_mib: int = MEMORY_MIB
 ) -> None:
     """The kwok DRA plugin publishing a node's GPUs, through the API as a driver does."""
-    _call(
-        api,
-        "POST",
-        "/apis/resource.k8s.io/v1/resourceslices",
-        slice_body(node, gpus, product, memory_mib),
-        "application/json",
-    )
+    body = slice_body(node, gpus, product, memory_mib)
+    raw.call(api, "POST", "/apis/resource.k8s.io/v1/resourceslices", 30, payload=body)
 
 
 def device_class(api: client.ApiClient) -> None:
@@ -145,7 +111,7 @@ def device_class(api: client.ApiClient) -> None:
         "spec": {"selectors": [{"cel": {"expression": SELECTOR}}], "extendedResourceName": GPU},
     }
     try:
-        _call(api, "POST", "/apis/resource.k8s.io/v1/deviceclasses", body, "application/json")
+        raw.call(api, "POST", "/apis/resource.k8s.io/v1/deviceclasses", 30, payload=body)
     except client.ApiException as exc:
         if exc.status != 409:
             raise
@@ -157,7 +123,7 @@ def remove(api: client.ApiClient, nodes: list[str]) -> None:
         f"/apis/resource.k8s.io/v1/deviceclasses/{DEVICE_CLASS}"
     ]:
         try:
-            _call(api, "DELETE", path, None, "application/json")
+            raw.call(api, "DELETE", path, 30)
         except client.ApiException as exc:
             if exc.status != 404:
                 raise
