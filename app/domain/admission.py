@@ -31,7 +31,7 @@ default (plugin/pkg/admission) in their registered order:
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,34 +93,36 @@ def admit(spec: Mapping[str, Any], ns: Namespace) -> tuple[dict[str, Any], list[
 def _requests_from_limits(spec: dict[str, Any]) -> None:
     """``SetDefaults_Pod``: each container's (and init container's) limits give its requests for
     the resources it names no request for."""
-    for group in ("initContainers", "containers"):
-        for c in spec.get(group) or ():
-            resources = c.get("resources") if isinstance(c, dict) else None
-            if not isinstance(resources, dict):
-                continue
-            limits, requests = resources.get("limits"), resources.get("requests")
-            if isinstance(limits, dict) and limits and (requests is None or isinstance(requests, dict)):
-                resources["requests"] = {**limits, **(requests if isinstance(requests, dict) else {})}
+    for _, _, resources in _resources(spec, ("initContainers", "containers")):
+        limits, requests = resources.get("limits"), resources.get("requests")
+        if isinstance(limits, dict) and limits and (requests is None or isinstance(requests, dict)):
+            resources["requests"] = {**limits, **(requests if isinstance(requests, dict) else {})}
 
 
 def _requests_within_limits(spec: dict[str, Any]) -> None:
     """Validation after admission: a request above its limit (a LimitRange's default limit below
     what the container asks) makes the API server refuse the pod. Named as the API server's first
     cause names it: app containers are validated before init containers."""
-    for group in ("containers", "initContainers"):
+    for group, i, resources in _resources(spec, ("containers", "initContainers")):
+        requests, limits = resources.get("requests"), resources.get("limits")
+        if not (isinstance(requests, dict) and isinstance(limits, dict)):
+            continue
+        for name, value in requests.items():
+            if name in limits and _above(name, value, limits[name]):
+                raise Rejected(
+                    f"spec.{group}[{i}].resources.requests: {name} {value} is more than its limit "
+                    f"{limits[name]}; the API server would refuse the pod."
+                )
+
+
+def _resources(spec: dict[str, Any], groups: tuple[str, ...]) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """Each container's ``resources`` mapping (group, index, the mapping), in ``groups``' order;
+    a container or resources of the wrong type is left to the shape's reading, which refuses it."""
+    for group in groups:
         for i, c in enumerate(spec.get(group) or ()):
             resources = c.get("resources") if isinstance(c, dict) else None
-            if not isinstance(resources, dict):
-                continue
-            requests, limits = resources.get("requests"), resources.get("limits")
-            if not (isinstance(requests, dict) and isinstance(limits, dict)):
-                continue
-            for name, value in requests.items():
-                if name in limits and _above(name, value, limits[name]):
-                    raise Rejected(
-                        f"spec.{group}[{i}].resources.requests: {name} {value} is more than its limit "
-                        f"{limits[name]}; the API server would refuse the pod."
-                    )
+            if isinstance(resources, dict):
+                yield group, i, resources
 
 
 def _above(name: str, request: Any, limit: Any) -> bool:

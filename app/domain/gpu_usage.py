@@ -75,13 +75,18 @@ class Idle:
     device_hours: float  # devices x hours held idle within the window
 
 
+def pod_of(s: Series, mapping: UsageMapping) -> tuple[str, str]:
+    """The (namespace, pod) a device's series names ("" where no pod holds it)."""
+    return s.labels.get(mapping.namespace_label, ""), s.labels.get(mapping.pod_label, "")
+
+
 def by_pod(series: Iterable[Series], mapping: UsageMapping) -> dict[tuple[str, str], list[float]]:
     """Each pod's devices' values (a device no pod holds is left out)."""
     out: dict[tuple[str, str], list[float]] = {}
     for s in series:
-        ns, pod = s.labels.get(mapping.namespace_label, ""), s.labels.get(mapping.pod_label, "")
-        if ns and pod:
-            out.setdefault((ns, pod), []).append(s.value)
+        key = pod_of(s, mapping)
+        if all(key):
+            out.setdefault(key, []).append(s.value)
     return out
 
 
@@ -120,8 +125,7 @@ def busy_by_node(
     cache's), else on its ``Hostname``."""
     sums: dict[str, list[float]] = {}
     for s in series:
-        key = (s.labels.get(mapping.namespace_label, ""), s.labels.get(mapping.pod_label, ""))
-        node = pod_nodes.get(key) or s.labels.get(mapping.node_label, "")
+        node = pod_nodes.get(pod_of(s, mapping)) or s.labels.get(mapping.node_label, "")
         if node:
             sums.setdefault(node, []).append(s.value)
     return {node: sum(v) / len(v) for node, v in sums.items()}
