@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from flask import Flask
 
     from app.kube.api.cluster import ClusterPort
+    from app.usage.poller import Source
 
 HERE = Path(__file__).resolve().parent
 
@@ -34,7 +35,10 @@ def version() -> str:
 
 
 def create_app(
-    config: Settings | Mapping[str, Any] | None = None, *, cluster: ClusterPort | None = None
+    config: Settings | Mapping[str, Any] | None = None,
+    *,
+    cluster: ClusterPort | None = None,
+    usage_source: Source | None = None,
 ) -> Flask:
     """Build the app. ``config``: Settings, or a mapping of overrides to the environment's;
     ``cluster``: what the pages read and write through (tests pass a fake), else one is
@@ -52,5 +56,5 @@ def create_app(
     app.config["EXTRES"] = settings
     from app.web import init_app
 
-    init_app(app, settings, cluster)
+    init_app(app, settings, cluster, usage_source)
     return app

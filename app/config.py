@@ -6,6 +6,7 @@ message naming the setting."""
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import secrets
 from collections.abc import Mapping
@@ -14,11 +15,20 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from app.domain.device_plugins import DEFAULT_DEVICE_PLUGIN_PATTERNS
+from app.domain.gpu_usage import DCGM, UsageMapping, mappings_from
 
 PREFIX = "EXTRES_"
 AUTH_MODES = ("service-account", "impersonate", "token")
 LISTS = ("previous_secret_keys", "device_plugin_resources", "trusted_proxies", "previous_history_keys")
-OPTIONAL = ("kubeconfig", "context", "metrics_host", "session_store")
+OPTIONAL = (
+    "kubeconfig",
+    "context",
+    "metrics_host",
+    "session_store",
+    "prometheus_url",
+    "prometheus_token_file",
+    "prometheus_ca_file",
+)
 MIN_KEY_BYTES = 32
 
 
@@ -90,6 +100,19 @@ class Settings(BaseModel):
     # gunicorn's threads in the one worker; changes may hold all but two of them
     threads: int = Field(8, ge=4, le=256)
     start_watches: bool = True  # start the cache's watches on the first request
+    # GPU usage: the Prometheus that scrapes the GPUs' exporter (http(s)://host:port); unset: no
+    # usage is shown anywhere. Only the operator sets it; no user ever sends a query
+    prometheus_url: str | None = None
+    prometheus_token_file: str | None = None  # a bearer token for it, read again at each refresh
+    prometheus_ca_file: str | None = None  # the CA that signed its certificate; unset: the system's
+    # the usage mappings, a JSON list of objects (pattern, utilization, memory_used, memory_free
+    # and the label names: docs/usage.md); unset: NVIDIA's dcgm-exporter for nvidia.com/*
+    usage_mappings: str = ""
+    usage_window_minutes: int = Field(60, ge=5, le=10_080)  # "busy" and "idle" are means over this
+    idle_threshold_percent: float = Field(5.0, ge=0, le=100, allow_inf_nan=False)  # idle: under this
+    usage_refresh_seconds: int = Field(60, ge=10, le=3600)  # how often usage is asked for
+    usage_timeout: float = Field(5.0, gt=0, le=60, allow_inf_nan=False)  # seconds a usage query may take
+    usage_max_series: int = Field(100_000, ge=1, le=1_000_000)  # devices read per mapping, at most
 
     @property
     def capacity_log(self) -> str | None:
@@ -130,6 +153,23 @@ class Settings(BaseModel):
         for entry in value:
             _check_proxy(entry)
         return value
+
+    @field_validator("usage_mappings")
+    @classmethod
+    def _mappings(cls, value: str) -> str:
+        usage_mappings(value)  # raises ValueError naming what is wrong
+        return value
+
+    @field_validator("prometheus_url")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, not {value[:60]!r}")
+        return value.rstrip("/") if value else value
+
+    @property
+    def mappings(self) -> tuple[UsageMapping, ...]:
+        return usage_mappings(self.usage_mappings)
 
     @model_validator(mode="after")
     def _coherent(self) -> Settings:
@@ -176,6 +216,19 @@ class Settings(BaseModel):
             return type(self)(**{**self.model_dump(), **changes})
         except ValidationError as exc:
             raise ValueError(_readable(exc)) from None
+
+
+def usage_mappings(text: str) -> tuple[UsageMapping, ...]:
+    """The usage mappings of ``EXTRES_USAGE_MAPPINGS`` (dcgm-exporter's when empty)."""
+    if not text.strip():
+        return (DCGM,)
+    try:
+        documents = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"is not JSON: {exc}") from None
+    if not isinstance(documents, list) or not documents:
+        raise ValueError("must be a JSON list of mappings")
+    return mappings_from(documents)
 
 
 def _readable(exc: ValidationError) -> str:

@@ -24,10 +24,12 @@ from app.domain import device_cel
 from app.domain.scheduler_message import parse_scheduler_message
 
 if TYPE_CHECKING:
+    from app.domain.gpu_usage import Idle
     from app.domain.overview import NodeRow
     from app.kube.api.cluster import ClusterPort
     from app.kube.state.store import Store
     from app.kube.wire.projections import PodView
+    from app.usage.poller import UsageStatus
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 PREFIX = "extres_node_extended_resource_"
@@ -199,6 +201,44 @@ def _pending_family(pods: Iterable[PodView]) -> Metric:
     return family
 
 
+class UsageCollector(Collector):
+    """GPU usage as last read: its age, and per namespace the device-hours held idle over the
+    window by pods under the idle threshold."""
+
+    def __init__(self, status: Callable[[], UsageStatus | None], idle: Callable[[], list[Idle]]) -> None:
+        self._status = status
+        self._idle = idle
+
+    def collect(self) -> Iterator[Metric]:
+        status = self._status()
+        if status is None:
+            return
+        yield GaugeMetricFamily(
+            "extres_usage_age_seconds",
+            "Seconds since GPU usage was last read from Prometheus (NaN before the first answer).",
+            status.age_seconds if status.age_seconds is not None else float("nan"),
+        )
+        hours = GaugeMetricFamily(
+            "extres_idle_gpu_device_hours",
+            "Device-hours held within the usage window by running pods whose GPUs stayed under the "
+            "idle threshold, by namespace.",
+            labels=["namespace"],
+        )
+        pods = GaugeMetricFamily(
+            "extres_idle_gpu_pods",
+            "Running pods holding GPUs that stayed idle, by namespace.",
+            labels=["namespace"],
+        )
+        by_namespace: dict[str, list[float]] = {}
+        for found in self._idle():
+            by_namespace.setdefault(found.holding.namespace, []).append(found.device_hours)
+        for namespace, values in sorted(by_namespace.items()):
+            hours.add_metric([namespace], sum(values))
+            pods.add_metric([namespace], len(values))
+        yield hours
+        yield pods
+
+
 class Metrics:
     """One app's registry (the cluster collector and the app's own instruments) and the per-node
     families kept as text; ``exposition`` is what a scrape gets."""
@@ -227,6 +267,21 @@ class Metrics:
             ["operation", "error"],
             registry=self.registry,
         )
+
+        self.usage_refreshes = Histogram(
+            "extres_usage_refresh_duration_seconds",
+            "Time to read GPU usage from Prometheus (every mapping's queries), by outcome.",
+            ["outcome"],
+            buckets=BUCKETS,
+            registry=self.registry,
+        )
+
+    def usage_refreshed(self, seconds: float, ok: bool) -> None:
+        self.usage_refreshes.labels("ok" if ok else "failed").observe(seconds)
+
+    def watch_usage(self, status: Callable[[], UsageStatus | None], idle: Callable[[], list[Idle]]) -> None:
+        """Export GPU usage's age and the device-hours held idle (what the chart's alert reads)."""
+        self.registry.register(UsageCollector(status, idle))
 
     def exposition(self) -> bytes:
         """The scrape: the per-node families (kept text), then the registry's."""

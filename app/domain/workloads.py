@@ -39,6 +39,11 @@ class WorkloadRow:
     members: list[tuple[str, str, int]] = field(default_factory=list)  # (pod, node, requested)
 
     @property
+    def pod_keys(self) -> list[tuple[str, str]]:
+        """Its pods' (namespace, name)."""
+        return [(self.namespace, pod) for pod, _, _ in self.members]
+
+    @property
     def workload(self) -> str:
         return f"{self.kind}/{self.name}" if self.kind else ""
 

@@ -10,6 +10,7 @@ from werkzeug.exceptions import HTTPException
 from app.config import Settings
 from app.kube.api.cluster import ClusterPort
 from app.kube.api.errors import Busy, KubeError
+from app.usage.poller import Source
 from app.web import filters, security
 from app.web.bulk_jobs import BulkJobs
 from app.web.hx import POLL_MARK, Page, error_page, htmx
@@ -21,9 +22,11 @@ log = logging.getLogger(__name__)
 BUSY_RETRY = 60  # seconds, when a 429 came with no Retry-After (this app's own budgets are per minute)
 
 
-def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None) -> None:
+def init_app(
+    app: Flask, settings: Settings, cluster: ClusterPort | None = None, usage_source: Source | None = None
+) -> None:
     htmx.init_app(app)
-    app.extensions["extres"] = Services(settings, cluster)
+    app.extensions["extres"] = Services(settings, cluster, usage_source)
     app.extensions["extres_render"] = RenderCaches()
     app.extensions["extres_bulk"] = BulkJobs(app.extensions["extres"].write_slots)
     filters.register(app)
@@ -33,6 +36,7 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
         devices,
         health,
         history,
+        idle,
         metrics,
         nodes,
         overview,
@@ -53,6 +57,7 @@ def init_app(app: Flask, settings: Settings, cluster: ClusterPort | None = None)
     app.register_blueprint(workloads.bp)
     app.register_blueprint(history.bp)
     app.register_blueprint(devices.bp)
+    app.register_blueprint(idle.bp)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     app.config["EXTRES_WRITES"] = writes
     if writes:  # read-only: no write route exists at all

@@ -114,7 +114,9 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
     requester's spelling of a filter never reaches another's links."""
     link_args = {k: v for k, v in filter_args(request.args).items() if k not in ("sort", "order")}
     dra = viewer().may_read_devices
-    key = ("table", filters, page, tuple((k, tuple(v)) for k, v in sorted(link_args.items())), dra)
+    usage = viewer().usage_reading
+    links = tuple((k, tuple(v)) for k, v in sorted(link_args.items()))
+    key = ("table", filters, page, links, dra, usage.taken if usage else None)
     table = memo.get(key)
     if table is None:
         state = Services.get()
@@ -126,7 +128,8 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
             cols=columns.shown(compact),
             sources=column_sources(grid, state.device_plugins.owns),
             aliases=state.cluster.store.dra_aliases() if dra else {},
-            row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact),
+            row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact, usage),
+            usage=usage,
             filters=filters,
             args=link_args,
         )

@@ -204,4 +204,5 @@ def index() -> str | Response:
         errors=errors,
         wide=store.wide_repelling(),
         featured=store.declaring_features(),
+        gpu_usage=viewer().usage_reading,
     )

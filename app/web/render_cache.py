@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from app.domain import columns
 from app.domain.diagnosis import Diagnosis
+from app.domain.gpu_usage import Reading
 from app.domain.overview import NodeRow
 from app.domain.ownership import Ownership
 
@@ -37,21 +38,25 @@ class RowHTML:
 
     def __init__(self, limit: int = 20_000) -> None:
         self.limit = limit
-        self._kept: dict[tuple[str, tuple[str, ...], bool], tuple[object, Markup]] = {}
+        self._kept: dict[tuple[str, tuple[str, ...], bool], tuple[object, object, Markup]] = {}
 
-    def renderer(self, resources: tuple[str, ...], compact: bool = False) -> Callable[[NodeRow], Markup]:
+    def renderer(
+        self, resources: tuple[str, ...], compact: bool = False, usage: Reading | None = None
+    ) -> Callable[[NodeRow], Markup]:
+        """``usage``: GPU usage as last read, shown beside the bars of the resources it covers
+        (a row is made again once per reading)."""
         macro = get_template_attribute("overview/_row.html", "node_row")
         cols = columns.shown(compact)
 
         def row_html(row: NodeRow) -> Markup:
             key = (row.name, resources, compact)
             hit = self._kept.get(key)
-            if hit is not None and hit[0] is row:
-                return hit[1]
+            if hit is not None and hit[0] is row and hit[1] is usage:
+                return hit[2]
             if len(self._kept) >= self.limit:
                 self._kept = {}
-            html = Markup(macro(row, resources, cols, compact))
-            self._kept[key] = (row, html)
+            html = Markup(macro(row, resources, cols, compact, usage))
+            self._kept[key] = (row, usage, html)
             return html
 
         return row_html

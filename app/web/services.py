@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from datetime import UTC, datetime, timedelta
 
 from flask import current_app
 
 from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
+from app.domain.gpu_usage import Holding, Idle, PodKey, idle
 from app.domain.ownership import Ownership, ownership_of, ownership_on
 from app.kube.api.client import ClusterConfig
 from app.kube.api.cluster import Cluster, ClusterPort
@@ -18,6 +20,8 @@ from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
 from app.metrics import Metrics
+from app.usage.poller import Source, UsagePoller, UsageStatus
+from app.usage.prometheus import Prometheus
 from app.web.plan_limits import PlanLimits
 from app.web.sign_in_limits import SignInLimits
 
@@ -25,7 +29,9 @@ log = logging.getLogger(__name__)
 
 
 class Services:
-    def __init__(self, settings: Settings, cluster: ClusterPort | None = None) -> None:
+    def __init__(
+        self, settings: Settings, cluster: ClusterPort | None = None, usage_source: Source | None = None
+    ) -> None:
         self.settings = settings
         self.device_plugins = DevicePluginRule(settings.device_plugin_resources)
         self._cluster = cluster  # given (tests pass a fake), else connected on first use
@@ -35,6 +41,59 @@ class Services:
         self.sign_ins = SignInLimits()  # failed sign-ins per client address and per token
         self.plans = PlanLimits(settings.plans_per_minute)  # What-if plans per user
         self._lock = threading.Lock()
+        # None: no Prometheus set, no usage anywhere (tests may give a source of their own)
+        self.usage = self._usage_poller(settings, usage_source)
+
+    def _usage_poller(self, s: Settings, source: Source | None) -> UsagePoller | None:
+        if not s.prometheus_url:
+            return None
+        if source is None:
+            url, token, ca = s.prometheus_url, s.prometheus_token_file, s.prometheus_ca_file
+            source = Prometheus(url, token, ca, s.usage_timeout)
+        poller = UsagePoller(
+            source,
+            s.mappings,
+            timedelta(minutes=s.usage_window_minutes),
+            s.usage_refresh_seconds,
+            s.usage_max_series,
+            self._pod_node,
+            on_refresh=self.metrics.usage_refreshed,
+        )
+        self.metrics.watch_usage(self.usage_status, self.idle_pods)
+        return poller
+
+    def _pod_node(self, key: PodKey) -> str | None:
+        """The node a running pod is bound to, as the cache knows it."""
+        try:
+            pod = self.cluster.store.pod(*key)
+        except KubeError:
+            return None
+        return pod.node_name if pod is not None and pod.counts else None
+
+    def usage_status(self) -> UsageStatus | None:
+        """GPU usage as last read (None when no Prometheus is set: pages show no usage at all)."""
+        return self.usage.status() if self.usage is not None else None
+
+    def idle_pods(self) -> list[Idle]:
+        """Running pods whose GPUs stayed under the idle threshold over the window, most
+        device-hours first, as of the last reading (none without one)."""
+        status = self.usage_status()
+        if status is None or status.reading is None:
+            return []
+        try:
+            store = self.cluster.store
+        except KubeError:
+            return []
+
+        def holding(key: PodKey) -> Holding | None:
+            pod = store.pod(*key)
+            if pod is None or not pod.counts:
+                return None
+            owner = f"{pod.owner.kind}/{pod.owner.name}" if pod.owner and pod.owner.name else ""
+            return Holding(pod.namespace, pod.name, pod.node_name, _time(pod.created), owner)
+
+        reading = status.reading
+        return idle(reading, holding, self.settings.idle_threshold_percent, reading.taken)
 
     @staticmethod
     def get() -> Services:
@@ -56,6 +115,8 @@ class Services:
             self._connected().ensure_started(first_sync_wait=0)
         except KubeError as exc:
             log.warning("not connected to a cluster: %s", exc.message)
+        if self.usage is not None:
+            self.usage.start()
 
     def _connected(self) -> ClusterPort:
         if self._cluster is None:
@@ -134,5 +195,15 @@ class Services:
             return 0
 
     def close(self) -> None:
+        if self.usage is not None:
+            self.usage.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def _time(text: str) -> datetime:
+    """An RFC 3339 time from the API (a pod's creation), or the epoch where it is not one."""
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return datetime.fromtimestamp(0, UTC)

@@ -9,10 +9,12 @@ from functools import cached_property
 
 from flask import current_app, g
 
+from app.domain.gpu_usage import Reading
 from app.domain.ownership import Ownership
 from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
+from app.usage.poller import UsageStatus
 from app.web import security
 from app.web.services import Services
 from app.web.strip import known_names
@@ -66,6 +68,21 @@ class Viewer:
     @cached_property
     def dra_state(self) -> str:
         return self.services.dra_state()
+
+    @property
+    def usage_on(self) -> bool:
+        """Whether GPU usage is read at all (a Prometheus is set): without it no page shows any."""
+        return self.services.usage is not None
+
+    @cached_property
+    def usage(self) -> UsageStatus | None:
+        """GPU usage as last read (one answer for a page and its fragment); None when off."""
+        return self.services.usage_status()
+
+    @property
+    def usage_reading(self) -> Reading | None:
+        """The last GPU usage reading (a stale one too: pages mark it so); None when none."""
+        return self.usage.reading if self.usage is not None else None
 
     def unreadable_named(self) -> list[Unreadable]:
         return self.services.unreadable_named()

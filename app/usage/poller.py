@@ -1,0 +1,106 @@
+"""The last usage answers, asked for in the background: every ``refresh`` seconds each mapping's
+three queries (app.domain.gpu_usage), whatever the cluster's size and however many pages are
+open. Pages read ``status()`` and never wait: before the first answer usage is "waiting", after
+a failed refresh the last answer is kept and marked stale, and with none it is "unavailable"."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from app.domain.gpu_usage import PodKey, Reading, UsageMapping, read
+from app.usage.prometheus import UsageUnavailable
+
+log = logging.getLogger(__name__)
+
+
+class Source(Protocol):
+    def query(self, expr: str) -> list[Any]: ...
+
+
+@dataclass(frozen=True)
+class UsageStatus:
+    state: str  # waiting | fresh | stale | unavailable
+    reading: Reading | None
+    error: str = ""  # why the last refresh failed
+    age_seconds: float | None = None  # since the reading was taken
+
+
+class UsagePoller:
+    def __init__(
+        self,
+        source: Source,
+        mappings: Sequence[UsageMapping],
+        window: timedelta,
+        refresh: float,
+        limit: int,
+        pod_node: Callable[[PodKey], str | None],
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        on_refresh: Callable[[float, bool], None] = lambda seconds, ok: None,
+    ) -> None:
+        self.source = source
+        self.mappings = tuple(mappings)
+        self.window = window
+        self.refresh = refresh
+        self.limit = limit
+        self.pod_node = pod_node
+        self.clock = clock
+        self.on_refresh = on_refresh
+        self._reading: Reading | None = None
+        self._error = ""
+        self._tried = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start refreshing in the background, once however often it is called."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._run, name="extres-usage", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.poll()
+            self._stop.wait(self.refresh)
+
+    def poll(self) -> None:
+        """One refresh: every mapping's three queries, then one Reading swapped in whole; on
+        failure the last Reading stays, with the reason."""
+        began = time.monotonic()
+        try:
+            answers = [
+                (
+                    self.source.query(m.utilization_query(self.window)),
+                    self.source.query(m.memory_query(m.memory_used)) if m.memory_used else [],
+                    self.source.query(m.memory_query(m.memory_free)) if m.memory_free else [],
+                )
+                for m in self.mappings
+            ]
+            reading = read(answers, self.mappings, self.pod_node, self.clock(), self.window, self.limit)
+            del answers
+        except UsageUnavailable as exc:
+            self._error, self._tried = f"Prometheus: {exc}", True
+            log.warning("usage refresh failed: %s", self._error)
+            self.on_refresh(time.monotonic() - began, False)
+            return
+        self._reading, self._error, self._tried = reading, "", True
+        self.on_refresh(time.monotonic() - began, True)
+
+    def status(self) -> UsageStatus:
+        reading, error = self._reading, self._error
+        if reading is None:
+            return UsageStatus("unavailable" if self._tried else "waiting", None, error)
+        age = max(0.0, (self.clock() - reading.taken).total_seconds())
+        stale = bool(error) or age > 3 * self.refresh
+        return UsageStatus("stale" if stale else "fresh", reading, error, age)
+
+    def close(self) -> None:
+        self._stop.set()

@@ -1,0 +1,93 @@
+"""The operator's Prometheus, asked through prometheus-api-client, bounded: a query takes at most
+``timeout`` seconds in all (Prometheus is told so too, and the body is read against a deadline),
+its answer at most ``max_bytes``, and nothing is retried (the next refresh asks again)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import requests
+from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
+from urllib3.util.retry import Retry
+
+CHUNK = 64 * 1024
+
+
+class UsageUnavailable(Exception):
+    """Prometheus did not answer, or not in time, or not as its query API does; in words."""
+
+
+class _BoundedSession(requests.Session):
+    """A session that reads each answer against a byte limit and an overall deadline (requests'
+    own timeout bounds each socket read, not a body that trickles)."""
+
+    def __init__(self, max_bytes: int, timeout: float) -> None:
+        super().__init__()
+        self.max_bytes = max_bytes
+        self.timeout = timeout
+
+    def request(  # type: ignore[override]
+        self, method: str, url: str, *args: Any, **kwargs: Any
+    ) -> requests.Response:
+        kwargs["stream"] = True
+        deadline = time.monotonic() + self.timeout
+        response = super().request(method, url, *args, **kwargs)
+        chunks, size = [], 0
+        try:
+            for chunk in response.iter_content(CHUNK):
+                size += len(chunk)
+                if size > self.max_bytes:
+                    raise UsageUnavailable(f"its answer is larger than {self.max_bytes >> 20} MiB")
+                if time.monotonic() > deadline:
+                    raise UsageUnavailable(f"its answer took longer than {self.timeout:g} s")
+                chunks.append(chunk)
+        finally:
+            response.close()
+        response._content = b"".join(chunks)
+        return response
+
+
+class Prometheus:
+    def __init__(
+        self,
+        url: str,
+        token_file: str | None = None,
+        ca_file: str | None = None,
+        timeout: float = 5.0,
+        max_bytes: int = 64 << 20,
+    ) -> None:
+        self.url = url
+        self.token_file = token_file
+        self.timeout = timeout
+        session = _BoundedSession(max_bytes, timeout)
+        session.verify = ca_file or True
+        self._client = PrometheusConnect(url=url, session=session, timeout=timeout, retry=Retry(total=0))
+
+    def query(self, expr: str) -> list[Any]:
+        """An instant query's result list, as the query API sends it; UsageUnavailable otherwise."""
+        if self.token_file:
+            try:
+                token = Path(self.token_file).read_text().strip()
+            except OSError as exc:
+                raise UsageUnavailable(f"its token file cannot be read: {exc.strerror}") from None
+            self._client.headers = {"Authorization": f"Bearer {token}"}
+        try:
+            result = self._client.custom_query(expr, params={"timeout": f"{self.timeout:g}s"})
+        except UsageUnavailable:
+            raise
+        except PrometheusApiClientException as exc:
+            raise UsageUnavailable(f"it refused the query: {str(exc)[:200]}") from None
+        except requests.Timeout:
+            raise UsageUnavailable(f"it did not answer within {self.timeout:g} s") from None
+        except requests.RequestException as exc:
+            raise UsageUnavailable(f"it cannot be reached: {type(exc).__name__}") from None
+        except (ValueError, KeyError, TypeError):
+            raise UsageUnavailable("its answer is not the query API's JSON") from None
+        if not isinstance(result, list):
+            raise UsageUnavailable("its answer is not an instant vector")
+        return result
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,64 @@
+"""Idle GPUs: running pods holding GPUs whose utilization stayed under the threshold over the
+usage window, most GPU-hours held idle first; filtered, exported."""
+
+from __future__ import annotations
+
+from flask import Response, request
+
+from app.domain.gpu_usage import Idle
+from app.domain.idle_query import parse, select
+from app.web.export import csv_response
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
+from app.web.paging import paginate
+from app.web.services import Services
+
+bp = Page("idle", __name__, url_prefix="/idle", reads=NODES_AND_PODS)
+PAGE_SIZE = 100
+FIELDS = ("namespace", "pod", "owner", "node", "devices", "utilization", "since", "device_hours")
+
+
+@bp.get("/")
+def index() -> str | Response:
+    query, errors = parse(request.args)
+    state = Services.get()
+    rows = select(state.idle_pods(), query)
+    shown, page, pages = paginate(rows, PAGE_SIZE)
+    return page_or_fragment(
+        "idle",
+        "idle/_table.html",
+        "idle/index.html",
+        status=state.usage_status(),
+        settings=state.settings,
+        rows=shown,
+        total=len(rows),
+        hours=sum(r.device_hours for r in rows),
+        page=page,
+        pages=pages,
+        query=query,
+        args=query.args(),
+        errors=errors,
+    )
+
+
+def _records(rows: list[Idle]) -> list[dict[str, object]]:
+    return [
+        {
+            "namespace": r.holding.namespace,
+            "pod": r.holding.pod,
+            "owner": r.holding.owner,
+            "node": r.holding.node,
+            "devices": r.devices,
+            "utilization": round(r.utilization, 2),
+            "since": r.since.isoformat(),
+            "device_hours": round(r.device_hours, 4),
+        }
+        for r in rows
+    ]
+
+
+@bp.get("/export.csv")
+def export_csv() -> Response:
+    query, errors = parse(request.args)
+    if errors:
+        return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
+    return csv_response(_records(select(Services.get().idle_pods(), query)), FIELDS, "extres-idle-gpus.csv")

@@ -1,0 +1,215 @@
+"""GPU usage on the pages: busy beside requested and free, each GPU on its node page, the pods'
+utilization where they are named, the Idle page and its CSV; nothing at all without a Prometheus,
+and pages that never wait on one (waiting, unavailable, stale, each said).
+
+The source here answers the three DCGM queries from the test bed's dcgm-exporter stand-in over
+the fake cluster's pods, in the query API's shape; a real Prometheus is in
+tests/integration/test_gpu_usage.py."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup
+
+from app.usage.prometheus import UsageUnavailable
+from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, families, holders_from_pods
+
+GPU = "nvidia.com/gpu"
+PROMETHEUS = {"prometheus_url": "http://prometheus.monitoring:9090"}
+
+
+class StandInSource:
+    """Answers each query with the stand-in's family it names, from the pods given."""
+
+    def __init__(self) -> None:
+        self.pods: list[dict[str, Any]] = []
+        self.gpus: dict[str, int] = {}
+        self.down: str = ""
+        self.asked: list[str] = []
+
+    def query(self, expr: str) -> list[Any]:
+        self.asked.append(expr)
+        if self.down:
+            raise UsageUnavailable(self.down)
+        holders = holders_from_pods(self.pods)
+        nodes = {n: (count, holders.get(n, [])) for n, count in self.gpus.items()}
+        for family in families(nodes):
+            if f"({family.name}" in expr:
+                return [{"metric": dict(s.labels), "value": [0, str(s.value)]} for s in family.samples]
+        return []
+
+
+@pytest.fixture
+def source() -> StandInSource:
+    return StandInSource()
+
+
+@pytest.fixture
+def usage_app(cluster, source):
+    from app import create_app
+
+    def factory(**overrides: Any) -> Any:
+        app = create_app(
+            {"in_cluster": "false", "read_only": False, **PROMETHEUS, **overrides},
+            cluster=cluster,
+            usage_source=source,
+        )
+        app.config["TESTING"] = True
+        return app
+
+    return factory
+
+
+def gpu_pod(cluster, source, name, node, gpus, utilization, owner=None):
+    annotations = {UTILIZATION_ANNOTATION: utilization}
+    cluster.pod(name, node, {GPU: str(gpus)}, owner=owner, namespace="ml")
+    source.pods.append(
+        {
+            "metadata": {"name": name, "namespace": "ml", "annotations": annotations},
+            "spec": {
+                "nodeName": node,
+                "containers": [{"name": "main", "resources": {"limits": {GPU: str(gpus)}}}],
+            },
+            "status": {"phase": "Running"},
+        }
+    )
+
+
+@pytest.fixture
+def gpu_cluster(cluster, source):
+    for node in ("gpu-1", "gpu-2"):
+        cluster.node(node, {GPU: "8"})
+        source.gpus[node] = 8
+    gpu_pod(cluster, source, "train", "gpu-1", 4, "80-100", owner=("Job", "train"))
+    gpu_pod(cluster, source, "notebook", "gpu-2", 2, "0-2", owner=("StatefulSet", "notebook"))
+    return cluster
+
+
+def polled(app):
+    app.extensions["extres"].usage.poll()
+    return app
+
+
+def page(client, url) -> BeautifulSoup:
+    response = client.get(url)
+    assert response.status_code == 200, response.get_data(as_text=True)[:500]
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+def test_without_prometheus_no_page_shows_usage(client, gpu_cluster):
+    overview = page(client, "/")
+    assert not overview.select(".busy") and not overview.select("[data-usage]")
+    assert not overview.select('nav a[href="/idle/"]')
+    node = page(client, "/nodes/gpu-1")
+    assert not node.select("#node-gpus") and "GPU usage" not in node.get_text()
+    assert page(client, "/idle/").select_one('[data-usage="off"]') is not None
+
+
+def test_busy_beside_requested_per_node_and_in_the_totals(usage_app, gpu_cluster, source):
+    client = browser(polled(usage_app()))
+    overview = page(client, "/")
+    busy = {
+        tr["data-node"]: tr.select_one(".bar .busy")["data-busy"] for tr in overview.select("tr[data-node]")
+    }
+    assert busy == {"gpu-1": "45.0", "gpu-2": "0.2"}  # 4 of 8 at 90 %; 2 of 8 at 1 % (0.25)
+    assert overview.select_one("tr.totals .busy")["data-busy"] == "22.6"  # (4 x 90 + 2 x 1) / 16
+    assert overview.select_one("[data-usage]")["data-usage"] == "fresh"
+    assert overview.select_one('nav a[href="/idle/"]') is not None
+    assert len(source.asked) == 3  # one refresh: three queries, whatever was rendered since
+
+
+def test_the_node_page_shows_each_gpu_with_its_pod_and_memory(usage_app, gpu_cluster, source):
+    client = browser(polled(usage_app()))
+    node = page(client, "/nodes/gpu-1")
+    rows = node.select("#node-gpus tbody tr")
+    assert len(rows) == 8
+    held = [r.select_one('[data-field="pod"]').get_text() for r in rows]
+    assert held == ["ml/train"] * 4 + ["none"] * 4
+    assert rows[0].select_one('[data-field="utilization"]')["data-value"] == "90.0"
+    assert "MiB of" in rows[0].select_one('[data-field="memory"]').get_text()
+    pod = node.select_one('#node-pods tr[data-pod="ml/train"] [data-field="gpu-utilization"]')
+    assert pod.get_text().strip() == "90.0 %"
+
+
+def test_the_idle_page_lists_only_the_idle_pod_with_its_gpu_hours(usage_app, gpu_cluster, source):
+    client = browser(polled(usage_app()))
+    idle = page(client, "/idle/")
+    rows = idle.select("table.idle tbody tr")
+    assert [r["data-pod"] for r in rows] == ["ml/notebook"]
+    # created days ago: held the whole one-hour window, 2 GPUs -> 2 GPU-hours
+    assert rows[0].select_one('[data-field="device_hours"]')["data-value"] == "2.0000"
+    assert "StatefulSet/notebook" in rows[0].get_text()
+    exported = list(csv.DictReader(io.StringIO(client.get("/idle/export.csv").get_data(as_text=True))))
+    assert [(r["pod"], r["devices"], r["device_hours"], r["owner"]) for r in exported] == [
+        ("notebook", "2", "2.0", "StatefulSet/notebook")
+    ]
+    assert not page(client, "/idle/?namespace=other").select("table.idle")
+    assert not page(client, "/idle/?min_hours=3").select("table.idle")
+    assert page(client, "/idle/?workload=notebook").select("table.idle tbody tr")
+    bad = page(client, "/idle/?min_hours=lots")
+    assert "is not a number of GPU-hours" in bad.select_one("#min_hours-error").get_text()
+    assert bad.select("table.idle tbody tr")  # shown without the bad filter
+    assert client.get("/idle/export.csv?min_hours=lots").status_code == 422
+
+
+def test_the_idle_threshold_and_window_are_the_operators(usage_app, gpu_cluster, source):
+    client = browser(polled(usage_app(idle_threshold_percent=95, usage_window_minutes=30)))
+    rows = page(client, "/idle/").select("table.idle tbody tr")
+    hours = {r["data-pod"]: r.select_one('[data-field="device_hours"]')["data-value"] for r in rows}
+    assert hours == {"ml/train": "2.0000", "ml/notebook": "1.0000"}  # 4 GPUs x 0.5 h; 2 x 0.5 h
+
+
+def test_workloads_and_pending_holders_show_the_pods_gpu_utilization(usage_app, gpu_cluster, source):
+    client = browser(polled(usage_app()))
+    workloads = page(client, "/workloads/")
+    cell = workloads.select_one('tr[data-workload="Job/train"] [data-field="gpu-utilization"]')
+    assert cell.get_text().strip() == "90.0 %"
+    gpu_cluster.pod(
+        "waiting", None, {GPU: "8"}, namespace="ml", message=f"0/2 nodes are available: 2 Insufficient {GPU}."
+    )
+    pending = page(client, "/pending/")
+    assert (
+        pending.select_one('[data-holder="ml/train"] [data-gpu-utilization]')["data-gpu-utilization"]
+        == "90.0"
+    )
+
+
+def test_pages_never_wait_and_say_what_is_known(usage_app, gpu_cluster, source):
+    app = usage_app()
+    client = browser(app)
+    assert page(client, "/").select_one("[data-usage]")["data-usage"] == "waiting"
+    source.down = "it cannot be reached: ConnectionError"
+    polled(app)
+    overview = page(client, "/")
+    status = overview.select_one("[data-usage]")
+    assert status["data-usage"] == "unavailable" and "cannot be reached" in status.get_text()
+    assert not overview.select(".busy")
+    assert page(client, "/idle/").select_one("[data-usage]")["data-usage"] == "unavailable"
+    source.down = ""
+    polled(app)
+    source.down = "it did not answer within 5 s"
+    polled(app)
+    overview = page(client, "/")
+    status = overview.select_one("[data-usage]")
+    assert status["data-usage"] == "stale" and "did not answer" in status.get_text()
+    assert overview.select(".busy")  # the last answer, marked stale
+    node = page(client, "/nodes/gpu-1")
+    assert node.select_one("[data-usage]")["data-usage"] == "stale" and node.select("#node-gpus tbody tr")
+
+
+def test_the_idle_metrics_feed_the_alert(usage_app, gpu_cluster, source):
+    app = polled(usage_app())
+    text = app.extensions["extres"].metrics.exposition().decode()
+    assert 'extres_idle_gpu_device_hours{namespace="ml"} 2.0' in text
+    assert 'extres_idle_gpu_pods{namespace="ml"} 1.0' in text
+    assert 'extres_usage_refresh_duration_seconds_count{outcome="ok"} 1.0' in text
+
+
+def browser(app):
+    from tests.conftest import browser as make
+
+    return make(app)
