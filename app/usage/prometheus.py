@@ -4,6 +4,9 @@ its answer at most ``max_bytes``, and nothing is retried (the next refresh asks 
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -34,19 +37,38 @@ class _BoundedSession(requests.Session):
         kwargs["stream"] = True
         deadline = time.monotonic() + self.timeout
         response = super().request(method, url, *args, **kwargs)
+        # past the deadline the connection is shut: a read blocked on a trickle returns at once
+        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _shut, (response,))
+        watchdog.daemon = True
+        watchdog.start()
         chunks, size = [], 0
         try:
             for chunk in response.iter_content(CHUNK):
                 size += len(chunk)
                 if size > self.max_bytes:
-                    raise UsageUnavailable(f"its answer is larger than {self.max_bytes >> 20} MiB")
-                if time.monotonic() > deadline:
-                    raise UsageUnavailable(f"its answer took longer than {self.timeout:g} s")
+                    raise UsageUnavailable(f"its answer is larger than {self.max_bytes:,} bytes")
                 chunks.append(chunk)
+        except requests.RequestException:
+            if time.monotonic() >= deadline:
+                raise UsageUnavailable(f"its answer took longer than {self.timeout:g} s") from None
+            raise
         finally:
+            watchdog.cancel()
             response.close()
+        if time.monotonic() >= deadline:
+            raise UsageUnavailable(f"its answer took longer than {self.timeout:g} s")
         response._content = b"".join(chunks)
         return response
+
+
+def _shut(response: requests.Response) -> None:
+    """Shut the response's socket (urllib3 hands it to http.client's reader, whose socket this
+    reaches; where it cannot be found the socket timeout still bounds each read)."""
+    reader = getattr(getattr(response.raw, "_fp", None), "fp", None)
+    sock = getattr(getattr(reader, "raw", None), "_sock", None)
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 class Prometheus:
@@ -79,12 +101,12 @@ class Prometheus:
             raise
         except PrometheusApiClientException as exc:
             raise UsageUnavailable(f"it refused the query: {str(exc)[:200]}") from None
+        except (requests.JSONDecodeError, ValueError, KeyError, TypeError):
+            raise UsageUnavailable("its answer is not the query API's JSON") from None
         except requests.Timeout:
             raise UsageUnavailable(f"it did not answer within {self.timeout:g} s") from None
         except requests.RequestException as exc:
             raise UsageUnavailable(f"it cannot be reached: {type(exc).__name__}") from None
-        except (ValueError, KeyError, TypeError):
-            raise UsageUnavailable("its answer is not the query API's JSON") from None
         if not isinstance(result, list):
             raise UsageUnavailable("its answer is not an instant vector")
         return result

@@ -14,7 +14,7 @@ from app.web.services import Services
 
 bp = Page("idle", __name__, url_prefix="/idle", reads=NODES_AND_PODS)
 PAGE_SIZE = 100
-FIELDS = ("namespace", "pod", "owner", "node", "devices", "utilization", "since", "device_hours")
+FIELDS = ("namespace", "pod", "owner", "node", "devices", "utilization", "since", "device_hours", "as_of")
 
 
 @bp.get("/")
@@ -40,7 +40,8 @@ def index() -> str | Response:
     )
 
 
-def _records(rows: list[Idle]) -> list[dict[str, object]]:
+def _records(rows: list[Idle], as_of: str) -> list[dict[str, object]]:
+    """``as_of``: when the reading was taken (the window's end)."""
     return [
         {
             "namespace": r.holding.namespace,
@@ -51,6 +52,7 @@ def _records(rows: list[Idle]) -> list[dict[str, object]]:
             "utilization": round(r.utilization, 2),
             "since": r.since.isoformat(),
             "device_hours": round(r.device_hours, 4),
+            "as_of": as_of,
         }
         for r in rows
     ]
@@ -61,4 +63,7 @@ def export_csv() -> Response:
     query, errors = parse(request.args)
     if errors:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
-    return csv_response(_records(select(Services.get().idle_pods(), query)), FIELDS, "extres-idle-gpus.csv")
+    state = Services.get()
+    status = state.usage_status()
+    as_of = status.reading.taken.isoformat() if status is not None and status.reading is not None else ""
+    return csv_response(_records(select(state.idle_pods(), query), as_of), FIELDS, "extres-idle-gpus.csv")

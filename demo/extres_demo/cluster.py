@@ -10,6 +10,10 @@ device plugin would; demo-node-5 and demo-node-6 have no GPU in their status, bu
 (``gpu.example.com``: the demo publishes its ResourceSlices, as the driver's kubelet plugin would)
 offers four devices on each, and the DeviceClass ``example-gpu`` serves them as
 ``example.com/gpu`` (Kubernetes 1.34+ with DRAExtendedResource: on by default from 1.36).
+
+demo-node-7's two GPUs are held by a notebook that leaves them idle, while the trainer on
+demo-node-3 keeps its three busy: with Debian's prometheus installed the demo runs the
+dcgm-exporter stand-in and a Prometheus scraping it, and the Idle GPUs page names the notebook.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from kubernetes import client
 
 from app.kube.api.errors import translate
 from extres_demo import standin
+from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +40,7 @@ NODES = [
     ("demo-node-4", {"zone": "b", "pool": "general"}, {WALKTHROUGH: "2"}),
     ("demo-node-5", {"zone": "c", "pool": "dra"}, {}),
     ("demo-node-6", {"zone": "c", "pool": "dra"}, {}),
+    ("demo-node-7", {"zone": "b", "pool": "gpu"}, {"nvidia.com/gpu": "2"}),
 ]
 DRA_DRIVER, DRA_RESOURCE, DRA_MODEL = "gpu.example.com", "example.com/gpu", "h100"
 DRA_NODES = ("demo-node-5", "demo-node-6")
@@ -53,7 +59,11 @@ WORKLOADS: list[tuple[str, str, int, str | None, dict[str, str]]] = [
     ("Deployment", "qubit-sim", 1, None, {"example.com/qubit": "1"}),  # Pending: no node has any
     ("Deployment", "inference", 2, None, {DRA_RESOURCE: "2"}),  # DRA devices, allocated by the scheduler
     ("Job", "finetune", 1, None, {DRA_RESOURCE: "5"}),  # Pending: no node has 5 devices
+    ("StatefulSet", "notebook", 1, "demo-node-7", {"nvidia.com/gpu": "2"}),  # holds 2 GPUs, idle
 ]
+# GPU utilization of each workload's pods, for the dcgm-exporter stand-in (extres_demo.dcgm_standin):
+# the trainer keeps its GPUs busy, the notebook holds two and idles (the Idle GPUs page shows it)
+UTILIZATION = {"trainer": "70-95", "notebook": "0-3"}
 
 
 def node_body(name: str, labels: dict[str, str], extended: dict[str, str]) -> client.V1Node:
@@ -77,7 +87,10 @@ def workload_body(kind: str, name: str, replicas: int, node: str | None, extende
     }
     if node:
         pod_spec["nodeSelector"] = {"kubernetes.io/hostname": node}
-    template = {"metadata": {"labels": labels}, "spec": pod_spec}
+    meta: dict[str, Any] = {"labels": labels}
+    if name in UTILIZATION:
+        meta["annotations"] = {UTILIZATION_ANNOTATION: UTILIZATION[name]}
+    template = {"metadata": meta, "spec": pod_spec}
     spec: dict[str, Any] = {"selector": {"matchLabels": labels}, "template": template}
     if kind == "Job":
         pod_spec["restartPolicy"] = "Never"

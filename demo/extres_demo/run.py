@@ -14,6 +14,8 @@ from app.config import Settings
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.serving import serve_app
 from extres_demo import cluster, testenv
+from extres_demo.dcgm_exporter import DcgmExporter
+from extres_demo.prometheus import PrometheusProcess, installed
 
 log = logging.getLogger("extres")
 
@@ -31,10 +33,26 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
     owner = os.getpid()
     stop = threading.Event()
     standin: threading.Thread | None = None
+    exporter: DcgmExporter | None = None
+    prometheus: PrometheusProcess | None = None
     try:
         api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
         cluster.seed(api)
         standin = cluster.run_standin(api, stop)
+        usage: dict[str, object] = {}
+        if settings.prometheus_url:
+            log.info("GPU usage from %s, as set", settings.prometheus_url)
+        elif installed():
+            exporter = DcgmExporter(api)  # a stand-in for NVIDIA's dcgm-exporter: not DCGM
+            prometheus = PrometheusProcess(
+                state / "prometheus", {"dcgm-exporter": exporter.target}, interval="5s"
+            )
+            usage = {"prometheus_url": prometheus.url, "usage_refresh_seconds": 10}
+            log.info("GPU usage: a Prometheus at %s scrapes the dcgm-exporter stand-in", prometheus.url)
+        else:
+            log.info(
+                "GPU usage is off: install Debian's prometheus package (scripts/dev setup does) to see it"
+            )
         log.info("demo cluster at %s; KUBECONFIG=%s", plane.server, plane.kubeconfig)
         print(f"extres demo: http://{settings.host}:{settings.port}/", flush=True)
         print(f"export KUBECONFIG={plane.kubeconfig}  # kubectl reaches the demo cluster", flush=True)
@@ -46,6 +64,7 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
             "read_only": read_only,
             # the demo's history lives as long as its cluster: a key of its own unless one is set
             "history_key": settings.history_key or secrets.token_hex(32),
+            **usage,
         }
         serve_app(settings.replaced(**local))
     finally:
@@ -55,6 +74,10 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
             stop.set()  # the kubelet stand-in first: it would only log the plane going away
             if standin is not None:
                 standin.join(timeout=15)
+            if prometheus is not None:
+                prometheus.stop()
+            if exporter is not None:
+                exporter.stop()
             plane.stop(now=state_dir is None)  # a state about to be removed needs no graceful end
             if state_dir is None:
                 shutil.rmtree(state, ignore_errors=True)

@@ -1,0 +1,113 @@
+"""The Prometheus client (app.usage.prometheus) against a local HTTP server playing Prometheus'
+query API: an answer is read whole, with the operator's bearer token; one too large, one that
+trickles past the deadline, an error status, a body that is not the API's JSON and a server that
+is not there each become UsageUnavailable in words, asked once (never retried)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from app.usage.prometheus import Prometheus, UsageUnavailable
+
+SAMPLE = {"metric": {"UUID": "g0", "Hostname": "n1"}, "value": [1, "42"]}
+
+
+class Fake:
+    """What the server answers next, and what it was asked."""
+
+    def __init__(self) -> None:
+        self.status = 200
+        self.body: bytes = json.dumps({"status": "success", "data": {"result": [SAMPLE]}}).encode()
+        self.trickle = 0.0  # seconds between chunks
+        self.asked: list[tuple[str, str]] = []
+
+
+@pytest.fixture
+def fake() -> Iterator[tuple[Fake, str]]:
+    state = Fake()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # http.server's name
+            state.asked.append((self.path, self.headers.get("Authorization", "")))
+            self.send_response(state.status)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            chunks = [state.body[i : i + 16] for i in range(0, len(state.body), 16)]
+            try:
+                for chunk in chunks:
+                    self.wfile.write(chunk)
+                    self.wfile.flush()
+                    if state.trickle:
+                        time.sleep(state.trickle)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    yield state, f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_query_is_answered_with_the_operators_token(fake, tmp_path):
+    state, url = fake
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    result = Prometheus(url, token_file=str(token)).query("up")
+    assert result == [SAMPLE]
+    [(path, auth)] = state.asked
+    assert path.startswith("/api/v1/query?") and "query=up" in path and "timeout=5s" in path
+    assert auth == "Bearer s3cret"
+    token.write_text("rotated")  # read again at each query
+    Prometheus(url, token_file=str(token)).query("up")
+    assert state.asked[-1][1] == "Bearer rotated"
+
+
+@pytest.mark.parametrize(
+    ("setup", "words"),
+    [
+        (
+            lambda s: setattr(
+                s, "body", b'{"status": "success", "data": {"result": [' + b"1," * 600 + b"1]}}"
+            ),
+            "larger than",
+        ),
+        (lambda s: setattr(s, "status", 503), "refused the query"),
+        (lambda s: setattr(s, "body", b"<html>a proxy's page</html>"), "not the query API's JSON"),
+        (
+            lambda s: setattr(s, "body", b'{"status": "success", "data": {"result": "scalar"}}'),
+            "not an instant vector",
+        ),
+    ],
+)
+def test_a_bad_answer_is_unavailable_in_words_and_asked_once(fake, setup, words):
+    state, url = fake
+    setup(state)
+    with pytest.raises(UsageUnavailable, match=words):
+        Prometheus(url, max_bytes=1024).query("up")
+    assert len(state.asked) == 1  # never retried
+
+
+def test_an_answer_that_trickles_is_cut_at_the_deadline(fake):
+    state, url = fake
+    state.body = json.dumps({"status": "success", "data": {"result": [SAMPLE] * 4}}).encode()
+    state.trickle = 0.1  # each chunk in time for the socket's timeout, the whole far past it
+    with pytest.raises(UsageUnavailable, match=r"took longer than 0\.2 s"):
+        Prometheus(url, timeout=0.2).query("up")
+
+
+def test_no_server_and_no_token_file_are_said_so(tmp_path):
+    with pytest.raises(UsageUnavailable, match="cannot be reached"):
+        Prometheus("http://127.0.0.1:9", timeout=1).query("up")
+    with pytest.raises(UsageUnavailable, match="token file cannot be read"):
+        Prometheus("http://127.0.0.1:9", token_file=str(tmp_path / "missing")).query("up")
