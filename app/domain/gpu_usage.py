@@ -19,6 +19,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import sys
+from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -47,23 +48,34 @@ class UsageMapping:
 
     @property
     def labels(self) -> tuple[str, ...]:
+        """The labels a device's key joins, in order (the free-form model name last)."""
         return (
             self.node_label,
             self.device_label,
             self.index_label,
-            self.model_label,
             self.namespace_label,
             self.pod_label,
+            self.model_label,
         )
 
     def utilization_query(self, window: timedelta) -> str:
-        """Each device's mean utilization over ``window``, with only the labels read here."""
+        """Each device's mean utilization over ``window``, its labels joined into one (``KEY``):
+        one short label a series is all that crosses the wire and is decoded."""
         minutes = max(1, int(window.total_seconds() // 60))
-        return f"max by ({', '.join(self.labels)}) (avg_over_time({self.utilization}[{minutes}m]))"
+        return _keyed(f"avg_over_time({self.utilization}[{minutes}m])", self.labels)
 
     def memory_query(self, metric: str) -> str:
-        """Each device's memory ``metric`` now, by node and device."""
-        return f"max by ({self.node_label}, {self.device_label}) ({metric})"
+        """Each device's memory ``metric`` now, keyed by node and device."""
+        return _keyed(metric, (self.node_label, self.device_label))
+
+
+KEY = "extres_key"  # the one label of every answer: the labels read, joined by SEPARATOR
+SEPARATOR = "|"
+
+
+def _keyed(expr: str, labels: Sequence[str]) -> str:
+    joined = ", ".join(f'"{label}"' for label in labels)
+    return f'max by ({KEY}) (label_join({expr}, "{KEY}", "{SEPARATOR}", {joined}))'
 
 
 DCGM = UsageMapping("nvidia.com/*", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE")
@@ -100,7 +112,7 @@ def _metric_name(text: str) -> bool:
 # ---- one refresh's answers ----------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Device:
-    """One GPU as the exporter reports it."""
+    """One GPU as the exporter reports it (made for the page that shows it)."""
 
     node: str  # the node it is on: the holding pod's (the cache's), else the node label
     index: str
@@ -118,40 +130,78 @@ class Device:
         return self.memory_used + self.memory_free
 
 
-def values(results: Iterable[Any], limit: int) -> Iterable[tuple[Mapping[str, str], float]]:
-    """An instant vector from Prometheus' query API (``{"metric": {...}, "value": [t, "v"]}``),
-    as (labels, value), at most ``limit``; a sample that is not that shape or not a finite number
-    is left out."""
-    for n, r in enumerate(results):
-        if n >= limit:
-            return
-        pair = r.get("value") if isinstance(r, dict) else None
-        if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[1], str):
-            continue
-        try:
-            labels, value = r.get("metric"), float(pair[1])
-        except ValueError:
-            continue
-        if isinstance(labels, dict) and math.isfinite(value):
-            yield labels, value
+Row = tuple[list[str], "PodKey | None", float, tuple[float, float]]  # a device while a reading is made
 
 
-def _s(labels: Mapping[str, Any], key: str) -> str:
-    value = labels.get(key, "")
-    return sys.intern(value[:253]) if isinstance(value, str) else ""
+@dataclass(slots=True, frozen=True)
+class NodeGPUs:
+    """One node's devices, kept compact (a reading holds tens of thousands of devices, a page shows
+    one node's): their labels as one text, the pods holding them, and one array of floats
+    (utilization, memory used, memory free for each device; NaN where unknown). A few objects a
+    node, not several a device: a reading at 5,000 nodes x 8 GPUs holds about 6 MiB."""
+
+    labels: str  # index and UUID of each device, split by \x1f, devices by \x1e
+    models: str  # the one model of every device, or each device's, split by \x1e
+    pods: tuple[PodKey | None, ...]
+    values: array[float]
+
+    @classmethod
+    def of(cls, rows: Sequence[Row]) -> NodeGPUs:
+        models = {parts[5] for parts, _, _, _ in rows}
+        return cls(
+            "\x1e".join(f"{_plain(parts[2])}\x1f{_plain(parts[1])}" for parts, _, _, _ in rows),
+            models.pop() if len(models) == 1 else "\x1e".join(_plain(parts[5]) for parts, _, _, _ in rows),
+            tuple(pod for _, pod, _, _ in rows),
+            array("f", [v for _, _, value, mem in rows for v in (value, *mem)]),
+        )
+
+    def __len__(self) -> int:
+        return len(self.pods)
+
+    def devices(self, node: str) -> list[Device]:
+        models = self.models.split("\x1e") if len(self.pods) > 1 and "\x1e" in self.models else None
+        out = []
+        for i, text in enumerate(self.labels.split("\x1e")):
+            index, uuid = [*text.split("\x1f", 1), ""][:2]
+            model = models[i] if models is not None else self.models
+            util, used, free = self.values[3 * i : 3 * i + 3]
+            out.append(Device(node, index, uuid, model, self.pods[i], util, _known(used), _known(free)))
+        out.sort(key=_device_order)
+        return out
+
+
+def _plain(label: str) -> str:
+    return label.translate(_SEPARATORS) if "\x1e" in label or "\x1f" in label else label
+
+
+_SEPARATORS = str.maketrans("\x1e\x1f", "  ")  # never inside a label kept: they split the text
+
+
+def _known(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def _device_order(d: Device) -> tuple[int, str, str]:
+    index = bounded_int(d.index, 0, 1 << 16)
+    return (1 << 16 if index is None else index, d.index, d.uuid)
+
+
+Sample = tuple[str, float]  # a series' key (its KEY label) and value, as app.usage decodes them
+NAN = float("nan")
+UNKNOWN = (NAN, NAN)
 
 
 @dataclass
 class Reading:
     """One refresh: every covered device, with what pages ask of it kept ready (busy per node,
-    per pod's devices, cluster-wide), for each mapping."""
+    per pod, cluster-wide), for each mapping."""
 
     taken: datetime
     window: timedelta
     mappings: tuple[UsageMapping, ...]
-    devices: dict[str, list[Device]] = field(default_factory=dict)  # node -> its devices
-    node_busy: dict[tuple[int, str], float] = field(default_factory=dict)  # (mapping, node) -> percent
-    pod_devices: dict[PodKey, list[Device]] = field(default_factory=dict)
+    nodes: dict[str, NodeGPUs] = field(default_factory=dict)
+    node_busy: dict[int, dict[str, float]] = field(default_factory=dict)  # mapping -> node -> percent
+    pod_use: dict[PodKey, tuple[float, int]] = field(default_factory=dict)  # sum of utilization, devices
     total_busy: dict[int, float] = field(default_factory=dict)  # mapping -> percent over all devices
     cut: bool = False  # an answer had more series than kept
 
@@ -161,11 +211,15 @@ class Reading:
     def busy(self, node: str, resource: str) -> float | None:
         """The mean utilization of ``node``'s devices of the mapping covering ``resource``."""
         i = self.mapping_of(resource)
-        return None if i is None else self.node_busy.get((i, node))
+        return None if i is None else self.node_busy.get(i, {}).get(node)
 
     def cluster_busy(self, resource: str) -> float | None:
         i = self.mapping_of(resource)
         return None if i is None else self.total_busy.get(i)
+
+    def devices_on(self, node: str) -> list[Device]:
+        found = self.nodes.get(node)
+        return found.devices(node) if found is not None else []
 
     def pod_utilization(self, key: PodKey) -> float | None:
         """The mean utilization of the devices the pod holds (None: the exporter names none)."""
@@ -173,57 +227,70 @@ class Reading:
 
     def pods_utilization(self, keys: Iterable[PodKey]) -> float | None:
         """The mean utilization over every device these pods hold."""
-        found = [d.utilization for k in keys for d in self.pod_devices.get(k, ())]
-        return sum(found) / len(found) if found else None
+        total, count = 0.0, 0
+        for k in keys:
+            use = self.pod_use.get(k)
+            if use is not None:
+                total, count = total + use[0], count + use[1]
+        return total / count if count else None
+
+
+def _parts(key: str, n: int) -> list[str]:
+    """A key's labels (``n`` of them; the last may hold the separator), each bounded."""
+    parts = key.split(SEPARATOR, n - 1)
+    return [sys.intern(p[:253]) for p in parts] + [""] * (n - len(parts))
 
 
 def read(
-    answers: Sequence[tuple[Iterable[Any], Iterable[Any], Iterable[Any]]],
+    answers: Sequence[tuple[Iterable[Sample], Iterable[Sample], Iterable[Sample]]],
     mappings: Sequence[UsageMapping],
     pod_node: Callable[[PodKey], str | None],
     taken: datetime,
     window: timedelta,
     limit: int,
 ) -> Reading:
-    """A Reading from each mapping's three answers (utilization, memory used, memory free), as
-    Prometheus' query API sends them; ``pod_node`` gives the node the cache knows a pod on."""
+    """A Reading from each mapping's three answers (utilization, memory used, memory free) as
+    (key, value) samples; ``pod_node`` gives the node the cache knows a pod on. A value that is
+    not a finite number is left out; past ``limit`` devices a mapping, the rest (``cut``)."""
+    if len(answers) != len(mappings):
+        raise ValueError("one (utilization, used, free) answer per mapping")
     out = Reading(taken, window, tuple(mappings))
-    for i, (m, (util, used, free)) in enumerate(zip(mappings, answers, strict=True)):
-        memory: dict[tuple[str, str], list[float | None]] = {}
+    pods: dict[PodKey, PodKey] = {}  # one tuple per pod, shared by its devices
+    rows: dict[str, list[Row]] = {}
+    for i, (util, used, free) in enumerate(answers):
+        memory: dict[str, list[float]] = {}
         for n, series in enumerate((used, free)):
-            for labels, value in values(series, limit):
-                where = (_s(labels, m.node_label), _s(labels, m.device_label))
-                memory.setdefault(where, [None, None])[n] = value
-        sums: dict[str, list[float]] = {}
-        for count, (labels, value) in enumerate(values(util, limit + 1), 1):
-            if count > limit:
+            for count, (key, value) in enumerate(series):
+                if count >= limit:
+                    break
+                if math.isfinite(value):
+                    memory.setdefault(key[:600], [NAN, NAN])[n] = value
+        sums: dict[str, tuple[float, int]] = {}  # node -> (sum, devices)
+        for count, (key, value) in enumerate(util):
+            if count >= limit:
                 out.cut = True
                 break
-            host, uuid = _s(labels, m.node_label), _s(labels, m.device_label)
-            ns, name = _s(labels, m.namespace_label), _s(labels, m.pod_label)
-            pod = (ns, name) if ns and name else None
+            if not math.isfinite(value):
+                continue
+            parts = _parts(key[:600], 6)
+            host, uuid, _, ns, name, _ = parts
+            pod = pods.setdefault((ns, name), (ns, name)) if ns and name else None
             node = (pod_node(pod) if pod else None) or host
-            mem = memory.get((host, uuid), (None, None))
-            index, model = _s(labels, m.index_label), _s(labels, m.model_label)
-            device = Device(node, index, uuid, model, pod, value, *mem)
+            mem = memory.get(f"{host}{SEPARATOR}{uuid}")
             if node:
-                out.devices.setdefault(node, []).append(device)
-                sums.setdefault(node, []).append(value)
+                rows.setdefault(node, []).append((parts, pod, value, (mem[0], mem[1]) if mem else UNKNOWN))
+                total, devices = sums.get(node, (0.0, 0))
+                sums[node] = (total + value, devices + 1)
             if pod:
-                out.pod_devices.setdefault(pod, []).append(device)
-        for node, found in sums.items():
-            out.node_busy[(i, node)] = sum(found) / len(found)
-        every = [v for found in sums.values() for v in found]
+                total, devices = out.pod_use.get(pod, (0.0, 0))
+                out.pod_use[pod] = (total + value, devices + 1)
+        out.node_busy[i] = {node: total / devices for node, (total, devices) in sums.items()}
+        every = sum(v[1] for v in sums.values())
         if every:
-            out.total_busy[i] = sum(every) / len(every)
-    for on_node in out.devices.values():
-        on_node.sort(key=_device_order)
+            out.total_busy[i] = sum(v[0] for v in sums.values()) / every
+        del memory, sums
+    out.nodes = {node: NodeGPUs.of(found) for node, found in rows.items()}
     return out
-
-
-def _device_order(d: Device) -> tuple[int, str, str]:
-    index = bounded_int(d.index, 0, 1 << 16)
-    return (1 << 16 if index is None else index, d.index, d.uuid)
 
 
 # ---- idle pods -----------------------------------------------------------------------------
@@ -257,15 +324,15 @@ def idle(
     finished) is left out; so is one without series (not idle for want of data)."""
     start = now - reading.window
     out = []
-    for key, found in reading.pod_devices.items():
-        mean = sum(d.utilization for d in found) / len(found)
+    for key, (total, devices) in reading.pod_use.items():
+        mean = total / devices
         if mean >= threshold:
             continue
         h = holding(key)
         if h is None:
             continue
         since = min(now, max(h.started, start))
-        hours = len(found) * (now - since).total_seconds() / 3600
-        out.append(Idle(h, len(found), mean, since, hours))
+        hours = devices * (now - since).total_seconds() / 3600
+        out.append(Idle(h, devices, mean, since, hours))
     out.sort(key=lambda i: (-i.device_hours, i.holding.namespace, i.holding.pod))
     return out

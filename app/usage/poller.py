@@ -1,6 +1,6 @@
-"""The last usage answers, asked for in the background: every ``refresh`` seconds each mapping's
-three queries (app.domain.gpu_usage), whatever the cluster's size and however many pages are
-open. Pages read ``status()`` and never wait: before the first answer usage is "waiting", after
+"""The last usage answers, asked for in the background: every ``refresh`` seconds one refresh
+(each mapping's three queries: app.usage.refresh), whatever the cluster's size and however many
+pages are open. Pages read ``status()`` and never wait: before the first answer usage is "waiting", after
 a failed refresh the last answer is kept and marked stale, and with none it is "unavailable"."""
 
 from __future__ import annotations
@@ -8,19 +8,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from datetime import UTC, datetime
+from typing import Protocol
 
-from app.domain.gpu_usage import PodKey, Reading, UsageMapping, read
+from app.domain.gpu_usage import Reading, Sample
 from app.usage.prometheus import UsageUnavailable
 
 log = logging.getLogger(__name__)
 
 
 class Source(Protocol):
-    def query(self, expr: str) -> list[Any]: ...
+    """Where usage is asked (app.usage.prometheus.Prometheus; tests give their own)."""
+
+    def query(self, expr: str) -> list[Sample]: ...
 
 
 @dataclass(frozen=True)
@@ -32,23 +34,17 @@ class UsageStatus:
 
 
 class UsagePoller:
+    """``fetch``: one whole refresh (app.usage.refresh: in a child process for the served app)."""
+
     def __init__(
         self,
-        source: Source,
-        mappings: Sequence[UsageMapping],
-        window: timedelta,
+        fetch: Callable[[], Reading],
         refresh: float,
-        limit: int,
-        pod_node: Callable[[PodKey], str | None],
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         on_refresh: Callable[[float, bool], None] = lambda seconds, ok: None,
     ) -> None:
-        self.source = source
-        self.mappings = tuple(mappings)
-        self.window = window
+        self.fetch = fetch
         self.refresh = refresh
-        self.limit = limit
-        self.pod_node = pod_node
         self.clock = clock
         self.on_refresh = on_refresh
         self._reading: Reading | None = None
@@ -72,20 +68,11 @@ class UsagePoller:
             self._stop.wait(self.refresh)
 
     def poll(self) -> None:
-        """One refresh: every mapping's three queries, then one Reading swapped in whole; on
-        failure the last Reading stays, with the reason."""
+        """One refresh, its Reading swapped in whole; on failure the last Reading stays, with
+        the reason."""
         began = time.monotonic()
         try:
-            answers = [
-                (
-                    self.source.query(m.utilization_query(self.window)),
-                    self.source.query(m.memory_query(m.memory_used)) if m.memory_used else [],
-                    self.source.query(m.memory_query(m.memory_free)) if m.memory_free else [],
-                )
-                for m in self.mappings
-            ]
-            reading = read(answers, self.mappings, self.pod_node, self.clock(), self.window, self.limit)
-            del answers
+            reading = self.fetch()
         except UsageUnavailable as exc:
             self._error, self._tried = f"Prometheus: {exc}", True
             log.warning("usage refresh failed: %s", self._error)

@@ -11,11 +11,33 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import requests
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
 from urllib3.util.retry import Retry
 
+from app.domain.gpu_usage import KEY, Sample
+
 CHUNK = 64 * 1024
+
+
+class _Labels(msgspec.Struct):
+    key: str = msgspec.field(name=KEY, default="")  # every query here keeps this one label
+
+
+class _Sample(msgspec.Struct):
+    metric: _Labels
+    value: tuple[float, str]  # "42", "NaN", "+Inf": float() reads them all
+
+
+class _Data(msgspec.Struct):
+    result: list[_Sample]
+
+    def __getitem__(self, name: str) -> list[_Sample]:  # the client reads ["data"]["result"]
+        return self.result if name == "result" else []
+
+
+_ANSWER = msgspec.json.Decoder(dict[str, _Data | str])
 
 
 class UsageUnavailable(Exception):
@@ -58,7 +80,16 @@ class _BoundedSession(requests.Session):
         if time.monotonic() >= deadline:
             raise UsageUnavailable(f"its answer took longer than {self.timeout:g} s")
         response._content = b"".join(chunks)
+        # decoded straight into slim structs: a 40,000-series answer never becomes 40,000 dicts
+        response.json = lambda **_: _ANSWER.decode(response.content)  # type: ignore[method-assign]
         return response
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")  # left out by the reading
 
 
 def _shut(response: requests.Response) -> None:
@@ -87,8 +118,8 @@ class Prometheus:
         session.verify = ca_file or True
         self._client = PrometheusConnect(url=url, session=session, timeout=timeout, retry=Retry(total=0))
 
-    def query(self, expr: str) -> list[Any]:
-        """An instant query's result list, as the query API sends it; UsageUnavailable otherwise."""
+    def query(self, expr: str) -> list[Sample]:
+        """An instant query's samples, as (the KEY label, the value); UsageUnavailable otherwise."""
         if self.token_file:
             try:
                 token = Path(self.token_file).read_text().strip()
@@ -101,15 +132,15 @@ class Prometheus:
             raise
         except PrometheusApiClientException as exc:
             raise UsageUnavailable(f"it refused the query: {str(exc)[:200]}") from None
-        except (requests.JSONDecodeError, ValueError, KeyError, TypeError):
+        except msgspec.ValidationError as exc:
+            raise UsageUnavailable(f"its answer is not an instant vector: {str(exc)[:120]}") from None
+        except (msgspec.DecodeError, ValueError, KeyError, TypeError):
             raise UsageUnavailable("its answer is not the query API's JSON") from None
         except requests.Timeout:
             raise UsageUnavailable(f"it did not answer within {self.timeout:g} s") from None
         except requests.RequestException as exc:
             raise UsageUnavailable(f"it cannot be reached: {type(exc).__name__}") from None
-        if not isinstance(result, list):
-            raise UsageUnavailable("its answer is not an instant vector")
-        return result
+        return [(r.metric.key, _number(r.value[1])) for r in result]
 
     def close(self) -> None:
         self._client.close()

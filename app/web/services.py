@@ -12,7 +12,7 @@ from flask import current_app
 from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
-from app.domain.gpu_usage import Holding, Idle, PodKey, idle
+from app.domain.gpu_usage import Holding, Idle, PodKey, Reading, idle
 from app.domain.ownership import Ownership, ownership_of, ownership_on
 from app.kube.api.client import ClusterConfig
 from app.kube.api.cluster import Cluster, ClusterPort
@@ -21,7 +21,7 @@ from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
 from app.metrics import Metrics
 from app.usage.poller import Source, UsagePoller, UsageStatus
-from app.usage.prometheus import Prometheus
+from app.usage.refresh import Job, collect, in_child
 from app.web.plan_limits import PlanLimits
 from app.web.sign_in_limits import SignInLimits
 
@@ -43,32 +43,34 @@ class Services:
         self._lock = threading.Lock()
         # None: no Prometheus set, no usage anywhere (tests may give a source of their own)
         self.usage = self._usage_poller(settings, usage_source)
+        self._idle: tuple[Reading, int, list[Idle]] | None = None  # the last idle list, by its inputs
 
     def _usage_poller(self, s: Settings, source: Source | None) -> UsagePoller | None:
+        """The background refresh of GPU usage: in a child process (app.usage.refresh), or, with
+        a source given (tests), here."""
         if not s.prometheus_url:
             return None
-        if source is None:
-            url, token, ca = s.prometheus_url, s.prometheus_token_file, s.prometheus_ca_file
-            source = Prometheus(url, token, ca, s.usage_timeout)
-        poller = UsagePoller(
-            source,
-            s.mappings,
-            timedelta(minutes=s.usage_window_minutes),
-            s.usage_refresh_seconds,
-            s.usage_max_series,
-            self._pod_node,
-            on_refresh=self.metrics.usage_refreshed,
-        )
+        window = timedelta(minutes=s.usage_window_minutes)
+
+        def job() -> Job:
+            url, token, ca = s.prometheus_url or "", s.prometheus_token_file, s.prometheus_ca_file
+            return Job(
+                url, token, ca, s.usage_timeout, s.mappings, window, s.usage_max_series, self._pod_nodes()
+            )
+
+        def fetch() -> Reading:
+            return in_child(job()) if source is None else collect(source, job(), datetime.now(UTC))
+
+        poller = UsagePoller(fetch, s.usage_refresh_seconds, on_refresh=self.metrics.usage_refreshed)
         self.metrics.watch_usage(self.usage_status, self.idle_pods)
         return poller
 
-    def _pod_node(self, key: PodKey) -> str | None:
-        """The node a running pod is bound to, as the cache knows it."""
+    def _pod_nodes(self) -> dict[PodKey, str]:
+        """The running pods' nodes, as the cache knows them (empty without a cluster)."""
         try:
-            pod = self.cluster.store.pod(*key)
+            return self.cluster.store.pod_nodes()
         except KubeError:
-            return None
-        return pod.node_name if pod is not None and pod.counts else None
+            return {}
 
     def usage_status(self) -> UsageStatus | None:
         """GPU usage as last read (None when no Prometheus is set: pages show no usage at all)."""
@@ -93,7 +95,13 @@ class Services:
             return Holding(pod.namespace, pod.name, pod.node_name, _time(pod.created), owner)
 
         reading = status.reading
-        return idle(reading, holding, self.settings.idle_threshold_percent, reading.taken)
+        version = store.rows_version  # pods coming, going or finishing move the rows
+        kept = self._idle
+        if kept is not None and kept[0] is reading and kept[1] == version:
+            return kept[2]
+        found = idle(reading, holding, self.settings.idle_threshold_percent, reading.taken)
+        self._idle = (reading, version, found)
+        return found
 
     @staticmethod
     def get() -> Services:

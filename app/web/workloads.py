@@ -46,13 +46,17 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
     if namespace and not any(r.namespace == namespace for r in rows):
         errors["namespace"] = f"No pod in namespace {namespace!r} requests an extended resource."
         namespace = ""
-    chosen = [
-        r
-        for r in rows
-        if (not resource or r.resource == resource) and (not namespace or r.namespace == namespace)
-    ]
     used = {"by": by, "resource": resource, "namespace": namespace, "sort": sort, "order": order}
-    return sort_rows(chosen, sort, order == "desc"), {k: v for k, v in used.items() if v}, errors
+    key = ("workloads-sorted", by, resource, namespace, sort, order)
+    chosen = memo.get(key)
+    if chosen is None:  # filtered and sorted once per query until the rows change
+        chosen = [
+            r
+            for r in rows
+            if (not resource or r.resource == resource) and (not namespace or r.namespace == namespace)
+        ]
+        chosen = memo[key] = sort_rows(chosen, sort, order == "desc")
+    return chosen, {k: v for k, v in used.items() if v}, errors
 
 
 @bp.get("/")

@@ -10,7 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.domain.gpu_usage import DCGM, Holding, PodKey, Reading, idle, mappings_from, read
+from app.domain.gpu_usage import DCGM, SEPARATOR, Holding, PodKey, Reading, idle, mappings_from, read
 from extres_demo.dcgm_standin import Holder, families
 from extres_demo.gpu_stack import MEMORY_MIB
 
@@ -20,8 +20,8 @@ BUSY, IDLE = {"run.ai/simulated-gpu-utilization": "80-100"}, {"run.ai/simulated-
 
 
 def answers(nodes) -> tuple[list, list, list]:
-    """The stand-in's three families as the query API would answer DCGM's queries (a constant
-    series' mean over the window is its value)."""
+    """The stand-in's three families as Prometheus answers DCGM's three queries (their labels
+    joined into the one key; a constant series' mean over the window is its value)."""
 
     class Collector:
         def collect(self):
@@ -30,13 +30,21 @@ def answers(nodes) -> tuple[list, list, list]:
     registry = CollectorRegistry()
     registry.register(Collector())
     text = generate_latest(registry).decode()
-    out = {}
-    for family in text_string_to_metric_families(text):
-        out[family.name] = [
-            {"metric": {k: v for k, v in s.labels.items() if k in DCGM.labels}, "value": [0, str(s.value)]}
-            for s in family.samples
-        ]
-    return out["DCGM_FI_DEV_GPU_UTIL"], out["DCGM_FI_DEV_FB_USED"], out["DCGM_FI_DEV_FB_FREE"]
+    by_name = {f.name: f.samples for f in text_string_to_metric_families(text)}
+
+    def keyed(name: str, labels) -> list[tuple[str, float]]:
+        return [(SEPARATOR.join(s.labels.get(k, "") for k in labels), s.value) for s in by_name[name]]
+
+    memory = (DCGM.node_label, DCGM.device_label)
+    return (
+        keyed("DCGM_FI_DEV_GPU_UTIL", DCGM.labels),
+        keyed("DCGM_FI_DEV_FB_USED", memory),
+        keyed("DCGM_FI_DEV_FB_FREE", memory),
+    )
+
+
+def key(host="", uuid="", index="", namespace="", pod="", model="") -> str:
+    return SEPARATOR.join((host, uuid, index, namespace, pod, model))
 
 
 def reading(nodes, pods: dict[PodKey, str], limit: int = 1000) -> Reading:
@@ -56,20 +64,18 @@ def test_busy_per_node_and_in_the_cluster_with_each_gpu_and_its_pod():
     assert r.busy("n2", "nvidia.com/mig-1g.10gb") == pytest.approx(2 * 1 / 8)  # the mapping covers MIG
     assert r.busy("n1", "example.com/dongle") is None
     assert r.cluster_busy("nvidia.com/gpu") == pytest.approx((4 * 90 + 2 * 1) / 16)
-    first = r.devices["n1"][0]
+    first = r.devices_on("n1")[0]
     assert (first.index, first.pod, first.utilization) == ("0", ("ml", "train"), 90.0)
     assert first.memory_used is not None and first.memory_total == MEMORY_MIB
-    assert [d.index for d in r.devices["n1"]] == [str(i) for i in range(8)]  # 10 would sort after 9
+    assert [d.index for d in r.devices_on("n1")] == [str(i) for i in range(8)]  # 10 would sort after 9
     assert r.pod_utilization(("ml", "notebook")) == 1.0
     assert r.pods_utilization([("ml", "train"), ("ml", "notebook")]) == pytest.approx((4 * 90 + 2) / 6)
 
 
 def test_a_gpu_is_on_its_pods_node_whatever_hostname_says():
-    util = [
-        {"metric": {"Hostname": "made-up", "UUID": "g", "namespace": "a", "pod": "p"}, "value": [0, "90"]}
-    ]
+    util = [(key("made-up", "g", "0", "a", "p"), 90.0)]
     r = read([(util, [], [])], [DCGM], {("a", "p"): "n1"}.get, NOW, HOUR, 10)
-    assert r.busy("n1", "nvidia.com/gpu") == 90.0 and "made-up" not in r.devices
+    assert r.busy("n1", "nvidia.com/gpu") == 90.0 and "made-up" not in r.nodes
 
 
 def test_only_the_idle_pod_is_listed_with_its_gpu_hours():
@@ -104,42 +110,33 @@ def test_a_longer_held_pod_counts_the_whole_window_and_ranks_first_and_gone_pods
     assert [(i.holding.pod, i.device_hours) for i in found] == [("old", 2.0), ("new", 1.0)]
 
 
-@pytest.mark.parametrize(
-    "sample",
-    [
-        {"metric": {"UUID": "x", "Hostname": "n"}, "value": [0, "NaN"]},
-        {"metric": {"UUID": "x", "Hostname": "n"}, "value": [0, "+Inf"]},
-        {"metric": {"UUID": "x", "Hostname": "n"}, "value": [0, "busy"]},
-        {"metric": {"UUID": "x", "Hostname": "n"}, "value": "90"},
-        {"metric": ["UUID"], "value": [0, "90"]},
-        {"value": [0, "90"]},
-        "90",
-        None,
-    ],
-)
-def test_an_answer_that_is_not_a_sample_is_left_out(sample):
-    good = {"metric": {"UUID": "g", "Hostname": "n"}, "value": [0, "50"]}
-    r = read([([sample, good], [sample], [])], [DCGM], lambda key: None, NOW, HOUR, 10)
-    assert r.busy("n", "nvidia.com/gpu") == 50.0
+def test_a_value_that_is_not_a_finite_number_is_left_out():
+    util = [(key("n", "x"), float("nan")), (key("n", "y"), float("inf")), (key("n", "g"), 50.0)]
+    memory = [(f"n{SEPARATOR}g", float("nan"))]
+    r = read([(util, memory, [])], [DCGM], lambda k: None, NOW, HOUR, 10)
+    assert r.busy("n", "nvidia.com/gpu") == 50.0 and r.devices_on("n")[0].memory_used is None
 
 
-def test_labels_that_are_not_text_name_nothing():
-    util = [{"metric": {"UUID": 7, "Hostname": "n", "namespace": ["a"], "pod": "p"}, "value": [0, "3"]}]
-    r = read([(util, [], [])], [DCGM], lambda key: "elsewhere", NOW, HOUR, 10)
-    assert r.devices["n"][0].pod is None and r.devices["n"][0].uuid == ""
+def test_a_model_name_may_hold_the_separator_and_a_short_key_names_less():
+    util = [(key("n", "g", "0", "", "", "odd|model"), 5.0), ("n", 7.0)]
+    devices = read([(util, [], [])], [DCGM], lambda k: None, NOW, HOUR, 10).devices_on("n")
+    assert [(d.model, d.uuid, d.pod) for d in devices] == [("odd|model", "g", None), ("", "", None)]
 
 
 def test_past_the_limit_a_reading_is_cut_and_says_so():
-    util = [{"metric": {"UUID": str(i), "Hostname": "n"}, "value": [0, "1"]} for i in range(5)]
-    r = read([(util, [], [])], [DCGM], lambda key: None, NOW, HOUR, 3)
-    assert r.cut and len(r.devices["n"]) == 3
+    util = [(key("n", str(i)), 1.0) for i in range(5)]
+    r = read([(util, [], [])], [DCGM], lambda k: None, NOW, HOUR, 3)
+    assert r.cut and len(r.devices_on("n")) == 3
 
 
 def test_three_queries_per_mapping_each_reduced_to_the_labels_read():
     assert DCGM.utilization_query(HOUR) == (
-        "max by (Hostname, UUID, gpu, modelName, namespace, pod) (avg_over_time(DCGM_FI_DEV_GPU_UTIL[60m]))"
+        'max by (extres_key) (label_join(avg_over_time(DCGM_FI_DEV_GPU_UTIL[60m]), "extres_key", "|", '
+        '"Hostname", "UUID", "gpu", "namespace", "pod", "modelName"))'
     )
-    assert DCGM.memory_query(DCGM.memory_used) == "max by (Hostname, UUID) (DCGM_FI_DEV_FB_USED)"
+    assert DCGM.memory_query(DCGM.memory_used) == (
+        'max by (extres_key) (label_join(DCGM_FI_DEV_FB_USED, "extres_key", "|", "Hostname", "UUID"))'
+    )
     assert DCGM.covers("nvidia.com/gpu") and not DCGM.covers("amd.com/gpu")
 
 

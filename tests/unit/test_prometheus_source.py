@@ -1,7 +1,8 @@
-"""The Prometheus client (app.usage.prometheus) against a local HTTP server playing Prometheus'
-query API: an answer is read whole, with the operator's bearer token; one too large, one that
-trickles past the deadline, an error status, a body that is not the API's JSON and a server that
-is not there each become UsageUnavailable in words, asked once (never retried)."""
+"""The Prometheus client (app.usage.prometheus) and the refresh in a child process
+(app.usage.refresh) against a local HTTP server playing Prometheus' query API: an answer is read
+whole, with the operator's bearer token; one too large, one that trickles past the deadline, an
+error status, a body that is not the API's JSON and a server that is not there each become
+UsageUnavailable in words, asked once (never retried); a child that stalls is stopped."""
 
 from __future__ import annotations
 
@@ -9,14 +10,17 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
+from app.domain.gpu_usage import DCGM, KEY, SEPARATOR
 from app.usage.prometheus import Prometheus, UsageUnavailable
+from app.usage.refresh import Job, in_child
 
-SAMPLE = {"metric": {"UUID": "g0", "Hostname": "n1"}, "value": [1, "42"]}
+SAMPLE = {"metric": {"extres_key": "n1|g0"}, "value": [1, "42"]}
 
 
 class Fake:
@@ -64,7 +68,7 @@ def test_a_query_is_answered_with_the_operators_token(fake, tmp_path):
     token = tmp_path / "token"
     token.write_text("s3cret\n")
     result = Prometheus(url, token_file=str(token)).query("up")
-    assert result == [SAMPLE]
+    assert result == [("n1|g0", 42.0)]
     [(path, auth)] = state.asked
     assert path.startswith("/api/v1/query?") and "query=up" in path and "timeout=5s" in path
     assert auth == "Bearer s3cret"
@@ -98,6 +102,23 @@ def test_a_bad_answer_is_unavailable_in_words_and_asked_once(fake, setup, words)
     assert len(state.asked) == 1  # never retried
 
 
+def test_a_value_that_is_not_a_number_is_kept_as_nan_for_the_reading_to_leave_out(fake):
+    state, url = fake
+    state.body = json.dumps(
+        {
+            "status": "success",
+            "data": {
+                "result": [
+                    {"metric": {"extres_key": "k", "job": "x"}, "value": [1, "NaN"]},
+                    {"metric": {}, "value": [1, "busy"]},
+                ]
+            },
+        }
+    ).encode()
+    [(k1, v1), (k2, v2)] = Prometheus(url).query("up")
+    assert (k1, k2) == ("k", "") and v1 != v1 and v2 != v2  # NaN
+
+
 def test_an_answer_that_trickles_is_cut_at_the_deadline(fake):
     state, url = fake
     state.body = json.dumps({"status": "success", "data": {"result": [SAMPLE] * 4}}).encode()
@@ -111,3 +132,30 @@ def test_no_server_and_no_token_file_are_said_so(tmp_path):
         Prometheus("http://127.0.0.1:9", timeout=1).query("up")
     with pytest.raises(UsageUnavailable, match="token file cannot be read"):
         Prometheus("http://127.0.0.1:9", token_file=str(tmp_path / "missing")).query("up")
+
+
+# ---- the refresh in a child process (app.usage.refresh) -------------------------------------
+def job(url: str, timeout: float = 5.0, pods: dict | None = None) -> Job:
+    return Job(url, None, None, timeout, (DCGM,), timedelta(hours=1), 1000, pods or {})
+
+
+def test_a_refresh_in_a_child_hands_back_the_reading(fake):
+    state, url = fake
+    key = SEPARATOR.join(("made-up-host", "GPU-1", "0", "ml", "train", "H100"))
+    state.body = json.dumps(
+        {"status": "success", "data": {"result": [{"metric": {KEY: key}, "value": [1, "42"]}]}}
+    ).encode()
+    reading = in_child(job(url, pods={("ml", "train"): "gpu-node-1"}))
+    assert reading.busy("gpu-node-1", "nvidia.com/gpu") == 42.0  # on the pod's node, as the cache knows it
+    [device] = reading.devices_on("gpu-node-1")
+    assert (device.uuid, device.model, device.pod) == ("GPU-1", "H100", ("ml", "train"))
+    assert len(state.asked) == 3  # utilization, memory used, memory free
+
+
+def test_a_refresh_that_fails_or_stalls_in_its_child_is_unavailable(fake):
+    state, url = fake
+    with pytest.raises(UsageUnavailable, match="cannot be reached"):
+        in_child(job("http://127.0.0.1:9", timeout=1))
+    state.trickle = 1.0  # the child waits on a 30 s query; the worker stops it at its deadline
+    with pytest.raises(UsageUnavailable, match=r"took longer than 0\.5 s and was stopped"):
+        in_child(job(url, timeout=30), start_allowance=0.5 - 30 * 3)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 
+from app.domain.gpu_usage import DCGM, SEPARATOR
 from app.usage.prometheus import UsageUnavailable
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, families, holders_from_pods
 
@@ -31,15 +32,18 @@ class StandInSource:
         self.down: str = ""
         self.asked: list[str] = []
 
-    def query(self, expr: str) -> list[Any]:
+    def query(self, expr: str) -> list[tuple[str, float]]:
         self.asked.append(expr)
         if self.down:
             raise UsageUnavailable(self.down)
         holders = holders_from_pods(self.pods)
         nodes = {n: (count, holders.get(n, [])) for n, count in self.gpus.items()}
+        labels = DCGM.labels if "avg_over_time" in expr else (DCGM.node_label, DCGM.device_label)
         for family in families(nodes):
-            if f"({family.name}" in expr:
-                return [{"metric": dict(s.labels), "value": [0, str(s.value)]} for s in family.samples]
+            if f"({family.name}" in expr:  # label_join's key, as Prometheus would make it
+                return [
+                    (SEPARATOR.join(s.labels.get(k, "") for k in labels), s.value) for s in family.samples
+                ]
         return []
 
 

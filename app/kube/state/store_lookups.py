@@ -33,6 +33,11 @@ class Lookups:
         with self._lock:
             return self._index.pods.get((namespace, name))
 
+    def pod_nodes(self) -> dict[tuple[str, str], str]:
+        """Each running pod's node (the pods that count on a node), keyed (namespace, name)."""
+        with self._lock:
+            return {k: p.node_name for k, p in self._index.pods.items() if p.counts}
+
     def declaring_features(self) -> int:
         """Nodes that declare features (NodeDeclaredFeatures): the scheduler may keep a pod that
         needs one off the others, which the fit model does not weigh."""

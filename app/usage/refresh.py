@@ -1,0 +1,95 @@
+"""One usage refresh, whole: each mapping's three queries and the Reading made of them
+(``collect``), run in a process of its own for the served app (``in_child``).
+
+Why a process: an answer of 40,000 series decodes into tens of MiB of small objects that live
+a second; in the worker they would leave its heap fragmented (measured: +44 MiB of RSS kept after
+three refreshes at 5,000 nodes x 8 GPUs, for 6.5 MiB of reading; bench/gpu_usage.py). The child
+does the queries and the reading and hands back the reading alone, pickled; its memory goes with
+it. It is started with ``python -m app.usage.refresh`` (fork and exec: the worker has threads),
+bounded like the selector sandbox (1 GiB of address space, no core file) and killed past its
+deadline. Both ends are this app: the pickles never carry anything from a user."""
+
+from __future__ import annotations
+
+import pickle
+import resource
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from app.domain.gpu_usage import PodKey, Reading, UsageMapping, read
+from app.usage.poller import Source
+from app.usage.prometheus import Prometheus, UsageUnavailable
+
+MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map
+START_ALLOWANCE = 10.0  # seconds for the child to start, on top of its queries' time
+
+
+@dataclass(frozen=True)
+class Job:
+    url: str
+    token_file: str | None
+    ca_file: str | None
+    timeout: float
+    mappings: tuple[UsageMapping, ...]
+    window: timedelta
+    limit: int
+    pod_nodes: Mapping[PodKey, str]  # the running pods' nodes, as the cache knows them
+
+
+def collect(source: Source, job: Job, now: datetime) -> Reading:
+    """The queries and the reading, in this process; UsageUnavailable when a query fails."""
+    answers = [
+        (
+            source.query(m.utilization_query(job.window)),
+            source.query(m.memory_query(m.memory_used)) if m.memory_used else [],
+            source.query(m.memory_query(m.memory_free)) if m.memory_free else [],
+        )
+        for m in job.mappings
+    ]
+    return read(answers, job.mappings, job.pod_nodes.get, now, job.window, job.limit)
+
+
+def in_child(job: Job, start_allowance: float = START_ALLOWANCE) -> Reading:
+    """``collect`` in a child process; UsageUnavailable when it fails, stalls or dies."""
+    deadline = start_allowance + job.timeout * 3 * len(job.mappings)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "app.usage.refresh"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        close_fds=True,
+    )
+    # set from here (prlimit), not by a preexec_fn: this process has threads
+    for kind, value in ((resource.RLIMIT_AS, MEMORY_LIMIT), (resource.RLIMIT_CORE, 0)):
+        resource.prlimit(child.pid, kind, (value, value))
+    try:
+        out, _ = child.communicate(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL), timeout=deadline)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        raise UsageUnavailable(f"the refresh took longer than {deadline:g} s and was stopped") from None
+    if child.returncode != 0 or not out:
+        raise UsageUnavailable(f"the refresh stopped (exit {child.returncode})")
+    outcome, value = pickle.loads(out)
+    if outcome != "ok":
+        raise UsageUnavailable(str(value))
+    if not isinstance(value, Reading):
+        raise UsageUnavailable("the refresh answered something else than a reading")
+    return value
+
+
+def main(argv: Sequence[str] = ()) -> None:
+    job: Job = pickle.loads(sys.stdin.buffer.read())
+    source = Prometheus(job.url, job.token_file, job.ca_file, job.timeout)
+    try:
+        result: tuple[str, object] = ("ok", collect(source, job, datetime.now(UTC)))
+    except UsageUnavailable as exc:
+        result = ("unavailable", str(exc))
+    sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
