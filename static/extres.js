@@ -79,18 +79,29 @@
       target.setAttribute("tabindex", "-1");
     }
     target.focus({ preventScroll: false });
-    if (target.scrollIntoView) target.scrollIntoView({ block: "nearest" });
+    // once htmx has done its own scrolling of the swap (to the top, for a boosted page): an
+    // answer below the fold (What-if's) is brought into view, not only focused
+    window.setTimeout(function () {
+      if (target.scrollIntoView) target.scrollIntoView({ block: "nearest" });
+    }, 0);
   }
   // the flash said in the live region that was already there (a region inserted with its text
   // in it is often not announced): emptied, then filled a moment later
   function announce() {
     var region = document.getElementById("announce");
-    var flash = document.querySelector("#main [data-flash]");
+    // what an action did (its flash), or what stopped it (a conflict with a colleague's change,
+    // a notice that the node already advertises the name): said as saves are
+    var flash = document.querySelector("#main [data-flash], #main .flash, #main [data-notice]");
     if (!region) return;
     region.textContent = "";
     if (flash) {
+      var text = flash.textContent;
+      // a refusal names what to fix: the first field's message with it (a conflict's "you saw
+      // 4, it is now 6")
+      var field = document.querySelector("#main .field-error:not(:empty)");
+      if (flash.classList.contains("error") && field) text += " " + field.textContent;
       window.setTimeout(function () {
-        region.textContent = flash.textContent;
+        region.textContent = text.trim();
       }, 100);
     }
   }
@@ -104,7 +115,7 @@
     // a page loaded as a whole (no JavaScript navigation, or a form's post/redirect/get): only
     // an answer, an error or what an action did (its flash) moves focus
     var main = document.getElementById("main");
-    if (main && main.querySelector('[aria-invalid="true"], [data-autofocus], [data-flash]')) {
+    if (main && main.querySelector('[aria-invalid="true"], [data-autofocus], [data-flash], .flash')) {
       announce();
       land();
     }

@@ -21,8 +21,9 @@ htmx = HTMX()
 
 
 def wants(target: str) -> bool:
-    """htmx asked for the fragment with this id (a poll, a filter), not a page or a boosted form."""
-    return bool(htmx) and not htmx.boosted and htmx.target == target
+    """htmx asked for the fragment with this id (a poll, a filter), not a page, a boosted form
+    or a history restore."""
+    return bool(htmx) and not htmx.boosted and not htmx.history_restore_request and htmx.target == target
 
 
 # In a live region's own poll URL (``since=``), replaced by its token before the HTML leaves.
@@ -60,8 +61,11 @@ def _token(fragment: str) -> str:
 
 def redirect(url: str, code: int = 303) -> BaseResponse:
     """A redirect; to a poll or a fragment request, an HX-Redirect, so the browser navigates
-    instead of swapping the page it would be sent to (a sign-in form) into the fragment."""
-    if htmx and not htmx.boosted:
+    instead of swapping the page it would be sent to (a sign-in form) into the fragment. A
+    history restore (Back to a page htmx no longer holds) asks for a whole page: it is
+    redirected as a browser is, and gets the page it lands on (an empty 204 would be swapped in
+    as a blank page)."""
+    if htmx and not htmx.boosted and not htmx.history_restore_request:
         response = Response(status=204)
         response.headers["HX-Redirect"] = url
         return response

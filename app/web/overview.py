@@ -197,11 +197,14 @@ def export_csv() -> Response:
     return csv_response(_records(grid), fields, "extres-overview.csv")
 
 
-HEAT_BUCKETS = ("0-19%", "20-39%", "40-59%", "60-79%", "80-99%", "full")
+HEAT_BUCKETS = ("0-19%", "20-39%", "40-59%", "60-79%", "80-99%", "full", "over-committed")
 
 
 def _bucket(used: int, allocatable: int) -> int:
-    """``used``: requested, or for DRA-served resources what claims hold."""
+    """``used``: requested, or for DRA-served resources what claims hold. More than allocatable
+    is a band of its own, never counted as merely full."""
+    if used > max(allocatable, 0):
+        return 6
     if allocatable <= 0 or used >= allocatable:
         return 5
     return min(4, used * 5 // allocatable)

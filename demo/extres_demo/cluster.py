@@ -32,6 +32,7 @@ from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION
 log = logging.getLogger(__name__)
 
 WALKTHROUGH = "wgh/extended-cpu"
+SEEDER = "extres-demo"  # the field manager of what the demo creates, as the history names it
 BASE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 NODES = [
     ("demo-node-1", {"zone": "a", "pool": "general"}, {"example.com/dongle": "4", "acme.io/fpga": "2"}),
@@ -118,10 +119,12 @@ def seed(api: client.ApiClient, namespace: str = "default") -> None:
     core = client.CoreV1Api(api)
     create = _creators(api)
     for name, labels, extended in NODES:
-        _unless_exists(core.create_node, node_body(name, labels, extended))
+        _unless_exists(core.create_node, node_body(name, labels, extended), field_manager=SEEDER)
     seed_dra(api)
     for kind, name, replicas, node, extended in WORKLOADS:
-        _unless_exists(create[kind], namespace, workload_body(kind, name, replicas, node, extended))
+        _unless_exists(
+            create[kind], namespace, workload_body(kind, name, replicas, node, extended), field_manager=SEEDER
+        )
 
 
 def seed_dra(api: client.ApiClient) -> bool:
@@ -160,9 +163,9 @@ def seed_dra(api: client.ApiClient) -> bool:
     return True
 
 
-def _unless_exists(fn: Callable[..., Any], *args: Any) -> None:
+def _unless_exists(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     try:
-        fn(*args)
+        fn(*args, **kwargs)
     except client.ApiException as exc:
         if exc.status != 409:
             raise

@@ -180,8 +180,10 @@ def test_keyboard_reaches_every_action(browser, server, cluster, uid):
         seen.append(
             page.evaluate("document.activeElement.textContent.trim() || document.activeElement.name || ''")
         )
-    # the Pending link carries a badge when pods wait somewhere in the cluster ("Pending 3")
-    seen = [text.split(" ")[0] if text.startswith("Pending") else text for text in seen]
+    # the Pending link carries a badge when pods wait somewhere in the cluster ("Pending 3"); each
+    # row's Set and Remove… name their resource ("Set example.com/dongle")
+    assert any(text.startswith("Set ") and "/" in text for text in seen), seen
+    seen = [text.split(" ")[0] if text.startswith(("Pending", "Set", "Remove…")) else text for text in seen]
     for wanted in ("Overview", "Pending", "Set", "Remove…", "Save", "resource", "quantity"):
         assert wanted in seen, (wanted, seen)
     # and acting by keyboard alone: focus the search, type, Enter
@@ -228,8 +230,8 @@ def focus_on(page, expected: str) -> None:
 
 
 def test_focus_lands_where_the_reader_goes_next_after_each_step(browser, server, cluster, uid):
-    """Keyboard alone: a refused quantity puts focus on it; a saved change on its flash, said in
-    the live region; a remove's confirmation on Cancel."""
+    """Keyboard alone: a refused quantity puts focus on it, the refusal said in the live region; a
+    saved change on its flash, said there too; a remove's confirmation on Cancel."""
     r, a, _ = cluster
     w = open_page(browser)
     page = w.page
@@ -240,6 +242,9 @@ def test_focus_lands_where_the_reader_goes_next_after_each_step(browser, server,
     form.locator("input[name=quantity]").press("Enter")
     expect(page.locator("#quantity-error")).to_contain_text("2Ki means 2048")
     focus_on(page, "input[name=quantity]")
+    # the refusal is said too, with what to fix (a screen reader stays in the field otherwise)
+    expect(page.locator("#announce")).to_contain_text("Nothing was changed")
+    expect(page.locator("#announce")).to_contain_text("2Ki means 2048")
     page.locator("input[name=quantity]").fill("2")
     page.locator("input[name=quantity]").press("Enter")
     expect(page.locator("main .flash")).to_contain_text("changed")

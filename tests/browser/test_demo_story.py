@@ -215,7 +215,20 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
     shot(page, "demo-8-history", full=False)
     assert [p for p in w.problems if "status of 422" not in p] == []  # the refused 2Ki, as it should be
 
-    # 9. On a phone: the node page's resources as cards, free in large type
+    # 9. Idle GPUs: the notebook on demo-node-7 holds two GPUs idle (the dcgm-exporter stand-in
+    #    and Debian's Prometheus, which the demo runs when prometheus is installed); the trainer's
+    #    three on demo-node-3 are busy
+    page.goto(demo.url + "/idle/")
+    notebook = page.locator('table.idle tr[data-pod="default/notebook-0"]')
+    expect(notebook).to_be_visible(timeout=SLOW)
+    expect(notebook.locator('[data-field="devices"]')).to_have_text("2")
+    expect(page.locator('table.idle tr[data-pod^="default/trainer-"]')).to_have_count(0)
+    shot(page, "demo-10-idle", full=False)
+    page.goto(demo.url + "/nodes/demo-node-3")
+    expect(page.locator("#node-gpus tbody tr")).to_have_count(4)
+    expect(page.locator('#node-gpus [data-field="pod"]', has_text="trainer-")).to_have_count(3)
+
+    # 10. On a phone: the node page's resources as cards, free in large type
     phone = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     try:
         small = phone.new_page()
@@ -225,8 +238,9 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
     finally:
         phone.close()
 
-    # 10. axe, target sizes included, on what only the demo carries, on a desktop, a phone and in
-    #     the dark: a DRA node, the over-committed node, a GPU plan each way, pending filtered
+    # 11. axe, target sizes included, on what only the demo carries, on a desktop, a phone and in
+    #     the dark: a DRA node, the over-committed node, a GPU plan each way, pending filtered, the
+    #     Idle GPUs page and a GPU node with its GPUs' usage
     for width, dark in ((1440, False), (390, False), (1440, True)):
         context = axe_context(browser, width, dark)
         try:
@@ -237,6 +251,8 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
                 "/plan/?requests=example.com%2Fgpu%3D1&replicas=6",
                 "/plan/?requests=nvidia.com%2Fgpu%3D2&replicas=3",
                 "/pending/?resource=nvidia.com%2Fgpu",
+                "/idle/",
+                "/nodes/demo-node-7",
             ):
                 checked.goto(demo.url + path)
                 assert violations_here(checked, axe) == [], (width, dark, path)

@@ -110,7 +110,11 @@ def test_the_history_outlives_the_app_and_two_replicas_write_a_change_once(app, 
     assert len(data) == 4 and data["forged"] == forged
     rotated = CapacityLog(cluster.api, store, ("another key", *keys), timeout=5)  # the old key kept
     assert sorted(r.user for r in rotated.read().records) == ["ann", "bob"]
-    for log in (one, two, later, other, rotated):
+    # a second dashboard without any key: records exist, and it says so (it reads none, writes none)
+    keyless = CapacityLog(cluster.api, store, (), timeout=5)
+    seen = keyless.read()
+    assert (seen.records, seen.left_out, keyless.enabled, keyless.writes) == ([], 3, False, False)
+    for log in (one, two, later, other, rotated, keyless):
         log.stop()
     core.delete_namespaced_config_map(cm.metadata.name, "default")
 

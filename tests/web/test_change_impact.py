@@ -94,7 +94,7 @@ def test_a_bulk_remove_preview_names_the_pods_per_node_and_the_total_over_commit
         " ", strip=True
     )
     apply = page.select_one('form[action$="/bulk/apply"] button[type=submit]')
-    assert "primary" in apply["class"] and "over-committing 2" in apply.get_text()
+    assert "primary" in apply["class"] and "Apply to 3 nodes, 2 of them over-committed" in apply.get_text()
 
 
 def test_a_bulk_preview_that_adds_a_resource_to_nodes_without_it_warns_before_apply(client, cluster):

@@ -142,3 +142,22 @@ def test_each_changed_fragment_brings_the_navs_pending_count_beside_it(client, c
         html = client.get(url, headers={"HX-Request": "true", "HX-Target": region}).get_data(as_text=True)
         badge = BeautifulSoup(html, "html.parser").select_one("#pending-badge[hx-swap-oob]")
         assert badge is not None and badge.get_text() == str(n + 1) and not badge.has_attr("hidden"), region
+
+
+RESTORE = {"HX-Request": "true", "HX-History-Restore-Request": "true", "HX-Current-URL": "https://localhost/"}
+
+
+def test_back_to_a_page_htmx_no_longer_holds_gets_a_whole_page_never_an_empty_answer(client, cluster):
+    """Back after a remove: htmx asks the confirmation's URL again as a history restore; the
+    resource is gone, so it is redirected as a browser is (303 to the node page, whose flash says
+    so once), never a 204 whose empty body htmx would swap in as a blank page."""
+    cluster.node("n1", {"example.com/dongle": "2"})
+    url = "/changes/nodes/n1/resources/remove?resource=example.com/other"
+    restored = client.get(url, headers=RESTORE)
+    assert restored.status_code == 303 and restored.headers["Location"] == "/nodes/n1"
+    page = client.get("/nodes/n1", headers=RESTORE)
+    assert page.status_code == 200 and b"<html" in page.get_data()  # the page, not a fragment
+    assert page.get_data(as_text=True).count("nothing to remove") == 1
+    assert b"nothing to remove" not in client.get("/nodes/n1").get_data()  # shown once, then gone
+    fragment = client.get(url, headers=POLL)  # a fragment request still navigates through htmx
+    assert fragment.status_code == 204 and fragment.headers["HX-Redirect"] == "/nodes/n1"

@@ -56,7 +56,7 @@ def test_right_after_a_remove_only_the_actions_that_can_work_are_offered(client,
     assert row.select_one("[data-removed]") is not None
     assert not row.select('a[href*="remove"]')  # removing what is gone would fail its test
     assert row.select_one('input[name="expected"]')["value"] == ""  # adds it again: "absent"
-    assert row.select_one("button").get_text() == "Add again"
+    assert row.select_one("button").get_text() == f"Add again {D}"  # named, for a screen reader
     cluster.node("n1", {D: "3"})
     row = page(client, "/nodes/n1").select_one(f'table.resources tr[data-resource="{D}"]')
     assert row.select('a[href*="remove"]') and row.select_one("[data-removed]") is None

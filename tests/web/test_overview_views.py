@@ -161,3 +161,27 @@ def test_over_commitment_is_named_on_the_row_the_strip_the_totals_and_the_node_p
     assert "100%" not in row.get_text()
     pod = page.select_one('#node-pods tr[data-pod="default/hog"] [data-over]')
     assert pod is not None and pod.get_text(strip=True) == "over-committed here by 2"
+
+
+def test_over_commitment_is_a_state_of_its_own_in_bar_strip_and_heat_map(client, cluster):
+    """A node whose pods request more than it advertises (a capacity lowered under running pods):
+    its bar is in the warning state (never a full normal bar), the strip says "requested of" and by
+    how much it is over, and the heat map counts it apart from the full nodes."""
+    cluster.node("over", {R: "0"})
+    cluster.node("full", {R: "2"})
+    cluster.node("fine", {R: "4"})
+    cluster.pod("kept", "over", {R: "2"})
+    cluster.pod("fills", "full", {R: "2"})
+    soup = BeautifulSoup(client.get("/").get_data(as_text=True), "html.parser")
+    bars = {tr["data-node"]: tr.select_one("td.bar meter") for tr in soup.select("table.grid tbody tr")}
+    assert bars["over"].get("data-state") == "over" and bars["over"]["optimum"] == "0"
+    assert bars["over"]["value"] == bars["over"]["max"]  # past high, beside the optimum: the bad colour
+    assert bars["full"].get("data-state") is None and bars["fine"].get("data-state") is None
+    strip = soup.select_one(f'ul.strip li[data-resource="{R}"]')
+    assert "4 requested of 6" in strip.get_text(" ", strip=True)
+    assert strip.select_one('[data-field="over"]').get_text(strip=True) == "over-committed by 2 on 1 node"
+    heat = BeautifulSoup(client.get(f"/heat?of={R}").get_data(as_text=True), "html.parser")
+    classes = {a["title"].split()[0]: a["class"][0] for a in heat.select(".heat a")}
+    assert classes == {"over": "h6", "full": "h5", "fine": "h0"}
+    counts = {s["data-band"]: s.get_text() for s in heat.select("#heat-counts [data-band]")}
+    assert (counts["full"], counts["over-committed"]) == ("1", "1")

@@ -234,6 +234,11 @@ def test_without_a_history_key_the_history_page_says_so(client, cluster):
     cluster.capacity_log.enabled = cluster.capacity_log.writes = False
     page = soup(client.get("/history/"))
     assert "EXTRES_HISTORY_KEY is not set" in page.select_one('[data-history="no-key"]').get_text()
+    cluster.capacity_log.left_out = 24  # another dashboard, with the key, recorded changes
+    kept = soup(client.get("/history/")).select_one('[data-history="unreadable"]')
+    assert kept["data-kept"] == "24" and "24 changes are kept" in kept.get_text()
+    assert "set EXTRES_HISTORY_KEY to the key the recording dashboard uses" in kept.get_text(" ", strip=True)
+    cluster.capacity_log.left_out = 0
     cluster.capacity_log.namespace = ""  # EXTRES_HISTORY_STORE=off: said as that instead
     assert soup(client.get("/history/")).select_one('[data-history="off"]') is not None
 

@@ -127,7 +127,9 @@ class CapacityLog:
         self.namespace, _, self.prefix = (store or "/").partition("/")
         self.keys = tuple(k for k in keys if k)
         self.writes = bool(keys and keys[0])
-        self._api = api if api is not None and store and self.keys else None  # None: no history kept
+        # None: no history store at all; without a key the store is still read, to count what it
+        # keeps that this dashboard cannot read (a second dashboard without the chart's key)
+        self._api = api if api is not None and store else None
         self.timeout = timeout
         self.keep_days = keep_days
         self.interval = interval
@@ -145,7 +147,8 @@ class CapacityLog:
 
     @property
     def enabled(self) -> bool:
-        return self._api is not None
+        """Whether a history is kept and read here (a store and a key to read it with)."""
+        return self._api is not None and bool(self.keys)
 
     # ---- recording ------------------------------------------------------------------------
     def observe(self, old: NodeView | None, new: NodeView, raw: bytes) -> None:
@@ -196,7 +199,7 @@ class CapacityLog:
 
     # ---- writing ----------------------------------------------------------------------------
     def start(self) -> None:
-        if self._api is None or self._thread is not None:
+        if self._api is None or not self.writes or self._thread is not None:
             return
         self._thread = workers.every("capacity-log", self.interval, self.flush, self._stop)
 
@@ -270,7 +273,7 @@ class CapacityLog:
         API server does not answer)."""
         if self._api is None:
             return Kept([], 0, False)
-        (stored, left_out), stale = self._reads.get()
+        (stored, left_out), stale = self._reads.get()  # without a key: every record left out
         with self._lock:
             waiting = [*self._writing, *self._queue]
         records = including(stored, waiting) if waiting else stored
