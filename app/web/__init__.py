@@ -42,6 +42,7 @@ def init_app(
         overview,
         pending,
         plan,
+        pods,
         reapply,
         workloads,
     )
@@ -58,6 +59,7 @@ def init_app(
     app.register_blueprint(history.bp)
     app.register_blueprint(devices.bp)
     app.register_blueprint(idle.bp)
+    app.register_blueprint(pods.bp)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     app.config["EXTRES_WRITES"] = writes
     if writes:  # read-only: no write route exists at all

@@ -196,3 +196,30 @@ def test_quota_on_extended_resource_is_shown_with_the_quota_controllers_usage(we
     eventually(lambda: row("2"), timeout=30)
     core.delete_namespaced_pod("user", namespace, grace_period_seconds=0)
     eventually(lambda: row("0"), timeout=60)  # the controller's recount, after kwok removed the pod
+
+
+def test_the_pod_panel_reads_the_schedulers_events_and_the_pods_conditions(web, core, scheduler, uid):
+    """The panel of a pod no node can take: its PodScheduled condition and the scheduler's
+    FailedScheduling Events, read from the API server for the panel alone."""
+    r = own_resource(uid, "p")
+    node = f"{uid}-p"
+    create_node(core, node, {r: "1"})
+    kubelet_standin(core, node)
+    pod = f"{uid}-wants-2"
+    create_pod(core, pod, None, {r: "2"})
+
+    def panel():
+        soup = BeautifulSoup(web.get(f"/pods/default/{pod}").get_data(as_text=True), "html.parser")
+        history = soup.select("ol.pending-history li")
+        assert history and f"Insufficient {r}" in history[0].get_text(), soup.get_text(" ", strip=True)[:400]
+        assert soup.select_one('[data-field="node"]') is not None  # the cache's watch has it too
+        # the scheduler's Event and its status write are two calls: the condition may come second
+        assert soup.select_one('ul.conditions li[data-condition="PodScheduled"]') is not None
+        return soup
+
+    soup = eventually(panel, timeout=60, interval=0.5)
+    scheduled = soup.select_one('ul.conditions li[data-condition="PodScheduled"]')
+    assert scheduled["data-status"] == "False" and "Unschedulable" in scheduled.get_text()
+    assert soup.select_one('#pod-events tr[data-reason="FailedScheduling"]') is not None
+    assert soup.select_one('[data-field="node"]').get_text(strip=True).startswith("none yet")
+    assert web.get(f"/pods/default/{uid}-never-made").status_code == 404

@@ -11,8 +11,10 @@ from typing import Any
 
 from app.domain.admission import Namespace
 from app.domain.capacity_log import Record
+from app.domain.pod_details import PodDetails
 from app.kube.api.access import Identity
 from app.kube.api.capacity_log import Kept
+from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness, WatchCounters
 from app.kube.api.revocations import Revocations
 from app.kube.state.store import Store
@@ -88,12 +90,27 @@ class StubAdmission:
 
 
 @dataclass
+class StubPodReads:
+    """Each pod's details as the panel would read them (none given: a pod without conditions or
+    Events); ``error``: what every read raises instead."""
+
+    details_of: dict[tuple[str, str], PodDetails] = field(default_factory=dict)
+    error: KubeError | None = None
+
+    def details(self, namespace: str, name: str) -> PodDetails:
+        if self.error is not None:
+            raise self.error
+        return self.details_of.get((namespace, name), PodDetails())
+
+
+@dataclass
 class FakeCluster:
     store: Store = field(default_factory=Store)
     access: StubAccess = field(default_factory=StubAccess)
     capacity_log: StubCapacityLog = field(default_factory=StubCapacityLog)
     revocations: Revocations = field(default_factory=lambda: Revocations(None, None))  # in memory
     admission: StubAdmission = field(default_factory=lambda: StubAdmission())
+    pods: StubPodReads = field(default_factory=StubPodReads)
     fresh: Freshness = LIVE
     unreadable: list[Unreadable] = field(default_factory=list)
     server: str = "https://fake.invalid"
@@ -137,7 +154,9 @@ class FakeCluster:
         unschedulable: bool = False,
         annotations: dict[str, str] | None = None,
         ready: str = "True",
+        conditions: Iterable[dict[str, str]] = (),
     ) -> None:
+        """``conditions``: more than Ready (the pressures, NetworkUnavailable)."""
         capacity = {**BASE, **(extended or {})}
         self.store.apply_node(
             {
@@ -151,7 +170,7 @@ class FakeCluster:
                 "status": {
                     "capacity": capacity,
                     "allocatable": {**BASE, **(allocatable if allocatable is not None else extended or {})},
-                    "conditions": [{"type": "Ready", "status": ready, "reason": "KubeletReady"}],
+                    "conditions": [{"type": "Ready", "status": ready, "reason": "KubeletReady"}, *conditions],
                 },
             }
         )

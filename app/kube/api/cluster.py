@@ -12,12 +12,14 @@ from kubernetes import client
 
 from app import audit
 from app.domain.admission import Namespace
+from app.domain.pod_details import PodDetails
 from app.kube.api.access import Access, Identity
 from app.kube.api.admission_reads import AdmissionReads
 from app.kube.api.cache import ClusterCache
 from app.kube.api.capacity_log import CapacityLog, Kept
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.kube.api.freshness import Freshness, WatchCounters
+from app.kube.api.pod_reads import PodReads
 from app.kube.api.revocations import Revocations
 from app.kube.api.writer import NodeWriter
 from app.kube.state.store import Store
@@ -48,6 +50,10 @@ class AdmissionPort(Protocol):
     def namespace(self, name: str) -> Namespace: ...
 
 
+class PodReadsPort(Protocol):
+    def details(self, namespace: str, name: str) -> PodDetails: ...
+
+
 class CapacityLogPort(Protocol):
     namespace: str
     prefix: str
@@ -73,6 +79,8 @@ class ClusterPort(Protocol):
     def revocations(self) -> RevocationPort: ...
     @property
     def admission(self) -> AdmissionPort: ...
+    @property
+    def pods(self) -> PodReadsPort: ...
     @property
     def server(self) -> str: ...
     def ensure_started(self, first_sync_wait: float = 3.0) -> None: ...
@@ -124,6 +132,7 @@ class Cluster:
         self.admission = AdmissionReads(
             self.api, request_timeout, unreachable=lambda: self.cache.readiness.problem is not None
         )
+        self.pods = PodReads(self.api, request_timeout)
         self.revocations = Revocations(
             self.api,
             session_store,

@@ -88,6 +88,7 @@ class Owner:
 
 
 NO_OWNER = Owner("Pod", "")  # a bare pod
+MAX_CONDITIONS = 16  # of a node, kept
 
 
 @dataclass(slots=True)
@@ -105,6 +106,9 @@ class NodeView:
     ready: str = ""  # the Ready condition's status ("True", "False", "Unknown"; "" when none)
     ready_reason: str = ""
     declares_features: bool = False  # NodeDeclaredFeatures: the scheduler may filter on them
+    # every condition the node reports, (type, status, reason): Ready, the pressures,
+    # NetworkUnavailable, and any a node problem detector adds (at most MAX_CONDITIONS)
+    conditions: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -149,6 +153,14 @@ class NodeView:
             ready=sys.intern(ready.status or "") if ready else "",
             ready_reason=sys.intern(ready.reason or "") if ready else "",
             declares_features=bool(status and status.declared_features),
+            conditions=tuple(
+                (
+                    sys.intern((c.type or "")[:63]),
+                    sys.intern((c.status or "")[:16]),
+                    sys.intern((c.reason or "")[:128]),
+                )
+                for c in ((status.conditions if status else None) or ())[:MAX_CONDITIONS]
+            ),
         )
 
 

@@ -1,0 +1,50 @@
+"""One pod: its owner workload, node, extended requests and limits, claims, conditions, and the
+Events about it (the scheduler's among them: why it waited). The cache's view first; the pod's
+conditions and Events are read for this panel alone (two GETs), and a failure there leaves the
+rest shown."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from flask import Response, abort
+
+from app.domain.pod_details import PodDetails
+from app.kube.api.errors import KubeError, NotFound
+from app.web.hx import Page, page_or_fragment
+from app.web.services import Services
+
+bp = Page("pods", __name__, url_prefix="/pods", reads=(("list", "pods"), ("get", "pods"), ("list", "events")))
+
+
+@bp.get("/<namespace>/<name>")
+def detail(namespace: str, name: str) -> str | Response:
+    """Read the cache's pod and its details; render."""
+    state = Services.get()
+    pod = state.cluster.store.pod(namespace, name)
+    problem = ""
+    try:
+        details = state.cluster.pods.details(namespace, name)
+    except NotFound:
+        _missing(namespace, name)
+    except KubeError as err:
+        details, problem = PodDetails(), err.message
+    if pod is None and not details.conditions and not problem:
+        _missing(namespace, name)
+    usage = state.usage_status()
+    reading = usage.reading if usage is not None else None
+    return page_or_fragment(
+        "pod",
+        "pods/_pod.html",
+        "pods/detail.html",
+        namespace=namespace,
+        name=name,
+        pod=pod,
+        details=details,
+        problem=problem,
+        gpu=reading.pod_utilization((namespace, name)) if reading else None,
+    )
+
+
+def _missing(namespace: str, name: str) -> NoReturn:
+    abort(404, description=f"There is no pod {namespace}/{name} (it may have finished and been removed).")

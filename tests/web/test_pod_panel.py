@@ -1,0 +1,123 @@
+"""The pods behind the numbers: every pod name links to its panel (owner workload, node,
+extended requests and limits, claims, conditions, the scheduler's Events and why it waited),
+and a node page shows its conditions besides Ready."""
+
+from __future__ import annotations
+
+from bs4 import BeautifulSoup
+
+from app.domain.pod_details import Claim, Condition, Event, PodDetails
+from app.kube.api.errors import NotFound, Unavailable
+
+D = "example.com/dongle"
+WAITED = "0/3 nodes are available: 3 Insufficient example.com/dongle. preemption: 0/3 nodes are available."
+
+
+def page(client, url) -> BeautifulSoup:
+    response = client.get(url)
+    assert response.status_code == 200, response.get_data(as_text=True)[:400]
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+def test_the_panel_says_who_owns_the_pod_what_it_asks_and_why_it_waited(client, cluster):
+    cluster.node("n1", {D: "2"})
+    cluster.pod("train-7f9c-x2", "n1", {D: "2"}, namespace="ml", owner=("Job", "train"))
+    cluster.pods.details_of[("ml", "train-7f9c-x2")] = PodDetails(
+        conditions=(
+            Condition("PodScheduled", "True", "", "", "2026-12-06T10:00:00Z"),
+            Condition("Ready", "True"),
+        ),
+        claims=(Claim("gpu", "train-7f9c-x2-gpu-abcde"),),
+        events=(
+            Event(
+                "Normal",
+                "Scheduled",
+                "Successfully assigned ml/train-7f9c-x2 to n1",
+                1,
+                "t2",
+                "2026-12-06T10:00:00Z",
+                "default-scheduler",
+            ),
+            Event(
+                "Warning",
+                "FailedScheduling",
+                WAITED,
+                4,
+                "2026-12-06T09:00:00Z",
+                "2026-12-06T09:50:00Z",
+                "default-scheduler",
+            ),
+        ),
+        owner="Job/train",
+    )
+    panel = page(client, "/pods/ml/train-7f9c-x2")
+    facts = {
+        dt.get_text(): dd
+        for dt, dd in zip(panel.select("dl.facts dt"), panel.select("dl.facts dd"), strict=True)
+    }
+    assert facts["Workload"].get_text() == "Job/train"
+    assert facts["Node"].a["href"] == "/nodes/n1" and facts["Phase"].get_text() == "Running"
+    row = panel.select_one(f'#pod-extended tr[data-resource="{D}"]')
+    assert (
+        row.select_one('[data-field="requested"]').get_text() == "2"
+        and row.select_one('[data-field="limit"]').get_text() == "2"
+    )
+    assert (
+        panel.select_one('[data-claim="gpu"]').get_text(" ", strip=True)
+        == "gpu : ResourceClaim ml/train-7f9c-x2-gpu-abcde"
+    )
+    assert [li["data-condition"] for li in panel.select("ul.conditions li")] == ["PodScheduled", "Ready"]
+    [waited] = panel.select("ol.pending-history li")
+    assert WAITED in waited.get_text() and "(4 times since" in waited.get_text()
+    assert [tr["data-reason"] for tr in panel.select("#pod-events tbody tr")] == [
+        "Scheduled",
+        "FailedScheduling",
+    ]
+
+
+def test_every_pod_name_links_to_its_panel(client, cluster):
+    cluster.node("n1", {D: "2"})
+    cluster.pod("holder", "n1", {D: "2"}, owner=("Deployment", "holders"))
+    cluster.pod("waiting", None, {D: "1"}, message=f"0/1 nodes are available: 1 Insufficient {D}.")
+    node = page(client, "/nodes/n1")
+    assert node.select_one('#node-pods tr[data-pod="default/holder"] a.pod')["href"] == "/pods/default/holder"
+    pending = page(client, "/pending/")
+    assert "/pods/default/waiting" in {a["href"] for a in pending.select("a.pod")}
+    workloads = page(client, "/workloads/")
+    assert workloads.select_one('[data-member="holder"] a.pod')["href"] == "/pods/default/holder"
+    remove = page(client, f"/changes/nodes/n1/resources/remove?resource={D}")
+    assert remove.select_one('[data-holder="default/holder"] a.pod')["href"] == "/pods/default/holder"
+
+
+def test_a_pod_gone_is_404_and_details_that_cannot_be_read_leave_the_rest(client, cluster):
+    cluster.node("n1", {D: "2"})
+    cluster.pod("p", "n1", {D: "1"})
+    cluster.pods.error = NotFound('pods "gone" not found')
+    assert client.get("/pods/default/gone").status_code == 404
+    cluster.pods.error = Unavailable("Could not talk to the API server (the connection failed).")
+    panel = page(client, "/pods/default/p")
+    assert "could not be read: Could not talk to the API server" in panel.select_one(".banner").get_text()
+    assert panel.select_one('[data-field="node"]').get_text() == "n1"  # the cache's view still shown
+
+
+def test_the_node_page_shows_its_conditions_besides_ready(client, cluster):
+    cluster.node(
+        "n1",
+        {D: "2"},
+        conditions=[
+            {"type": "MemoryPressure", "status": "True", "reason": "KubeletHasInsufficientMemory"},
+            {"type": "DiskPressure", "status": "False", "reason": "KubeletHasNoDiskPressure"},
+            {"type": "NetworkUnavailable", "status": "Unknown", "reason": "NodeStatusUnknown"},
+        ],
+    )
+    state = page(client, "/nodes/n1").select_one(".node-state")
+    shown = {
+        b["data-condition"]: (b["data-status"], "warn" in b["class"])
+        for b in state.select("[data-condition]")
+    }
+    assert shown == {
+        "MemoryPressure": ("True", True),
+        "DiskPressure": ("False", False),
+        "NetworkUnavailable": ("Unknown", True),
+    }
+    assert "KubeletHasInsufficientMemory" in state.get_text()
