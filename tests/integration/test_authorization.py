@@ -16,7 +16,7 @@ from app.config import Settings
 from app.serving import gunicorn_options
 from app.web.security import safe_next
 from tests.conftest import browser, eventually
-from tests.kube_helpers import create_node, snapshot
+from tests.kube_helpers import create_node, create_pod, snapshot
 from tests.serving import Server
 
 pytestmark = pytest.mark.usefixtures("chart_roles")
@@ -108,6 +108,12 @@ def test_reads_follow_the_users_own_rbac(make_app, core, node):
         assert node not in body and "pending-badge" not in body, path
         assert "mallory may not list nodes" in body
     assert web.get("/export.json", headers=alice).status_code == 200
+    # a pod's panel reads the pod and its Events: the chart's viewer role grants both
+    create_pod(core, f"{node}-p", node, {D: "1"})
+    panel = f"/pods/default/{node}-p"
+    eventually(lambda: web.get(panel, headers=alice).status_code == 200)
+    assert "could not be read" not in web.get(panel, headers=alice).get_data(as_text=True)
+    assert web.get(panel, headers=mallory).status_code == 403
 
 
 def test_a_session_whose_token_is_refused_now_is_dropped(make_app, core, admin_api, uid):
