@@ -121,3 +121,22 @@
     }
   });
 })();
+
+// On a phone, filters beyond the first fold away ([data-fold-narrow]), so the first screen shows
+// what the page is about (the nodes); they stay open where one of them is in use.
+(function () {
+  "use strict";
+  function fold() {
+    if (!window.matchMedia || !window.matchMedia("(max-width: 600px)").matches) return;
+    document.querySelectorAll("details[data-fold-narrow][open]").forEach(function (box) {
+      var used = Array.prototype.some.call(box.querySelectorAll("input, select"), function (field) {
+        return field.type === "checkbox" ? field.checked : field.value !== "";
+      });
+      if (!used) box.removeAttribute("open");
+    });
+  }
+  document.addEventListener("DOMContentLoaded", fold);
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (event.detail && event.detail.boosted) fold();
+  });
+})();

@@ -63,8 +63,9 @@ WORKLOADS: list[tuple[str, str, int, str | None, dict[str, str]]] = [
     ("StatefulSet", "notebook", 1, "demo-node-7", {"nvidia.com/gpu": "2"}),  # holds 2 GPUs, idle
 ]
 # GPU utilization of each workload's pods, for the dcgm-exporter stand-in (extres_demo.dcgm_standin):
-# the trainer keeps its GPUs busy, the notebook holds two and idles (the Idle GPUs page shows it)
-UTILIZATION = {"trainer": "70-95", "notebook": "0-3"}
+# the trainer (or gpu-eval, whichever the scheduler places) keeps its GPUs busy, the notebook
+# holds two and idles (the Idle GPUs page shows it)
+UTILIZATION = {"trainer": "70-95", "gpu-eval": "60-90", "notebook": "0-3"}
 
 
 def node_body(name: str, labels: dict[str, str], extended: dict[str, str]) -> client.V1Node:

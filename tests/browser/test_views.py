@@ -195,6 +195,37 @@ def test_no_page_is_wider_than_a_phone_except_inside_its_table_boxes(browser, se
         context.close()
 
 
+def test_a_phone_opens_the_overview_on_its_nodes(browser, server, held, uid):
+    """At 390 x 844 the filters past the node search are folded (open again where one is in use),
+    the totals are one line, and each node is a card whose resources' free counts are in large
+    type: the first node is on the first screen."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    try:
+        r, _, _ = held
+        page.goto(server.url + f"/?q={uid}")
+        first = page.locator("#grid tbody tr[data-node]").first
+        expect(first).to_be_visible()
+        top = first.bounding_box()["y"]
+        print(f"\nfirst node card at y = {top:.0f} px of 844")
+        assert top + 60 < 844, top
+        assert page.locator("details.more-filters").get_attribute("open") is None
+        free = first.locator(f'td[data-field="free"][data-resource="{r}"]')
+        assert float(free.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 20
+        assert first.locator('td[data-field="capacity"]').first.is_hidden()
+        page.locator("details.more-filters > summary").click()
+        expect(page.locator('input[name="selector"]')).to_be_visible()
+        page.goto(server.url + f"/?q={uid}&selector=suite%3D{uid}")  # a filter in use: shown open
+        assert page.locator("details.more-filters").get_attribute("open") is not None
+        desktop = browser.new_page(viewport={"width": 1440, "height": 900})
+        desktop.goto(server.url + f"/?q={uid}")
+        expect(desktop.locator('input[name="selector"]')).to_be_visible()  # never folded on a desktop
+        expect(desktop.locator('#grid td[data-field="capacity"]').first).to_be_visible()
+        desktop.close()
+    finally:
+        context.close()
+
+
 def test_a_phone_shows_the_node_page_as_cards(browser, server, held):
     """Below 600 px each resource is a card: its name, free in large type, the other numbers
     labelled, the bar and the forms, all within the screen (no scroll box to find them in)."""
