@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,3 +58,22 @@ def create_app(
 
     init_app(app, settings, cluster, usage_source)
     return app
+
+
+def on_worker_start(app: Flask) -> None:
+    """The served worker's start (app.serving calls it; the web package says what it does)."""
+    from app.web import on_worker_start as start
+
+    start(app)
+
+
+def on_worker_stop(app: Flask) -> None:
+    from app.web import on_worker_stop as stop
+
+    stop(app)
+
+
+def metrics_exposition(app: Flask) -> Callable[[], bytes]:
+    from app.web import metrics_exposition as exposition
+
+    return exposition(app)

@@ -22,6 +22,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from app import logs, malloc, workers
 from app.config import Settings
+from app.identity_headers import mark_repeated_identity_headers
 
 log = logging.getLogger(__name__)
 METRICS_WORKERS = 2  # scrapes answered at once
@@ -119,27 +120,29 @@ def start_metrics_server(
 def worker_up(settings: Settings, worker: Any) -> None:
     """In the (one) worker, once the app is loaded: the cluster's watches start (after the fork,
     never before it), and the metrics are served on their own port."""
-    from app import cel_sandbox
-    from app.web import compile_templates
+    from app import cel_sandbox, on_worker_start
 
     cel_sandbox.install()  # before the first sync brings DeviceClasses
-    worker.wsgi.extensions["extres"].connect()
-    workers.start("templates", lambda: compile_templates(worker.wsgi))
+    on_worker_start(worker.wsgi)
     serve_metrics(settings, worker)
 
 
 def worker_down(worker: Any) -> None:
     """In the worker, after its last request (a graceful stop: SIGTERM, a rolling update, a
     drain): the watches stop and what the history still holds is written."""
+    from app import on_worker_stop
+
     wsgi = getattr(worker, "wsgi", None)
     if wsgi is not None:
-        wsgi.extensions["extres"].close()
+        on_worker_stop(wsgi)
 
 
 def serve_metrics(settings: Settings, worker: Any) -> None:
     if not settings.metrics_port:
         return
-    exposition = worker.wsgi.extensions["extres"].metrics.exposition
+    from app import metrics_exposition
+
+    exposition = metrics_exposition(worker.wsgi)
     host = settings.metrics_host or settings.host
     try:
         start_metrics_server(settings.metrics_port, host, exposition)
@@ -147,19 +150,6 @@ def serve_metrics(settings: Settings, worker: Any) -> None:
         log.error("cannot serve metrics on %s:%d: %s", host, settings.metrics_port, exc)
         return
     log.info("metrics on http://%s:%d/metrics", host, settings.metrics_port)
-
-
-REPEATED = "X-Extres-Repeated-Header"
-
-
-def mark_repeated_identity_headers(settings: Settings, req: Any) -> None:
-    """WSGI merges a repeated header into one value, so the app could not tell two
-    X-Forwarded-Groups headers from one: name each identity header sent more than once in a
-    header of our own, which makes the app refuse the request."""
-    names = [name for name, _ in req.headers]
-    for header in (settings.user_header, settings.groups_header):
-        if names.count(header.upper()) > 1:
-            req.headers.append((REPEATED.upper(), header))
 
 
 def gunicorn_options(settings: Settings) -> dict[str, Any]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from flask import Flask, abort
 from werkzeug.exceptions import HTTPException
 
+from app import workers
 from app.config import Settings
 from app.kube.api.cluster import ClusterPort
 from app.kube.api.errors import Busy, KubeError
@@ -117,6 +119,25 @@ def turned_off(rest: str) -> str:
         "so it offers no form and writes nothing. Nothing was changed.",
     )
     return ""  # not reached: abort raises
+
+
+def on_worker_start(app: Flask) -> None:
+    """In the served worker, once the app is loaded (never before the fork): the cluster's watches
+    and the usage refresh start, and the templates compile in the background."""
+    app.extensions["extres"].connect()
+    workers.start("templates", lambda: compile_templates(app))
+
+
+def on_worker_stop(app: Flask) -> None:
+    """In the worker after its last request: the watches stop, the history's last records are
+    written."""
+    app.extensions["extres"].close()
+
+
+def metrics_exposition(app: Flask) -> Callable[[], bytes]:
+    """What a scrape of the metrics port gets."""
+    exposition: Callable[[], bytes] = app.extensions["extres"].metrics.exposition
+    return exposition
 
 
 def compile_templates(app: Flask) -> None:

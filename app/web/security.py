@@ -17,8 +17,8 @@ from werkzeug.wrappers import Response
 
 from app import audit
 from app.config import Settings
+from app.identity_headers import REPEATED
 from app.kube.api.access import Identity
-from app.serving import REPEATED
 from app.web.hx import Page, redirect
 from app.web.services import Services
 from app.web.sessions import TokenSession
