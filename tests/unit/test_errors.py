@@ -79,10 +79,9 @@ def test_each_status_has_its_own_kind_of_error(status, kind, title):
     assert (type(err).__name__, err.status, err.title) == (kind, status, title)
 
 
-def test_a_401_is_a_refusal_of_its_own_and_a_429_keeps_its_retry_after():
-    from app.kube.api.errors import Busy, Forbidden
+def test_a_429_keeps_its_retry_after():
+    from app.kube.api.errors import Busy
 
-    assert isinstance(translate(api_error(401, {})), Forbidden)  # code that refuses on 403 refuses on 401
     busy = api_error(429, {})
     busy.headers = {"Retry-After": "7"}
     err = translate(busy)
@@ -144,3 +143,13 @@ def test_a_429_with_retry_after_comes_back_as_busy_never_retried(method):
         server.shutdown()
         server.server_close()
         api.close()
+
+
+def test_401_and_403_are_siblings_so_catching_one_never_swallows_the_other():
+    from kubernetes.client import ApiException
+
+    from app.kube.api.errors import Forbidden, Unauthorized, translate
+
+    unauthorized, forbidden = translate(ApiException(status=401)), translate(ApiException(status=403))
+    assert isinstance(unauthorized, Unauthorized) and not isinstance(unauthorized, Forbidden)
+    assert isinstance(forbidden, Forbidden) and not isinstance(forbidden, Unauthorized)

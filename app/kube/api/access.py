@@ -26,7 +26,7 @@ from urllib3 import HTTPHeaderDict
 
 from app.kube.api import raw
 from app.kube.api.client import api_client
-from app.kube.api.errors import Busy, Forbidden, KubeError, Unavailable, translate
+from app.kube.api.errors import Busy, KubeError, Unauthorized, Unavailable, translate
 
 log = logging.getLogger(__name__)
 CHECK_TTL = 30.0
@@ -170,7 +170,7 @@ class Access:
         timeout: float | None = None,
     ) -> bool:
         """One SelfSubjectAccessReview as the acting user; raises KubeError when it cannot be made
-        (a refused identity is a Forbidden with status 401). ``resource`` is ``group/resource``
+        (Unauthorized for an identity the API server does not accept). ``resource`` is ``group/resource``
         outside the core group ("resource.k8s.io/resourceslices")."""
         group, _, name = resource.rpartition("/")
         body: Any = {
@@ -283,10 +283,8 @@ class Access:
                 raise err from exc
         try:  # the app may not review tokens: ask with the token itself
             self._review(identity, "get", "nodes", timeout=timeout)
-        except Forbidden as exc:
-            if exc.status == 401:
-                return None
-            raise
+        except Unauthorized:  # the token itself is not accepted
+            return None
         return ""
 
     def check(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:

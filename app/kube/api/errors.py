@@ -34,8 +34,9 @@ class Forbidden(KubeError):
     title = "Not allowed"
 
 
-class Unauthorized(Forbidden):
-    """401: the credentials were not accepted (a kind of refusal: ``except Forbidden`` sees it)."""
+class Unauthorized(KubeError):
+    """401: the credentials were not accepted. A sibling of Forbidden, not a kind of it: who is not
+    known is a different answer from who may not (``except Forbidden`` never swallows a 401)."""
 
     status = 401
     title = "Not signed in"
