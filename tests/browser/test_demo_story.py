@@ -22,6 +22,7 @@ from playwright.sync_api import Page, expect
 
 from extres_demo import testenv
 from tests.browser.conftest import DOCS, axe_context, open_page, violations_here
+from tests.browser.test_walk import tabs_to_content
 from tests.conftest import wait_until_serving
 
 pytestmark = pytest.mark.browser
@@ -92,13 +93,29 @@ def row_cell(page: Page, node: str, resource: str, field: str):
     return page.locator(f'#grid tr[data-node="{node}"] td[data-resource="{resource}"][data-field="{field}"]')
 
 
+def said(page: Page, walk: list[str], action: str) -> None:
+    """After an action: where focus is and what the live region says, for the walk's print."""
+    page.wait_for_timeout(250)  # the script fills the live region 100 ms after the swap settles
+    focus = page.evaluate(
+        """() => { const e = document.activeElement; if (!e || e === document.body) return 'body';
+        return e.tagName.toLowerCase() + (e.name ? '[name=' + e.name + ']' : '') +
+          (e.id ? '#' + e.id : '') + (e.classList.length ? '.' + [...e.classList].join('.') : ''); }"""
+    )
+    announced = page.locator("#announce").inner_text().strip()
+    walk.append(f"{action:38s} focus {focus[:40]:40s} said: {announced[:70] or '-'}")
+
+
 def nginx_card(page: Page):
     return page.locator('article[data-pod^="default/nginx-deployment-"]')
 
 
 def test_the_readme_demo_step_by_step(browser, demo, axe):
+    """The README's steps on the demo, its pictures taken on the way; the walk printed: after each
+    action where focus is and what is said, then per page on a desktop and a phone axe's count,
+    the width against the screen and the Tab presses to the page's own content."""
     w = open_page(browser)
     page = w.page
+    walk: list[str] = []
 
     # 1. Overview: per node and in total; a device plugin's and DRA's resources marked, the DRA
     #    DeviceClass's implicit name an alias of the same devices, never a second pool
@@ -145,6 +162,8 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
     shot(page, "demo-4-remove")
     page.locator("button.danger").click()
     expect(page.locator(".flash.ok")).to_contain_text(f"{W} 2 → absent")
+    said(page, walk, "remove confirmed")
+    assert W in page.locator("#announce").inner_text()
     page.reload()  # Reload lands on the node page, never on a dead form
     expect(page.locator("h1")).to_contain_text("demo-node-4")
     expect(page.locator(f'tr[data-resource="{W}"] td.bar')).to_contain_text(
@@ -167,13 +186,18 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
     expect(page.locator(".change-summary")).to_have_attribute("data-change", f"{D} 2 3")
     expect(page.locator(".change-summary")).to_contain_text("currently 2 → 3")
     expect(page.locator("main")).not_to_contain_text("changed since")
+    said(page, walk, "add a name it has (a notice)")
+    assert "already" in page.locator("#announce").inner_text()
     page.locator("form.change input[name=quantity]").fill("2Ki")
     page.locator("form.change input[name=quantity]").press("Enter")
     expect(page.locator("#quantity-error")).to_contain_text("2Ki means 2048: type 2048 if you mean it")
+    said(page, walk, "2Ki refused")
+    assert "2Ki means 2048" in page.locator("#announce").inner_text()
     shot(page, "demo-5-add-existing")
     page.locator("form.change input[name=quantity]").fill("3")
     page.locator("form.change input[name=quantity]").press("Enter")
     expect(page.locator(".flash.ok")).to_contain_text(f"{D} 2 → 3")
+    said(page, walk, "saved")
 
     # 6. What if: six pods of one dongle each, spread over the nodes with room; the hardware
     #    caveat; a misspelled name gets "did you mean" before anything is planned
@@ -182,6 +206,8 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
     page.fill("input[name=replicas]", "6")
     page.locator("form.plan-form button", has_text="Plan").first.click()
     expect(page.locator(".plan-result h2")).to_contain_text("fits")
+    said(page, walk, "What-if answered")
+    expect(page.locator(".plan-result h2")).to_be_focused()
     steps = page.locator(".plan-steps tbody tr")
     expect(steps).not_to_have_count(0)
     assert steps.count() >= 2, "the plan spreads over more than one node"
@@ -206,6 +232,7 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
     expect(impact.locator("[data-holder]").first).to_contain_text("dongle-reader")
     expect(impact.locator("[data-over-committed]")).to_contain_text("over-committed by 3")
     expect(page.locator("button.primary", has_text="Apply to 2 nodes")).to_be_visible()
+    said(page, walk, "bulk preview")
     shot(page, "demo-7-bulk-preview")
 
     # 8. History: the changes of this run, with who made them; one JSON audit line each
@@ -241,26 +268,44 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
     finally:
         phone.close()
 
-    # 11. axe, target sizes included, on what only the demo carries, on a desktop, a phone and in
-    #     the dark: a DRA node, the over-committed node, a GPU plan each way, pending filtered, the
-    #     Idle GPUs page and a GPU node with its GPUs' usage
+    # 11. The walk's pages, on a desktop, a phone and (axe only) in the dark, target sizes
+    #     included: every page, and the states only the demo carries (a DRA node, the
+    #     over-committed node, a GPU plan each way, pending filtered, Idle GPUs, a GPU node, a pod)
+    page.goto(demo.url + "/nodes/demo-node-7")
+    pod_path = page.locator("#node-gpus a.pod").first.get_attribute("href") or "/pods/default/notebook-0"
+    paths = (
+        "/",
+        "/heat",
+        "/pending/",
+        "/workloads/",
+        "/devices/",
+        "/history/",
+        "/changes/bulk",
+        "/nodes/demo-node-5",
+        "/nodes/demo-node-4",
+        "/plan/?requests=example.com%2Fgpu%3D1&replicas=6",
+        "/plan/?requests=nvidia.com%2Fgpu%3D2&replicas=3",
+        "/pending/?resource=nvidia.com%2Fgpu",
+        "/idle/",
+        "/nodes/demo-node-7",
+        pod_path,
+    )
     for width, dark in ((1440, False), (390, False), (1440, True)):
         context = axe_context(browser, width, dark)
         try:
             checked = context.new_page()
-            for path in (
-                "/nodes/demo-node-5",
-                "/nodes/demo-node-4",
-                "/plan/?requests=example.com%2Fgpu%3D1&replicas=6",
-                "/plan/?requests=nvidia.com%2Fgpu%3D2&replicas=3",
-                "/pending/?resource=nvidia.com%2Fgpu",
-                "/idle/",
-                "/nodes/demo-node-7",
-            ):
+            walk.append(f"{width} px{' dark' if dark else ''}:")
+            for path in paths:
                 checked.goto(demo.url + path)
-                assert violations_here(checked, axe) == [], (width, dark, path)
+                found = violations_here(checked, axe)
+                wide = checked.evaluate("document.documentElement.scrollWidth")
+                tabs = "" if dark else f"  tabs to content {tabs_to_content(checked)}"
+                walk.append(f"  {path[:50]:52s} axe {len(found)}  width {wide}/{width}{tabs}")
+                assert found == [], (width, dark, path, found)
+                assert wide <= width + 1, (width, path, wide)
         finally:
             context.close()
+    print("\nthe walk:\n" + "\n".join(walk))
 
     took = demo.stop()
     print(f"\nthe demo stopped in {took:.1f} s")

@@ -333,8 +333,10 @@ def test_drift_after_reregistration_is_shown_and_reapplied(web, core, node):
     resp = web.post(f"/changes/nodes/{node}/reapply")
     assert resp.status_code == 303
     assert capacity(core, node)[F] == "2"
-    results = text(web.get(resp.headers["Location"]))
-    assert f"changed {F} 0 → 2" in results
+    results = BeautifulSoup(web.get(resp.headers["Location"]).get_data(as_text=True), "html.parser")
+    row = results.select_one(f'table.outcomes tr[data-node="{node}"]')
+    cells = [td.get_text(strip=True) for td in row.select("td")]
+    assert cells[:4] == [F, "0", "2", "changed"]  # before and after in their columns, the result alone
     assert any(f"reapply {F} 0 → 2" in e.message for e in events(core, node))
     eventually(
         lambda: (

@@ -149,7 +149,9 @@ EXPECTED = [
     (VIEWER, "list", "nodes", "", "", True),
     (VIEWER, "watch", "pods", "", "", True),
     (VIEWER, "list", "resourcequotas", "", "", True),
-    (VIEWER, "get", "events", "", "", False),  # no cluster-wide event reads
+    (VIEWER, "get", "events", "", "", False),  # one event by name: never needed
+    (VIEWER, "list", "events", "", "", True),  # a pod's panel lists the Events about it
+    (VIEWER, "watch", "events", "", "", False),
     (VIEWER, "patch", "nodes", "status", "", False),
     (VIEWER, "create", "events", "", "", False),
     (VIEWER, "get", "secrets", "", "", False),
@@ -171,7 +173,8 @@ EXPECTED = [
     (SERVICE_ACCOUNT, "impersonate", "groups", "", "system:masters", False),
     (SERVICE_ACCOUNT, "impersonate", "serviceaccounts", "", "", False),
     (SERVICE_ACCOUNT, "get", "secrets", "", "", False),
-    (SERVICE_ACCOUNT, "list", "events", "", "", False),
+    (SERVICE_ACCOUNT, "list", "events", "", "", True),  # a pod's panel: the Events about it
+    (SERVICE_ACCOUNT, "watch", "events", "", "", False),
     (SERVICE_ACCOUNT, "list", "configmaps", "", "", False),  # the history: its namespace only
     (SERVICE_ACCOUNT, "list", "limitranges", "", "", True),  # admission of a pasted pod
     (SERVICE_ACCOUNT, "get", "limitranges", "", "", False),
