@@ -43,6 +43,17 @@ VALUE_SETS = {
         }
     },
 }
+VALUE_SETS["gpu-usage"] = {
+    "usage": {
+        "prometheus": {
+            "url": "http://prometheus-operated.monitoring:9090",
+            "tokenFile": "/var/run/prom/token",
+        },
+        "windowMinutes": 30,
+        "idleThresholdPercent": 2.5,
+        "mappings": [{"pattern": "amd.com/gpu", "utilization": "gpu_gfx_activity", "node_label": "hostname"}],
+    }
+}
 SA = f"system:serviceaccount:{NAMESPACE}:extres"
 
 
@@ -73,6 +84,37 @@ def test_chart_renders_lints_and_validates(name):
     assert "cluster-admin" not in text
     rules = [r for d in docs if d["kind"] in ("Role", "ClusterRole") for r in d.get("rules", [])]
     assert not [r for r in rules if "secrets" in r.get("resources", [])]
+
+
+def test_gpu_usage_values_reach_the_app_as_settings_it_accepts():
+    """The chart's usage values become the app's settings, checked by the app's own parser; without
+    a Prometheus URL none is set (no usage anywhere)."""
+    from app.config import Settings
+
+    def env(values):
+        [deploy] = [d for d in render(values) if d["kind"] == "Deployment"]
+        return {
+            e["name"]: e["value"]
+            for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]
+            if "value" in e
+        }
+
+    given = env(VALUE_SETS["gpu-usage"])
+    settings = Settings.from_env({k: v for k, v in given.items() if k.startswith("EXTRES_")})
+    assert settings.prometheus_url == "http://prometheus-operated.monitoring:9090"
+    assert (
+        settings.prometheus_token_file,
+        settings.usage_window_minutes,
+        settings.idle_threshold_percent,
+    ) == (
+        "/var/run/prom/token",
+        30,
+        2.5,
+    )
+    assert [(m.pattern, m.utilization, m.node_label) for m in settings.mappings] == [
+        ("amd.com/gpu", "gpu_gfx_activity", "hostname")
+    ]
+    assert not [k for k in env({}) if "PROMETHEUS" in k or "USAGE" in k]
 
 
 def test_deployment_is_locked_down():
@@ -115,6 +157,9 @@ def test_schema_rejects_bad_values():
         {"auth": {"impersonate": {"users": ["system:admin"]}}},
         {"auth": {"readOnly": "no"}},
         {"replicaCount": 0},
+        {"usage": {"prometheus": {"url": "ftp://prometheus"}}},
+        {"usage": {"idleThresholdPercent": 150}},
+        {"usage": {"mappings": [{"pattern": "nvidia.com/*"}]}},
     ):
         with pytest.raises(helm.HelmError):
             chart.validate_schema(bad)
