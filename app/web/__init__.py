@@ -11,7 +11,7 @@ from werkzeug.exceptions import HTTPException
 from app import workers
 from app.config import Settings
 from app.kube.api.cluster import ClusterPort
-from app.kube.api.errors import Busy, KubeError
+from app.kube.api.errors import Busy, KubeError, http_status
 from app.usage.poller import Source
 from app.web import filters, security
 from app.web.bulk_jobs import BulkJobs
@@ -87,9 +87,7 @@ def init_app(
     @app.errorhandler(KubeError)
     def kube_error(exc: KubeError):
         log.warning("%s (request %s): %s [%s]", exc.title, security.request_id(), exc.message, exc.detail)
-        body, status, headers = error_page(
-            exc.title, exc.message, exc.status if 400 <= exc.status < 600 else 503
-        )
+        body, status, headers = error_page(exc.title, exc.message, http_status(exc))
         if isinstance(exc, Busy):
             headers = {**headers, "Retry-After": str(exc.retry_after or BUSY_RETRY)}
         return body, status, headers

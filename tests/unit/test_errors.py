@@ -153,3 +153,19 @@ def test_401_and_403_are_siblings_so_catching_one_never_swallows_the_other():
     unauthorized, forbidden = translate(ApiException(status=401)), translate(ApiException(status=403))
     assert isinstance(unauthorized, Unauthorized) and not isinstance(unauthorized, Forbidden)
     assert isinstance(forbidden, Forbidden) and not isinstance(forbidden, Unauthorized)
+
+
+def test_a_conflict_says_how_it_conflicted_and_is_always_a_409_to_the_page():
+    from kubernetes.client import ApiException
+
+    from app.kube.api.errors import TEST_FAILED, Conflict, conflict_words, http_status, translate
+
+    stale = translate(ApiException(status=409))
+    assert isinstance(stale, Conflict) and stale.reason == Conflict.STALE
+    assert conflict_words("n1", stale) == "n1 changed since you loaded it. Nothing was changed; try again."
+    test = Conflict(TEST_FAILED, 422, reason=Conflict.TEST)
+    assert (conflict_words("n1", test), http_status(test)) == (TEST_FAILED, 409)
+    moved = Conflict("x on n1 changed since you loaded it: you saw 4, it is now 6.", reason=Conflict.MOVED)
+    assert conflict_words("n1", moved) == moved.message
+    assert http_status(translate(ApiException(status=0))) == 503
+    assert http_status(translate(ApiException(status=404))) == 404

@@ -26,7 +26,7 @@ from urllib3 import HTTPHeaderDict
 
 from app.kube.api import raw
 from app.kube.api.client import api_client
-from app.kube.api.errors import Busy, KubeError, Unauthorized, Unavailable, translate
+from app.kube.api.errors import Busy, Forbidden, KubeError, Unauthorized, Unavailable, refused, translate
 
 log = logging.getLogger(__name__)
 CHECK_TTL = 30.0
@@ -227,7 +227,7 @@ class Access:
                 wait = min(self.timeout, RECHECK_TIMEOUT) if cached is not None else None
                 user = self._review_token(identity, wait)
             except KubeError as exc:
-                if cached is None or exc.status in (401, 403):
+                if cached is None or refused(exc):
                     raise
                 return self._as_known(cached[1], identity)  # no answer in time: the last one stands
             with self._lock:
@@ -279,7 +279,7 @@ class Access:
             return str((status.get("user") or {}).get("username") or "")
         except Exception as exc:
             err = translate(exc)
-            if err.status != 403:
+            if not isinstance(err, Forbidden):  # the app may not review tokens: asked another way below
                 raise err from exc
         try:  # the app may not review tokens: ask with the token itself
             self._review(identity, "get", "nodes", timeout=timeout)
@@ -308,7 +308,7 @@ class Access:
             wait = min(self.timeout, RECHECK_TIMEOUT) if cached is not None else None
             ok = self._review(identity, verb, resource, subresource, wait)
         except KubeError as exc:
-            if cached is not None and exc.status not in (401, 403):
+            if cached is not None and not refused(exc):
                 return cached[1]
             raise
         with self._lock:

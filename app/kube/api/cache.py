@@ -26,7 +26,7 @@ from kubernetes import client
 from app import workers
 from app.domain.accounting import resize_rule
 from app.domain.numbers import bounded_int
-from app.kube.api.errors import Forbidden, Gone, KubeError, translate
+from app.kube.api.errors import Forbidden, Gone, KubeError, NotFound, refused, translate
 from app.kube.api.freshness import Freshness, KindStatus, WatchCounters, missing_right
 from app.kube.api.listing import STREAMED_SINCE, Listed, Requests, initial_events_end
 from app.kube.api.raw import body, get
@@ -114,10 +114,10 @@ class ClusterCache:
                 body(get(self.api, "/apis/resource.k8s.io/v1/", {}, (5, 10)))
             except Exception as exc:  # noqa: BLE001 - absent, refused, or not answering (ask again)
                 err = translate(exc)
-                if err.status == 404:
+                if isinstance(err, NotFound):
                     self.dra = "absent"
                     return
-                if err.status in (401, 403):
+                if refused(err):
                     self.dra = "forbidden"
                     return
                 self._stop.wait(backoff)
@@ -324,13 +324,13 @@ class ClusterCache:
                 if isinstance(err, Gone):
                     rv = None
                     continue
-                if kind in DRA_KINDS and err.status in (401, 403):
+                if kind in DRA_KINDS and refused(err):
                     log.warning("the app may not read %s: DRA-served resources are not shown", kind)
                     with self._lock:
                         self.dra = "forbidden"
                         self.status.pop(kind, None)
                     return
-                if err.status == 403:  # the app's own account: say which right, and who grants it
+                if isinstance(err, Forbidden):  # the app's own account: say which right, and who grants it
                     err = Forbidden(missing_right(kind), 403, err.detail)
                 rv = self._seen.get(kind, rv)  # resume from the last event that arrived
                 self.readiness.nudge()  # is the API server itself answering? ask now

@@ -48,10 +48,42 @@ class NotFound(KubeError):
 
 
 class Conflict(KubeError):
-    """409 (stale resourceVersion) or 422 from a failed JSON Patch ``test``: changed under you."""
+    """Changed under you; ``reason`` says how (the wording is chosen from it, ``conflict_words``)."""
 
     status = 409
     title = "Changed since you loaded it"
+    STALE = "stale"  # a resourceVersion older than the object's (409)
+    TEST = "test"  # a JSON Patch test failed: the value moved between read and write (422)
+    MOVED = "moved"  # not the value the user saw, found before writing (its message says both)
+
+    def __init__(
+        self, message: str, status: int | None = None, detail: str = "", reason: str = STALE
+    ) -> None:
+        super().__init__(message, status, detail)
+        self.reason = reason
+
+
+def conflict_words(node: str, err: Conflict) -> str:
+    """What a change refused as a conflict tells its user, by how it conflicted."""
+    if err.reason == Conflict.MOVED:
+        return err.message  # "you saw 4, it is now 6"
+    if err.reason == Conflict.TEST:
+        return TEST_FAILED
+    return f"{node} changed since you loaded it. Nothing was changed; try again."
+
+
+def http_status(err: KubeError) -> int:
+    """The HTTP status a page answers for ``err``: a conflict is 409 however the API server said it
+    (a failed patch test is its 422), a refusal or a missing object its own status, anything
+    without a 4xx/5xx status 503."""
+    if isinstance(err, Conflict):
+        return 409
+    return err.status if 400 <= err.status < 600 else 503
+
+
+def refused(err: KubeError) -> bool:
+    """Whether the API server refused who asked (401: not accepted; 403: not allowed)."""
+    return isinstance(err, (Unauthorized, Forbidden))
 
 
 class Invalid(KubeError):
@@ -142,7 +174,7 @@ def from_api_exception(exc: ApiException) -> KubeError:
     detail, causes = _status(exc)
     detail = f"{status} {detail}"
     if status == 422 and ("testing value" in detail.lower() or "test operation" in detail.lower()):
-        return Conflict(TEST_FAILED, 422, detail)
+        return Conflict(TEST_FAILED, 422, detail, reason=Conflict.TEST)
     if status == 422 and causes:
         message = "The API server refused the change as invalid: " + "; ".join(causes) + "."
         return Invalid(message, causes=causes, detail=detail)

@@ -19,7 +19,17 @@ from app import audit
 from app.domain import changes
 from app.domain.quantity import QuantityError, parse_count
 from app.kube.api import raw
-from app.kube.api.errors import TEST_FAILED, Conflict, Invalid, KubeError, NotFound, translate
+from app.kube.api.errors import (
+    TEST_FAILED,
+    Conflict,
+    Invalid,
+    KubeError,
+    NotFound,
+    conflict_words,
+    http_status,
+    refused,
+    translate,
+)
 
 FIELD_MANAGER = "extres"
 EVENT_REASON = "ExtendedResourceChanged"
@@ -94,7 +104,7 @@ class NodeWriter:
             err = translate(exc)
             if isinstance(err, Invalid) and not err.causes and any(op.get("op") == "test" for op in ops):
                 # Kubernetes answers a failed JSON Patch test with a bare 422 Invalid (no causes).
-                raise Conflict(TEST_FAILED, 422) from exc
+                raise Conflict(TEST_FAILED, 422, reason=Conflict.TEST) from exc
             raise err from exc
         if not dry_run and self.on_node is not None:
             self.on_node(node)
@@ -190,7 +200,8 @@ class NodeWriter:
             if old != expected:
                 raise Conflict(
                     f"{resource} on {name} changed since you loaded it: you saw "
-                    f"{_show(expected)}, it is now {_show(old)}. Nothing was changed; review and try again."
+                    f"{_show(expected)}, it is now {_show(old)}. Nothing was changed; review and try again.",
+                    reason=Conflict.MOVED,
                 )
             meta = node.get("metadata") or {}
             annotations = meta.get("annotations")
@@ -222,12 +233,10 @@ class NodeWriter:
         except KubeError as err:
             if self.on_error is not None:
                 self.on_error(f"{action} nodes/status", type(err).__name__)
-            message = err.message
-            if isinstance(err, Conflict) and "changed since you loaded it" not in message:
-                message = f"{name} changed since you loaded it. Nothing was changed; try again."
-            status = 409 if isinstance(err, Conflict) else err.status if 400 <= err.status < 600 else 503
+            message = conflict_words(name, err) if isinstance(err, Conflict) else err.message
+            status = http_status(err)
             if not dry_run:
-                said = "refused" if status in (401, 403) else "failed"
+                said = "refused" if refused(err) else "failed"
                 self._audit(said, name, resource, action, old, new, status=status, reason=message)
             return Outcome(name, resource, action, old, new, False, message, dry_run, status)
         summary = f"{resource} {_show(old)} → {_show(new)}"
