@@ -339,10 +339,12 @@ def test_back_and_reload_after_every_action_land_on_a_whole_page_with_each_flash
     def back_and_reload(after: str) -> None:
         whole(after)
         page.go_back()
+        page.wait_for_load_state("networkidle")  # htmx's restore of the page, if it asked for one
         whole(f"Back after {after}")
         page.reload()
         whole(f"Reload after Back after {after}")
         page.go_forward()
+        page.wait_for_load_state("networkidle")
         whole(f"Forward after {after}")
         page.reload()
         whole(f"Reload after {after}")
