@@ -138,6 +138,7 @@ class CapacityLog:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
         self.dropped = 0  # records not written: a full queue, a full day
         self._refused_now = 0
         self.problem: str | None = None  # the last write's failure, until one succeeds
@@ -199,9 +200,10 @@ class CapacityLog:
 
     # ---- writing ----------------------------------------------------------------------------
     def start(self) -> None:
-        if self._api is None or not self.writes or self._thread is not None:
-            return
-        self._thread = workers.every("capacity-log", self.interval, self.flush, self._stop)
+        with self._start_lock:  # two first changes at once start one writer
+            if self._api is None or not self.writes or self._thread is not None:
+                return
+            self._thread = workers.every("capacity-log", self.interval, self.flush, self._stop)
 
     def stop(self) -> None:
         """No more rounds; what waits is written now (the worker's graceful exit calls this:

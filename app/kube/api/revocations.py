@@ -103,11 +103,13 @@ class Revocations:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
 
     def start(self) -> None:
-        if self._doc is None or self._thread is not None:
-            return
-        self._thread = workers.every("revocations", self.refresh, self._reload, self._stop)
+        with self._start_lock:  # two first requests at once start one reader
+            if self._doc is None or self._thread is not None:
+                return
+            self._thread = workers.every("revocations", self.refresh, self._reload, self._stop)
 
     def stop(self) -> None:
         self._stop.set()
