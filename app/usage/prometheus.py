@@ -128,8 +128,6 @@ class Prometheus:
             self._client.headers = {"Authorization": f"Bearer {token}"}
         try:
             result = self._client.custom_query(expr, params={"timeout": f"{self.timeout:g}s"})
-        except UsageUnavailable:
-            raise
         except PrometheusApiClientException as exc:
             raise UsageUnavailable(f"it refused the query: {str(exc)[:200]}") from None
         except msgspec.ValidationError as exc:

@@ -15,7 +15,7 @@ import pickle
 import resource
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -81,7 +81,7 @@ def in_child(job: Job, start_allowance: float = START_ALLOWANCE) -> Reading:
     return value
 
 
-def main(argv: Sequence[str] = ()) -> None:
+def main() -> None:
     job: Job = pickle.loads(sys.stdin.buffer.read())
     source = Prometheus(job.url, job.token_file, job.ca_file, job.timeout)
     try:
@@ -92,4 +92,4 @@ def main(argv: Sequence[str] = ()) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

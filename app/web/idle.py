@@ -11,6 +11,7 @@ from app.web.export import csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.paging import paginate
 from app.web.services import Services
+from app.web.viewer import viewer
 
 bp = Page("idle", __name__, url_prefix="/idle", reads=NODES_AND_PODS)
 PAGE_SIZE = 100
@@ -21,13 +22,13 @@ FIELDS = ("namespace", "pod", "owner", "node", "devices", "utilization", "since"
 def index() -> str | Response:
     query, errors = parse(request.args)
     state = Services.get()
-    rows = select(state.idle_pods(), query)
+    rows = select(state.idle_pods(viewer().usage_reading), query)  # the reading the page says it shows
     shown, page, pages = paginate(rows, PAGE_SIZE)
     return page_or_fragment(
         "idle",
         "idle/_table.html",
         "idle/index.html",
-        status=state.usage_status(),
+        status=viewer().usage,
         settings=state.settings,
         rows=shown,
         total=len(rows),
@@ -63,7 +64,7 @@ def export_csv() -> Response:
     query, errors = parse(request.args)
     if errors:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
-    state = Services.get()
-    status = state.usage_status()
-    as_of = status.reading.taken.isoformat() if status is not None and status.reading is not None else ""
-    return csv_response(_records(select(state.idle_pods(), query), as_of), FIELDS, "extres-idle-gpus.csv")
+    reading = viewer().usage_reading
+    as_of = reading.taken.isoformat() if reading is not None else ""
+    rows = select(Services.get().idle_pods(reading), query) if reading is not None else []
+    return csv_response(_records(rows, as_of), FIELDS, "extres-idle-gpus.csv")

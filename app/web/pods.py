@@ -13,6 +13,7 @@ from app.domain.pod_details import PodDetails
 from app.kube.api.errors import KubeError, NotFound
 from app.web.hx import Page, page_or_fragment
 from app.web.services import Services
+from app.web.viewer import viewer
 
 bp = Page("pods", __name__, url_prefix="/pods", reads=(("list", "pods"), ("get", "pods"), ("list", "events")))
 
@@ -31,8 +32,7 @@ def detail(namespace: str, name: str) -> str | Response:
         details, problem = PodDetails(), err.message
     if pod is None and not details.conditions and not problem:
         _missing(namespace, name)
-    usage = state.usage_status()
-    reading = usage.reading if usage is not None else None
+    reading = viewer().usage_reading
     return page_or_fragment(
         "pod",
         "pods/_pod.html",

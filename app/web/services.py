@@ -76,11 +76,14 @@ class Services:
         """GPU usage as last read (None when no Prometheus is set: pages show no usage at all)."""
         return self.usage.status() if self.usage is not None else None
 
-    def idle_pods(self) -> list[Idle]:
+    def idle_pods(self, reading: Reading | None = None) -> list[Idle]:
         """Running pods whose GPUs stayed under the idle threshold over the window, most
-        device-hours first, as of the last reading (none without one)."""
-        status = self.usage_status()
-        if status is None or status.reading is None:
+        device-hours first, as of ``reading`` (a page passes the one it shows; default: the
+        last one; none without one)."""
+        if reading is None:
+            status = self.usage_status()
+            reading = status.reading if status is not None else None
+        if reading is None:
             return []
         try:
             store = self.cluster.store
@@ -94,7 +97,6 @@ class Services:
             owner = f"{pod.owner.kind}/{pod.owner.name}" if pod.owner and pod.owner.name else ""
             return Holding(pod.namespace, pod.name, pod.node_name, _time(pod.created), owner)
 
-        reading = status.reading
         version = store.rows_version  # pods coming, going or finishing move the rows
         kept = self._idle
         if kept is not None and kept[0] is reading and kept[1] == version:

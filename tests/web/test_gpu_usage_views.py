@@ -18,6 +18,7 @@ from bs4 import BeautifulSoup
 from app.domain.gpu_usage import DCGM, SEPARATOR
 from app.usage.prometheus import UsageUnavailable
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, families, holders_from_pods
+from tests.conftest import browser
 
 GPU = "nvidia.com/gpu"
 PROMETHEUS = {"prometheus_url": "http://prometheus.monitoring:9090"}
@@ -211,9 +212,3 @@ def test_the_idle_metrics_feed_the_alert(usage_app, gpu_cluster, source):
     assert 'extres_idle_gpu_device_hours{namespace="ml"} 2.0' in text
     assert 'extres_idle_gpu_pods{namespace="ml"} 1.0' in text
     assert 'extres_usage_refresh_duration_seconds_count{outcome="ok"} 1.0' in text
-
-
-def browser(app):
-    from tests.conftest import browser as make
-
-    return make(app)
