@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from flask import Response, abort
 
+from app.domain.names import is_dns_label, is_dns_subdomain
 from app.domain.pod_details import PodDetails
 from app.kube.api.errors import KubeError, NotFound
 from app.web.hx import Page, page_or_fragment
@@ -20,7 +21,10 @@ bp = Page("pods", __name__, url_prefix="/pods", reads=(("list", "pods"), ("get",
 
 @bp.get("/<namespace>/<name>")
 def detail(namespace: str, name: str) -> str | Response:
-    """Read the cache's pod and its details; render."""
+    """Read the cache's pod and its details; render. A name no pod can have is never sent to the
+    API server (it would land in the request's path and field selector)."""
+    if not is_dns_label(namespace) or not is_dns_subdomain(name):
+        _missing(namespace[:63], name[:253])
     state = Services.get()
     pod = state.cluster.store.pod(namespace, name)
     problem = ""

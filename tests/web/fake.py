@@ -96,8 +96,10 @@ class StubPodReads:
 
     details_of: dict[tuple[str, str], PodDetails] = field(default_factory=dict)
     error: KubeError | None = None
+    asked: list[tuple[str, str]] = field(default_factory=list)
 
     def details(self, namespace: str, name: str) -> PodDetails:
+        self.asked.append((namespace, name))
         if self.error is not None:
             raise self.error
         return self.details_of.get((namespace, name), PodDetails())

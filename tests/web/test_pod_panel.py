@@ -121,3 +121,17 @@ def test_the_node_page_shows_its_conditions_besides_ready(client, cluster):
         "NetworkUnavailable": ("Unknown", True),
     }
     assert "KubeletHasInsufficientMemory" in state.get_text()
+
+
+def test_a_name_no_pod_can_have_is_never_sent_to_the_api_server(client, cluster):
+    """The names go into the API request's path and field selector: a "?", a "%", a comma or an
+    upper-case letter there is a 404 without a call."""
+    for path in (
+        "/pods/default/x%3Fwatch=true",
+        "/pods/default/a,involvedObject.kind=Node",
+        "/pods/Default/p",
+        "/pods/default/" + "p" * 254,
+        "/pods/%2E%2E/p",
+    ):
+        assert client.get(path).status_code == 404, path
+    assert cluster.pods.asked == []
