@@ -21,19 +21,10 @@ bp = Page("pods", __name__, url_prefix="/pods", reads=(("list", "pods"), ("get",
 
 @bp.get("/<namespace>/<name>")
 def detail(namespace: str, name: str) -> str | Response:
-    """Read the cache's pod and its details; render. A name no pod can have is never sent to the
-    API server (it would land in the request's path and field selector)."""
-    if not is_dns_label(namespace) or not is_dns_subdomain(name):
-        _missing(namespace[:63], name[:253])
+    """Read the cache's pod and its details; render."""
     state = Services.get()
+    details, problem = _details(state, namespace, name)
     pod = state.cluster.store.pod(namespace, name)
-    problem = ""
-    try:
-        details = state.cluster.pods.details(namespace, name)
-    except NotFound:
-        _missing(namespace, name)
-    except KubeError as err:
-        details, problem = PodDetails(), err.message
     if pod is None and not details.conditions and not problem:
         _missing(namespace, name)
     reading = viewer().usage_reading
@@ -48,6 +39,20 @@ def detail(namespace: str, name: str) -> str | Response:
         problem=problem,
         gpu=reading.pod_utilization((namespace, name)) if reading else None,
     )
+
+
+def _details(state: Services, namespace: str, name: str) -> tuple[PodDetails, str]:
+    """The pod's details read for the panel, and why they could not be (""); 404 when it is gone.
+    A name no pod can have is never sent to the API server (it would land in the request's path
+    and field selector)."""
+    if not is_dns_label(namespace) or not is_dns_subdomain(name):
+        _missing(namespace[:63], name[:253])
+    try:
+        return state.cluster.pods.details(namespace, name), ""
+    except NotFound:
+        _missing(namespace, name)
+    except KubeError as err:
+        return PodDetails(), err.message
 
 
 def _missing(namespace: str, name: str) -> NoReturn:
