@@ -62,6 +62,17 @@ def require_edit_right() -> None:
         )
 
 
+@bp.before_request
+def require_every_pod_counted() -> None:
+    """A change is checked against the pods that request it: none is offered or taken while the
+    first list of pods is under way (or nothing is known yet)."""
+    fresh = Services.get().freshness()
+    if not fresh.synced:
+        so_far = f" ({fresh.counting} so far)" if fresh.counting is not None else ""
+        said = f"Changes open once every pod is counted{so_far}; nothing was changed. Try again shortly."
+        abort(503, description=said)
+
+
 REPEATABLE = frozenset({"nodes"})  # the bulk form's node list; every other field is given once
 
 

@@ -43,6 +43,7 @@ def detail(name: str) -> str | Response:
 
 def _missing(name: str) -> NoReturn:
     """404, or 503 while the node list has not been loaded (it may yet be there)."""
-    if not Services.get().cluster.freshness().synced:
+    fresh = Services.get().cluster.freshness()
+    if not fresh.synced and fresh.counting is None:
         abort(503, description="The node list has not been loaded yet; try again shortly.")
     abort(404, description=f"There is no node named {name!r}.")

@@ -116,7 +116,8 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
     dra = viewer().may_read_devices
     usage = viewer().usage_reading
     links = tuple((k, tuple(v)) for k, v in sorted(link_args.items()))
-    key = ("table", filters, page, links, dra, usage.taken if usage else None)
+    counting = viewer().freshness.counting is not None
+    key = ("table", filters, page, links, dra, usage.taken if usage else None, counting)
     table = memo.get(key)
     if table is None:
         state = Services.get()
@@ -128,8 +129,9 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
             cols=columns.shown(compact),
             sources=column_sources(grid, state.device_plugins.owns),
             aliases=state.cluster.store.dra_aliases() if dra else {},
-            row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact, usage),
+            row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact, usage, counting),
             usage=usage,
+            counting=counting,
             filters=filters,
             args=link_args,
         )

@@ -185,7 +185,7 @@ def index() -> str | Response:
     namespace = request.args.get("namespace", "").strip()[:63]
     errors: dict[str, str] = {}
     resource = resource_arg(request.args, errors, known=viewer().known_resources)
-    pods = pending_pods(namespace, resource)
+    pods = pending_pods(namespace, resource) if viewer().freshness.synced else []  # else: until counted
     shown, page, pages = paginate(pods, PAGE_SIZE)
     store = Services.get().cluster.store
     quotas = store.quota_list()

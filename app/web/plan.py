@@ -43,7 +43,7 @@ def _render(
         replicas = planned.replicas
     per_node = _count(values, "per_node", "At most per node", errors, " or empty")
     result = None
-    if planned is not None and not errors:
+    if planned is not None and not errors and viewer().freshness.synced:  # else: until counted
         services = Services.get()
         store = services.cluster.store
         wanted = replicas or 1

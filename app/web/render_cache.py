@@ -38,24 +38,28 @@ class RowHTML:
 
     def __init__(self, limit: int = 20_000) -> None:
         self.limit = limit
-        self._kept: dict[tuple[str, tuple[str, ...], bool], tuple[object, object, Markup]] = {}
+        self._kept: dict[tuple[str, tuple[str, ...], bool, bool], tuple[object, object, Markup]] = {}
 
     def renderer(
-        self, resources: tuple[str, ...], compact: bool = False, usage: Reading | None = None
+        self,
+        resources: tuple[str, ...],
+        compact: bool = False,
+        usage: Reading | None = None,
+        counting: bool = False,
     ) -> Callable[[NodeRow], Markup]:
         """``usage``: GPU usage as last read, shown beside the bars of the resources it covers
-        (a row is made again once per reading)."""
+        (a row is made again once per reading); ``counting``: pods are still being counted."""
         macro = get_template_attribute("overview/_row.html", "node_row")
         cols = columns.shown(compact)
 
         def row_html(row: NodeRow) -> Markup:
-            key = (row.name, resources, compact)
+            key = (row.name, resources, compact, counting)
             hit = self._kept.get(key)
             if hit is not None and hit[0] is row and hit[1] is usage:
                 return hit[2]
             if len(self._kept) >= self.limit:
                 self._kept = {}
-            html = Markup(macro(row, resources, cols, compact, usage))
+            html = Markup(macro(row, resources, cols, compact, usage, counting))
             self._kept[key] = (row, usage, html)
             return html
 

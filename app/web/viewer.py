@@ -28,11 +28,13 @@ class Viewer:
 
     @cached_property
     def may_write(self) -> bool:
-        """Whether to offer changes: writes are on here, the user is verified, and may patch
-        nodes/status (a SelfSubjectAccessReview, cached by the access checker)."""
+        """Whether to offer changes: writes are on here, every pod has been counted (a change's
+        impact needs them all), the user is verified, and may patch nodes/status (a
+        SelfSubjectAccessReview, cached by the access checker)."""
         try:
             return bool(
                 current_app.config["EXTRES_WRITES"]
+                and self.freshness.synced
                 and security.verified()
                 and self.services.cluster.access.can_edit(security.identity())
             )
@@ -54,8 +56,8 @@ class Viewer:
 
     @cached_property
     def pending_count(self) -> int:
-        """Unschedulable pods, for the navigation badge."""
-        return self.services.pending_count()
+        """Unschedulable pods, for the navigation badge (none while pods are still being counted)."""
+        return self.services.pending_count() if self.freshness.synced else 0
 
     @cached_property
     def known_resources(self) -> list[str]:

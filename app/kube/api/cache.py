@@ -148,6 +148,17 @@ class ClusterCache:
             time.sleep(0.05)
         return False
 
+    def counting(self) -> int | None:
+        """Pods counted so far while the first list of pods is under way and what nodes offer is
+        known (nodes listed, and DRA devices where they are served); else None."""
+        with self._lock:
+            status = self.status
+            offered = status["nodes"].synced and self.dra != "unknown"
+            offered = offered and all(status[k].synced for k in DRA_KINDS if k in status)
+            if not offered or status["pods"].synced:
+                return None
+        return self.store.pod_count()
+
     def freshness(self) -> Freshness:
         """Live while every watch is open and the API server says it is ready; otherwise stale,
         with the age of the last contact."""
@@ -156,6 +167,7 @@ class ClusterCache:
         not_ready, last_ready = self.readiness.problem, self.readiness.last_ready
         synced = all(s.synced for s in statuses)
         unreadable = tuple(sorted(self.unreadable.counts().items()))
+        counting = None if synced else self.counting()
         if synced and all(s.connected for s in statuses) and not_ready is None:
             return Freshness(synced=True, stale=False, age_seconds=0.0, error=None, unreadable=unreadable)
         lasts: list[float | None] = [s.last_ok for s in statuses]
@@ -173,6 +185,7 @@ class ClusterCache:
             error=error,
             unreadable=unreadable,
             forbidden=refused is not None and not_ready is None,
+            counting=counting,
         )
 
     def counters(self) -> dict[str, WatchCounters]:
@@ -201,18 +214,32 @@ class ClusterCache:
         """List a kind in pages, projecting each page as it arrives, and swap the result in whole.
         An object that cannot be read is left out and named (``app.kube.wire.reading``)."""
         reader = self._readers()[kind]  # asked again by ``_sync`` before each (re)list
-        listed = Listed(kind)
+        listed = self._listed(kind)
 
         def take(data: bytes) -> None:
             page = reader.page(data)
             listed.take(page.views, page.unreadable)
+            listed.flush()  # a page goes in whole as it arrives
 
         rv = self.requests.pages(kind, take)
         self._swap(kind, listed)
         return rv
 
+    def _listed(self, kind: str) -> Listed:
+        """Where a list's objects go: the first list of pods is counted into the store as it
+        arrives (pages show what nodes offer at once, and requested as it rises, marked as still
+        counting); any other list, and every relist, is built off to the side and swapped in whole."""
+        if kind == "pods" and not self.status[kind].synced:
+            self.store.start_counting()
+            return Listed(kind, into=self.store.count_pods)
+        return Listed(kind)
+
     def _swap(self, kind: str, listed: Listed) -> None:
-        self.store.replace(kind, listed.whole)
+        whole = listed.whole
+        if whole is None:
+            self.store.counted()
+        else:
+            self.store.replace(kind, whole)
         self.unreadable.replace(kind, listed.unreadable)
         if self.freeze_gc:
             # What a list brought in lives until the next relist: move it out of the collector's
@@ -248,7 +275,7 @@ class ClusterCache:
         """A streamed list: every object arrives as an event and is projected as it comes; at the
         end bookmark they are swapped in whole and the same stream goes on as the watch."""
         reader = self._readers()[kind]
-        listed: Listed | None = Listed(kind)
+        listed: Listed | None = self._listed(kind)
         rv = ""
         for event in self._events(kind, None):
             if listed is None:  # past the objects: the changes

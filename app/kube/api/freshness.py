@@ -34,6 +34,9 @@ class Freshness:
     error: str | None
     unreadable: tuple[tuple[str, int], ...] = ()  # (kind, objects left out because unreadable)
     forbidden: bool = False  # the API server refuses the app's own reads (a missing right)
+    # pods counted so far while the first list of pods is under way and what nodes offer is
+    # known: pages show capacity, with requested and free marked as still counting; else None
+    counting: int | None = None
 
     @property
     def unreadable_text(self) -> str:

@@ -169,10 +169,14 @@ def initial_events_end(raw: bytes) -> str | None:
 
 class Listed:
     """What one list brings, page by page or object by object: the pods as their index, other
-    kinds as views; and the objects that could not be read."""
+    kinds as views; and the objects that could not be read. With ``into`` (the first list of
+    pods), the views go there as they arrive, a page at a time, and nothing is kept here."""
 
-    def __init__(self, kind: str) -> None:
-        self.index = PodIndex() if kind == "pods" else None
+    BATCH = 500  # views handed to ``into`` at once when a streamed list brings them one by one
+
+    def __init__(self, kind: str, into: Callable[[list[Any]], None] | None = None) -> None:
+        self.into = into
+        self.index = PodIndex() if kind == "pods" and into is None else None
         self.views: list[Any] = []
         self.unreadable: list[Unreadable] = []
 
@@ -182,8 +186,20 @@ class Listed:
                 self.index.put(view)
         else:
             self.views.extend(views)
+            if self.into is not None and len(self.views) >= self.BATCH:
+                self.flush()
         self.unreadable.extend(unreadable)
+
+    def flush(self) -> None:
+        """Hand what was taken so far ``into`` its place (a page at its end; a stream in batches)."""
+        if self.into is not None and self.views:
+            self.into(self.views)
+            self.views = []
 
     @property
     def whole(self) -> Any:
+        """What the list brought, to swap in whole; None when it went ``into`` as it came."""
+        if self.into is not None:
+            self.flush()
+            return None
         return self.index if self.index is not None else self.views

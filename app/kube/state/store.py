@@ -266,6 +266,26 @@ class Store(DraHolding, Lookups):
             self.pending_version += 1
             self._fit.all(self.nodes)
 
+    # ---- the first list of pods: counted in as it arrives ------------------
+    def start_counting(self) -> None:
+        """The first list of pods begins (again): whatever an earlier, broken one brought in is
+        dropped, and each page is then counted in as it arrives (``count_pods``), so pages show
+        capacity at once and requested as it rises; ``counted`` ends it."""
+        self.replace_pods(PodIndex())
+
+    def count_pods(self, views: Iterable[PodView]) -> None:
+        """A page of the first list of pods, counted in (the same path as a watch event's)."""
+        with self._lock:
+            for view in views:
+                self._pod_changed(self._index.put(view), view)
+
+    def counted(self) -> None:
+        """The first list of pods is complete: every aggregate is made again over the whole."""
+        self.replace_pods(self._index)
+
+    def pod_count(self) -> int:
+        return len(self._index.pods)
+
     def replace_quotas(self, views: Iterable[QuotaView]) -> None:
         quotas = {v.key: v for v in views if v.items}
         with self._lock:
