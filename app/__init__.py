@@ -11,7 +11,7 @@ from app.config import Settings
 if TYPE_CHECKING:
     from flask import Flask
 
-    from app.kube.api.cluster import ClusterPort
+    from app.kube.api.ports import ClusterPort
     from app.usage.poller import Source
 
 HERE = Path(__file__).resolve().parent

@@ -26,7 +26,7 @@ from app.domain.scheduler_message import parse_scheduler_message
 if TYPE_CHECKING:
     from app.domain.gpu_usage import Idle
     from app.domain.overview import NodeRow
-    from app.kube.api.cluster import ClusterPort
+    from app.kube.api.ports import ClusterPort
     from app.kube.state.store import Store
     from app.kube.wire.projections import PodView
     from app.usage.poller import UsageStatus

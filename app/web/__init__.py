@@ -10,8 +10,8 @@ from werkzeug.exceptions import HTTPException
 
 from app import workers
 from app.config import Settings
-from app.kube.api.cluster import ClusterPort
 from app.kube.api.errors import Busy, KubeError, http_status
+from app.kube.api.ports import ClusterPort
 from app.usage.poller import Source
 from app.web import filters, security
 from app.web.bulk_jobs import BulkJobs
@@ -121,9 +121,15 @@ def turned_off(rest: str) -> str:
 
 def on_worker_start(app: Flask) -> None:
     """In the served worker, once the app is loaded (never before the fork): the cluster's watches
-    and the usage refresh start, and the templates compile in the background."""
-    app.extensions["extres"].connect()
-    workers.start("templates", lambda: compile_templates(app))
+    and the usage refresh start, and the templates compile, in the background: the worker serves
+    at once (/healthz answers while the Kubernetes client is still being loaded). The templates
+    compile once the lists have gone out, while their answers are on the way."""
+
+    def start() -> None:
+        app.extensions["extres"].connect()
+        compile_templates(app)
+
+    workers.start("connect", start)
 
 
 def on_worker_stop(app: Flask) -> None:

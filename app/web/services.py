@@ -14,10 +14,10 @@ from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
 from app.domain.gpu_usage import Holding, Idle, PodKey, Reading, idle
 from app.domain.ownership import Ownership, ownership_of, ownership_on
-from app.kube.api.client import ClusterConfig
-from app.kube.api.cluster import Cluster, ClusterPort
+from app.kube.api.cluster_config import ClusterConfig
 from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness
+from app.kube.api.ports import ClusterPort
 from app.kube.wire.reading import Unreadable
 from app.metrics import Metrics
 from app.usage.poller import Source, UsagePoller, UsageStatus
@@ -132,6 +132,8 @@ class Services:
         if self._cluster is None:
             with self._lock:
                 if self._cluster is None:
+                    from app.kube.api.cluster import Cluster  # the Kubernetes client: after the worker serves
+
                     s = self.settings
                     self._cluster = Cluster(
                         ClusterConfig(s.in_cluster, s.kubeconfig, s.context),

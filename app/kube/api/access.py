@@ -16,9 +16,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubernetes import client
 from limits import RateLimitItemPerMinute
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
@@ -27,6 +26,9 @@ from urllib3 import HTTPHeaderDict
 from app.kube.api import raw
 from app.kube.api.client import api_client
 from app.kube.api.errors import Busy, Forbidden, KubeError, Unauthorized, Unavailable, refused, translate
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 log = logging.getLogger(__name__)
 CHECK_TTL = 30.0

@@ -148,6 +148,15 @@ class ClusterCache:
             time.sleep(0.05)
         return False
 
+    def wait_offered(self, timeout: float) -> bool:
+        """Until what nodes offer is known (pods may still be counting), or ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.counting() is not None or all(s.synced for s in self.status.values()):
+                return True
+            time.sleep(0.05)
+        return False
+
     def counting(self) -> int | None:
         """Pods counted so far while the first list of pods is under way and what nodes offer is
         known (nodes listed, and DRA devices where they are served); else None."""

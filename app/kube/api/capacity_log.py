@@ -26,10 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-from kubernetes import client
 
 from app import workers
 from app.domain.accounting import extended_only
@@ -52,6 +51,9 @@ from app.kube.api.configmap_doc import ConfigMapDoc
 from app.kube.api.errors import KubeError
 from app.kube.api.kept import KeptRead
 from app.kube.wire.projections import NodeView
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 log = logging.getLogger(__name__)
 LABELS = {"app.kubernetes.io/managed-by": "extres", "app.kubernetes.io/component": "capacity-log"}

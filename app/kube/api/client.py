@@ -1,22 +1,29 @@
-"""Building an API client from in-cluster config or a kubeconfig."""
+"""Building an API client from in-cluster config or a kubeconfig. The Kubernetes client itself
+(~0.3 s of imports) is loaded when the first one is built, not when this module is read: the
+worker answers before it (see docs/performance.md, "Start")."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kubernetes import client, config
-from kubernetes.config.config_exception import ConfigException
 from urllib3 import Retry
 
 from app.kube.api.cluster_config import ClusterConfig, cluster_configured, kubeconfig_paths
 from app.kube.api.errors import NotConfigured
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 __all__ = ["ClusterConfig", "api_client", "cluster_configured", "load_configuration"]
 
 
 def load_configuration(cfg: ClusterConfig) -> client.Configuration:
     """In-cluster first (when available), then the kubeconfig with the chosen context."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
     conf = client.Configuration()
     if cfg.in_cluster == "true" or (cfg.in_cluster == "auto" and os.environ.get("KUBERNETES_SERVICE_HOST")):
         try:
@@ -42,6 +49,8 @@ def api_client(conf: client.Configuration, headers: dict[str, str] | None = None
     # Retry only failed connections (nothing was sent); never a request that may have been applied.
     # Nor a 429 or 503 with Retry-After, which urllib3 would wait out and retry for GET and PUT,
     # then report as a failed connection: the answer comes back as it is, as Busy with its wait.
+    from kubernetes import client
+
     conf.retries = Retry(
         total=2, connect=2, read=0, status=0, other=0, redirect=0, respect_retry_after_header=False
     )

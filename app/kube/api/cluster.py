@@ -1,22 +1,18 @@
 """The app's connection to one cluster (API client, the watch-fed store, access reviews, the
-change history) and ``ClusterPort``, what the web layer needs of it: tests pass a fake."""
+change history): what ``app.kube.api.ports.ClusterPort`` asks for."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from collections.abc import Callable
-from typing import Protocol
-
-from kubernetes import client
+from typing import TYPE_CHECKING
 
 from app import audit
-from app.domain.admission import Namespace
-from app.domain.pod_details import PodDetails
 from app.kube.api.access import Access, Identity
 from app.kube.api.admission_reads import AdmissionReads
 from app.kube.api.cache import ClusterCache
-from app.kube.api.capacity_log import CapacityLog, Kept
+from app.kube.api.capacity_log import CapacityLog
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.kube.api.freshness import Freshness, WatchCounters
 from app.kube.api.pod_reads import PodReads
@@ -25,71 +21,10 @@ from app.kube.api.writer import NodeWriter
 from app.kube.state.store import Store
 from app.kube.wire.reading import Unreadable
 
+if TYPE_CHECKING:
+    from kubernetes import client
+
 log = logging.getLogger(__name__)
-
-
-class AccessPort(Protocol):
-    def authenticate(self, identity: Identity, client_address: str = "") -> Identity | None: ...
-    def accepted_lately(self, identity: Identity) -> bool: ...
-    def check(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool: ...
-    def allowed(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool: ...
-    def can_edit(self, identity: Identity) -> bool: ...
-
-
-class RevocationPort(Protocol):
-    def revoked(self, session_id: str) -> bool: ...
-    def revoke(self, session_id: str, until: float) -> None: ...
-    def full(self) -> str | None: ...
-    @property
-    def read_at(self) -> float | None: ...
-    @property
-    def skipped(self) -> int: ...
-
-
-class AdmissionPort(Protocol):
-    def namespace(self, name: str) -> Namespace: ...
-
-
-class PodReadsPort(Protocol):
-    def details(self, namespace: str, name: str) -> PodDetails: ...
-
-
-class CapacityLogPort(Protocol):
-    namespace: str
-    prefix: str
-    keep_days: int
-    problem: str | None
-    writes: bool  # a history key is set: changes are recorded
-
-    @property
-    def enabled(self) -> bool: ...
-    def read(self, since: str = "", until: str = "") -> Kept: ...
-
-
-class ClusterPort(Protocol):
-    """What the pages use: a Store to read, how fresh it is, access reviews, history, writes."""
-
-    @property
-    def store(self) -> Store: ...
-    @property
-    def access(self) -> AccessPort: ...
-    @property
-    def capacity_log(self) -> CapacityLogPort: ...
-    @property
-    def revocations(self) -> RevocationPort: ...
-    @property
-    def admission(self) -> AdmissionPort: ...
-    @property
-    def pods(self) -> PodReadsPort: ...
-    @property
-    def server(self) -> str: ...
-    def ensure_started(self, first_sync_wait: float = 3.0) -> None: ...
-    def freshness(self) -> Freshness: ...
-    def unreadable_named(self) -> list[Unreadable]: ...
-    def watch_counters(self) -> dict[str, WatchCounters]: ...
-    def dra_state(self) -> str: ...
-    def writer_for(self, identity: Identity, who: audit.Who | None = None) -> NodeWriter: ...
-    def close(self) -> None: ...
 
 
 class Cluster:
@@ -173,11 +108,12 @@ class Cluster:
         return self.cache.dra
 
     def ensure_started(self, first_sync_wait: float = 3.0) -> None:
-        """Start the watches; the first caller waits briefly so the first page is not empty."""
+        """Start the watches; the first caller waits briefly so the first page is not empty (until
+        the nodes are known: pods may still be counting)."""
         if self._start_watches and not self._started.is_set():
             self._started.set()
             self.cache.start()
-            self.cache.wait_synced(first_sync_wait)
+            self.cache.wait_offered(first_sync_wait)
 
     def _log_size(self, kind: str) -> None:
         log.info("cache synced %s: holds %s", kind, self.cache.store.size())

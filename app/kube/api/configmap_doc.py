@@ -8,13 +8,14 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-from kubernetes import client
 
 from app.kube.api import raw
 from app.kube.api.errors import Conflict, NotFound, Unavailable, translate
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 MERGES = 8  # rounds lost to other writers before giving up
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import sys
 from http import HTTPStatus
+from typing import TYPE_CHECKING
 
-from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import ConnectTimeoutError, MaxRetryError
 from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
 from app.domain.numbers import bounded_int
+
+if TYPE_CHECKING:
+    from kubernetes.client.exceptions import ApiException
 
 
 class KubeError(Exception):
@@ -192,11 +196,19 @@ def from_api_exception(exc: ApiException) -> KubeError:
     return KubeError(f"The API server answered {status} ({_phrase(status)}).", status, detail)
 
 
+def _api_exception() -> type[ApiException] | None:
+    """The client's ApiException once the client is loaded (none can be raised before): reading
+    errors never loads the Kubernetes client itself."""
+    loaded = sys.modules.get("kubernetes.client.exceptions")
+    return getattr(loaded, "ApiException", None)
+
+
 def translate(exc: BaseException) -> KubeError:
     """Map any failure of an API call to a KubeError."""
     if isinstance(exc, KubeError):
         return exc
-    if isinstance(exc, ApiException):
+    api_exception = _api_exception()
+    if api_exception is not None and isinstance(exc, api_exception):
         return from_api_exception(exc)
     cause = exc.reason if isinstance(exc, MaxRetryError) else exc
     # Refused, or no connection made in time (urllib3's NewConnectionError is a kind of

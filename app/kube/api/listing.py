@@ -14,16 +14,18 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-from kubernetes import client
 
 from app import workers
 from app.kube.api.raw import body, get
 from app.kube.state.pod_index import PodIndex
 from app.kube.wire.decoders import ListMeta
 from app.kube.wire.reading import Unreadable
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 # Pods that ended count nowhere: list and watch only the others (a pod that ends arrives as DELETED).
 LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"

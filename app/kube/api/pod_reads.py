@@ -6,15 +6,18 @@ server that refuses, leaves the rest)."""
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import msgspec
-from kubernetes import client
 
 from app.domain.pod_details import MAX_EVENTS, Claim, Condition, Event, PodDetails, bounded
 from app.kube.api import raw
 from app.kube.api.errors import KubeError, translate
 from app.kube.wire.decoders import Meta
 from app.kube.wire.projections import workload
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 log = logging.getLogger(__name__)
 

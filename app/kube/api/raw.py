@@ -9,11 +9,12 @@ as the generated calls do, so ``app.kube.api.errors.translate`` reads it the sam
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from kubernetes import client
-from kubernetes.client.exceptions import ApiException
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 JSON = "application/json"
 JSON_PATCH = "application/json-patch+json"  # a list of operations
@@ -48,6 +49,8 @@ def request(
         _request_timeout=timeout,
     )
     if not 200 <= resp.status <= 299:
+        from kubernetes.client.exceptions import ApiException  # loaded with the client ``api`` is
+
         resp.read()
         raise ApiException.from_response(http_resp=resp, body=None, data=None)
     return resp.response

@@ -8,11 +8,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-
-from kubernetes import client
+from typing import TYPE_CHECKING
 
 from app import workers
 from app.kube.api.errors import translate
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 log = logging.getLogger(__name__)
 NOT_READY = "The API server is not ready ({}): what is shown may be out of date."

@@ -21,13 +21,15 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-
-from kubernetes import client
+from typing import TYPE_CHECKING
 
 from app import workers
 from app.domain.numbers import bounded_int
 from app.kube.api.configmap_doc import ConfigMapDoc
 from app.kube.api.errors import KubeError, Unavailable
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,8 @@ import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-from kubernetes import client
 
 from app import audit
 from app.domain import changes
@@ -30,6 +28,9 @@ from app.kube.api.errors import (
     refused,
     translate,
 )
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 FIELD_MANAGER = "extres"
 EVENT_REASON = "ExtendedResourceChanged"
