@@ -169,3 +169,21 @@ def unknown_resource(value: str, known: Iterable[str]) -> str:
     """What a filter says of a name nobody knows: "No such resource 'gpu'; did you mean …?"."""
     close = suggest(value, known)
     return f"No such resource {value[:80]!r}" + (f"; did you mean {', '.join(close)}?" if close else ".")
+
+
+def resource_field(
+    value: str, label: str = "Resource", then: str = "", known: Iterable[str] | None = None
+) -> tuple[str, str]:
+    """A filter's extended resource name (stripped), or "" with what is wrong with it (``then``:
+    what the page does instead, e.g. "Showing every resource."). With ``known``, a name not
+    among them is refused too, with the known names it may have meant."""
+    value = value.strip()
+    if not value:
+        return "", ""
+    after = f" {then}" if then else ""
+    names = set(known) if known is not None else None
+    if names is not None and value not in names:
+        return "", unknown_resource(value, names) + after
+    if problems := extended_resource_name_errors(value):
+        return "", f"{label} {value[:80]!r} {problems[0]}.{after}"
+    return value, ""

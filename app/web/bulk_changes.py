@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from flask import abort, request, url_for
 from werkzeug.wrappers import Response
@@ -19,7 +20,7 @@ from app.web import security
 from app.web.bulk_jobs import BulkJob, BulkJobs, start_job
 from app.web.changes import actor, bp, node_impact, writer
 from app.web.hx import page_or_fragment, redirect
-from app.web.paging import paginate
+from app.web.paging import paged
 from app.web.security import identity
 from app.web.services import Services
 
@@ -218,23 +219,22 @@ def results(key: str) -> str | Response:
     job = BulkJobs.get().find(key, identity().owner)
     if job is None:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")
+    return page_or_fragment("job", "changes/_job.html", "changes/results.html", key=key, **_progress(job))
+
+
+def _progress(job: BulkJob) -> dict[str, Any]:
+    """Where a bulk job stands: its outcomes so far (a page of them), what failed, what a
+    preview found ready and what it would leave over-committed."""
     outcomes = list(job.outcomes)  # a snapshot: the job may still be adding
-    shown, page, pages = paginate(outcomes, RESULTS_PAGE)
     impacts = _impacts(outcomes) if job.dry_run else {}
-    return page_or_fragment(
-        "job",
-        "changes/_job.html",
-        "changes/results.html",
-        key=key,
-        job=job,
-        done=job.done,
-        finished=job.nodes_done,
-        outcome_count=len(outcomes),
-        failed=[o for o in outcomes if not o.ok],
-        ready=[o for o in outcomes if o.ok] if job.dry_run and job.done else [],
-        outcomes=shown,
-        page=page,
-        pages=pages,
-        impacts=impacts,
-        over=[i for i in impacts.values() if i.over],
-    )
+    return {
+        **paged("outcomes", outcomes, RESULTS_PAGE),
+        "job": job,
+        "done": job.done,
+        "finished": job.nodes_done,
+        "outcome_count": len(outcomes),
+        "failed": [o for o in outcomes if not o.ok],
+        "ready": [o for o in outcomes if o.ok] if job.dry_run and job.done else [],
+        "impacts": impacts,
+        "over": [i for i in impacts.values() if i.over],
+    }

@@ -163,11 +163,7 @@ def set_resource(name: str) -> Response | tuple[str, int]:
     node = _node_or_404(name)
     typed = {k: request.form.get(k, "") for k in ("resource", "quantity", "expected")}
     try:
-        resource, count, expected = validate_set(
-            *typed.values(),
-            maximum=Services.get().settings.max_quantity,
-            owner=lambda r: Services.get().read_only(r, name),  # as the scheduler sees it on this node
-        )
+        resource, count, expected = _validated_set(name, typed)
     except ChangeError as exc:
         return _set_form(node, typed, errors=exc.errors, status=422)
     confirmed = request.form.get("confirm") == "over-commit"
@@ -177,6 +173,15 @@ def set_resource(name: str) -> Response | tuple[str, int]:
     if outcome.status == 409:
         return _changed_meanwhile(node, typed, outcome)
     return _finish(name, outcome)
+
+
+def _validated_set(name: str, typed: dict[str, str]) -> tuple[str, int, int | None]:
+    """The set form's resource, count and expected value; ChangeError naming each bad field."""
+    return validate_set(
+        *typed.values(),
+        maximum=Services.get().settings.max_quantity,
+        owner=lambda r: Services.get().read_only(r, name),  # as the scheduler sees it on this node
+    )
 
 
 def _ask_first(

@@ -15,7 +15,7 @@ from flask import redirect as flask_redirect
 from flask_htmx import HTMX
 from werkzeug.wrappers import Response as BaseResponse
 
-from app.domain.names import extended_resource_name_errors, unknown_resource
+from app.domain.names import resource_field
 
 htmx = HTMX()
 
@@ -109,14 +109,7 @@ def resource_arg(
     """An extended resource name from the query, or "" with a message naming it in ``errors``
     (``then``: what the page does instead, e.g. "Showing every resource."). With ``known``, a
     name not among them is refused too, with the known names it may have meant."""
-    value = (args.get(name) or "").strip()
-    if not value:
-        return value
-    names = set(known) if known is not None else None
-    if names is not None and value not in names:
-        errors[name] = unknown_resource(value, names) + (f" {then}" if then else "")
-        return ""
-    if problems := extended_resource_name_errors(value):
-        errors[name] = f"Resource {value[:80]!r} {problems[0]}.{' ' + then if then else ''}"
-        return ""
+    value, error = resource_field(args.get(name) or "", then=then, known=known)
+    if error:
+        errors[name] = error
     return value

@@ -9,7 +9,7 @@ from app.domain.gpu_usage import Idle
 from app.domain.idle_query import parse, select
 from app.web.export import csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
-from app.web.paging import paginate
+from app.web.paging import paged
 from app.web.services import Services
 from app.web.viewer import viewer
 
@@ -23,22 +23,9 @@ def index() -> str | Response:
     query, errors = parse(request.args)
     state = Services.get()
     rows = select(state.idle_pods(viewer().usage_reading), query)  # the reading the page says it shows
-    shown, page, pages = paginate(rows, PAGE_SIZE)
-    return page_or_fragment(
-        "idle",
-        "idle/_table.html",
-        "idle/index.html",
-        status=viewer().usage,
-        settings=state.settings,
-        rows=shown,
-        total=len(rows),
-        hours=sum(r.device_hours for r in rows),
-        page=page,
-        pages=pages,
-        query=query,
-        args=query.args(),
-        errors=errors,
-    )
+    listing = {**paged("rows", rows, PAGE_SIZE), "hours": sum(r.device_hours for r in rows)}
+    said = {"status": viewer().usage, "settings": state.settings, "query": query, "args": query.args()}
+    return page_or_fragment("idle", "idle/_table.html", "idle/index.html", **listing, **said, errors=errors)
 
 
 def _records(rows: list[Idle], as_of: str) -> list[dict[str, object]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from flask import Response, abort
 
@@ -18,27 +18,28 @@ bp = Page("nodes", __name__, url_prefix="/nodes", reads=NODES_AND_PODS)
 @bp.get("/<name>")
 def detail(name: str) -> str | Response:
     """Read the node, its usage and pods and (for who may read them) its devices; render."""
+    return page_or_fragment("node", "nodes/_node.html", "nodes/detail.html", **_read(name))
+
+
+def _read(name: str) -> dict[str, Any]:
+    """The node as the page shows it; 404 (or 503) when it is not there."""
     state = Services.get()
     store = state.cluster.store
     node, row = store.node(name), store.overview_row(name)
     if node is None or row is None:  # never there, or gone since it was read a moment ago
         _missing(name)
     usage = node_usage(node.capacity, node.allocatable, store.requested_on(name))
-    return page_or_fragment(
-        "node",
-        "nodes/_node.html",
-        "nodes/detail.html",
-        node=node,
-        standard={k: v for k, v in usage.items() if not is_requested_as_extended(k)},
-        extended=row.usage,
-        row=row,
-        limits=store.limits_on(name),
-        pods=store.pods_requesting_extended(name),
-        owner=lambda r: state.ownership(r, name),  # who serves each resource on this node
-        devices=store.with_dra(lambda dra: dra.node_devices(name))
-        if viewer().may_read_devices
-        else ([], set()),
-    )
+    devices = store.with_dra(lambda dra: dra.node_devices(name)) if viewer().may_read_devices else ([], set())
+    return {
+        "node": node,
+        "standard": {k: v for k, v in usage.items() if not is_requested_as_extended(k)},
+        "extended": row.usage,
+        "row": row,
+        "limits": store.limits_on(name),
+        "pods": store.pods_requesting_extended(name),
+        "owner": lambda r: state.ownership(r, name),  # who serves each resource on this node
+        "devices": devices,
+    }
 
 
 def _missing(name: str) -> NoReturn:

@@ -90,22 +90,23 @@ def index() -> str | Response:
     grid, filters, errors, memo = _grid()
     rows, page, pages = paginate(grid.rows, rows_per_page(len(grid.resources)))
     compact = request.args.get("view") == "compact"  # free and a bar per resource
+    table = _table(grid, filters, rows, page, compact, memo)
+    strip = summary_strip(Services.get(), viewer().may_read_devices)
+    said = {"grid": grid, "rows": rows, "table": table, "strip": strip, "page": page, "pages": pages}
     return page_or_fragment(
-        "grid",
-        "overview/_grid.html",
-        "overview/index.html",
-        grid=grid,
-        rows=rows,
-        table=_table(grid, filters, rows, page, compact, memo),
-        strip=summary_strip(Services.get(), viewer().may_read_devices),
-        page=page,
-        pages=pages,
-        filters=filters,
-        errors=errors,
-        selector_text=request.args.get("selector", ""),
-        args=filter_args(request.args),
-        compact=compact,
+        "grid", "overview/_grid.html", "overview/index.html", **said, **_asked(filters, errors)
     )
+
+
+def _asked(filters: Filters, errors: dict[str, str]) -> dict[str, object]:
+    """What the reader asked for, as the filters' form shows it back."""
+    return {
+        "filters": filters,
+        "errors": errors,
+        "selector_text": request.args.get("selector", ""),
+        "args": filter_args(request.args),
+        "compact": request.args.get("view") == "compact",
+    }
 
 
 def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: bool, memo: dict) -> Markup:
@@ -239,15 +240,8 @@ def heat() -> str:
     resource = resource_arg(request.args, errors, "of", then, known=grid.all_resources)
     resource = resource or (grid.resources[0] if grid.resources else "")
     key = ("heat", filters, resource, viewer().may_read_devices)  # the grid differs by that right
-    cells = memo.get(key)
-    if cells is None:
+    if (cells := memo.get(key)) is None:
         cells = memo[key] = _heat_cells(grid.rows, resource)
-    return render_template(
-        "overview/heat.html",
-        grid=grid,
-        resource=resource,
-        cells=cells[0],
-        counts=list(zip(HEAT_BUCKETS, cells[1], strict=True)),
-        errors=errors,
-        args=filter_args(request.args),
-    )
+    counts = list(zip(HEAT_BUCKETS, cells[1], strict=True))
+    said = {"grid": grid, "resource": resource, "cells": cells[0], "counts": counts}
+    return render_template("overview/heat.html", **said, errors=errors, args=filter_args(request.args))

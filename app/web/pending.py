@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 from urllib.parse import quote
 
 from flask import Response, request
@@ -18,7 +19,7 @@ from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_messa
 from app.kube.state.store_dra import ClaimHolding
 from app.kube.wire.projections import PodView
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
-from app.web.paging import paginate
+from app.web.paging import paged
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
 from app.web.viewer import viewer
@@ -185,24 +186,26 @@ def index() -> str | Response:
     namespace = request.args.get("namespace", "").strip()[:63]
     errors: dict[str, str] = {}
     resource = resource_arg(request.args, errors, known=viewer().known_resources)
-    pods = pending_pods(namespace, resource) if viewer().freshness.synced else []  # else: until counted
-    shown, page, pages = paginate(pods, PAGE_SIZE)
-    store = Services.get().cluster.store
-    quotas = store.quota_list()
+    listing = _listing(namespace, resource)
     return page_or_fragment(
-        "pending-list",
-        "pending/_list.html",
-        "pending/index.html",
-        pods=explain(shown, pods),
-        total=len(pods),
-        page=page,
-        pages=pages,
-        quotas=quotas,
-        namespace=namespace,
-        resource=resource,
-        args={k: v for k, v in (("namespace", namespace), ("resource", resource)) if v},
-        errors=errors,
-        wide=store.wide_repelling(),
-        featured=store.declaring_features(),
-        gpu_usage=viewer().usage_reading,
+        "pending-list", "pending/_list.html", "pending/index.html", **listing, errors=errors
     )
+
+
+def _listing(namespace: str, resource: str) -> dict[str, Any]:
+    """The page of pending pods the filters select, each with what would fix it (none until every
+    pod is counted: the list would be part of one)."""
+    pods = pending_pods(namespace, resource) if viewer().freshness.synced else []
+    listing = paged("pods", pods, PAGE_SIZE)
+    listing["pods"] = explain(listing["pods"], pods)
+    store = Services.get().cluster.store
+    return {
+        **listing,
+        "quotas": store.quota_list(),
+        "namespace": namespace,
+        "resource": resource,
+        "args": {k: v for k, v in (("namespace", namespace), ("resource", resource)) if v},
+        "wide": store.wide_repelling(),
+        "featured": store.declaring_features(),
+        "gpu_usage": viewer().usage_reading,
+    }

@@ -28,16 +28,10 @@ def detail(namespace: str, name: str) -> str | Response:
     if pod is None and not details.conditions and not problem:
         _missing(namespace, name)
     reading = viewer().usage_reading
+    gpu = reading.pod_utilization((namespace, name)) if reading else None
+    said = {"pod": pod, "details": details, "problem": problem, "gpu": gpu}
     return page_or_fragment(
-        "pod",
-        "pods/_pod.html",
-        "pods/detail.html",
-        namespace=namespace,
-        name=name,
-        pod=pod,
-        details=details,
-        problem=problem,
-        gpu=reading.pod_utilization((namespace, name)) if reading else None,
+        "pod", "pods/_pod.html", "pods/detail.html", namespace=namespace, name=name, **said
     )
 
 
