@@ -14,9 +14,12 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from app.domain.gpu_usage import Reading, Sample
-from app.usage.prometheus import UsageUnavailable
 
 log = logging.getLogger(__name__)
+
+
+class UsageUnavailable(Exception):
+    """Prometheus did not answer, or not in time, or not as its query API does; in words."""
 
 
 class Source(Protocol):

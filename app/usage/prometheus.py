@@ -17,6 +17,7 @@ from prometheus_api_client import PrometheusApiClientException, PrometheusConnec
 from urllib3.util.retry import Retry
 
 from app.domain.gpu_usage import KEY, Sample
+from app.usage.poller import UsageUnavailable
 
 CHUNK = 64 * 1024
 
@@ -38,10 +39,6 @@ class _Data(msgspec.Struct):
 
 
 _ANSWER = msgspec.json.Decoder(dict[str, _Data | str])
-
-
-class UsageUnavailable(Exception):
-    """Prometheus did not answer, or not in time, or not as its query API does; in words."""
 
 
 class _BoundedSession(requests.Session):

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from app.domain.gpu_usage import PodKey, Reading, UsageMapping, read
-from app.usage.poller import Source
-from app.usage.prometheus import Prometheus, UsageUnavailable
+from app.usage.poller import Source, UsageUnavailable
 
 MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map
 START_ALLOWANCE = 10.0  # seconds for the child to start, on top of its queries' time
@@ -82,6 +81,8 @@ def in_child(job: Job, start_allowance: float = START_ALLOWANCE) -> Reading:
 
 
 def main() -> None:
+    from app.usage.prometheus import Prometheus  # its HTTP client: in the refresh's own process
+
     job: Job = pickle.loads(sys.stdin.buffer.read())
     source = Prometheus(job.url, job.token_file, job.ca_file, job.timeout)
     try:

@@ -1,17 +1,14 @@
 """How many failed sign-ins a client, and a token, may have: past either, sign-in waits a minute.
 
-Counted with the `limits` library (the one Flask-Limiter is built on), in memory, per process, in
-a moving window. Used directly rather than through Flask-Limiter's decorators: what is counted is a
+Counted in a moving window (app/rate_window.py: the `limits` library, the one Flask-Limiter is
+built on). Used directly rather than through Flask-Limiter's decorators: what is counted is a
 *failed* sign-in, known only once the API server has answered, and a token the API server
 accepted lately passes whatever the count, so a flood of bad tokens from an address everyone
-shares (an ingress not named in trusted_proxies) never locks out users already known. Keys expire
-with their window, so memory is bounded by the sign-ins of one minute."""
+shares (an ingress not named in trusted_proxies) never locks out users already known."""
 
 from __future__ import annotations
 
-from limits import RateLimitItemPerMinute
-from limits.storage import MemoryStorage
-from limits.strategies import MovingWindowRateLimiter
+from app.rate_window import MovingWindow
 
 PER_CLIENT = 10  # failed sign-ins per client address (through the trusted proxies) per minute
 PER_TOKEN = 3  # failed sign-ins with one token per minute, from any address
@@ -19,9 +16,8 @@ PER_TOKEN = 3  # failed sign-ins with one token per minute, from any address
 
 class SignInLimits:
     def __init__(self, per_client: int = PER_CLIENT, per_token: int = PER_TOKEN) -> None:
-        self._window = MovingWindowRateLimiter(MemoryStorage())
-        self._client = RateLimitItemPerMinute(per_client)
-        self._token = RateLimitItemPerMinute(per_token)
+        self._window = MovingWindow()
+        self._client, self._token = per_client, per_token
 
     def spent(self, client: str, token_digest: str) -> str | None:
         """Why this sign-in waits (too many failures from ``client`` or with the token), or None."""

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from app.domain.gpu_usage import DCGM, KEY, SEPARATOR
-from app.usage.prometheus import Prometheus, UsageUnavailable
+from app.usage.poller import UsageUnavailable
+from app.usage.prometheus import Prometheus
 from app.usage.refresh import Job, in_child
 
 SAMPLE = {"metric": {"extres_key": "n1|g0"}, "value": [1, "42"]}

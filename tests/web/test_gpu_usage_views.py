@@ -16,7 +16,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app.domain.gpu_usage import DCGM, SEPARATOR
-from app.usage.prometheus import UsageUnavailable
+from app.usage.poller import UsageUnavailable
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, families, holders_from_pods
 from tests.conftest import browser
 

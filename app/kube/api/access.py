@@ -18,14 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from limits import RateLimitItemPerMinute
-from limits.storage import MemoryStorage
-from limits.strategies import MovingWindowRateLimiter
 from urllib3 import HTTPHeaderDict
 
 from app.kube.api import raw
 from app.kube.api.client import api_client
 from app.kube.api.errors import Busy, Forbidden, KubeError, Unauthorized, Unavailable, refused, translate
+from app.rate_window import MovingWindow
 
 if TYPE_CHECKING:
     from kubernetes import client
@@ -129,10 +127,10 @@ class Access:
         self._lock = threading.Lock()
         # the budget for tokens not in the cache above: a stream of random tokens (a sign-in form,
         # an Authorization header on any path) costs the API server at most this many reviews;
-        # the `limits` library's moving window, in memory, per process
-        self._unknown = RateLimitItemPerMinute(reviews_per_minute)
-        self._per_client = RateLimitItemPerMinute(min(REVIEWS_PER_CLIENT, reviews_per_minute))
-        self._budget = MovingWindowRateLimiter(MemoryStorage())
+        # a moving window (app/rate_window.py)
+        self._unknown = reviews_per_minute
+        self._per_client = min(REVIEWS_PER_CLIENT, reviews_per_minute)
+        self._budget = MovingWindow()
 
     def client_for(self, identity: Identity) -> client.ApiClient:
         if identity.mode == "service-account":
