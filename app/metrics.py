@@ -20,7 +20,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from app import cel_sandbox
-from app.domain import device_cel
+from app.domain import columns, device_cel
 from app.domain.scheduler_message import parse_scheduler_message
 
 if TYPE_CHECKING:
@@ -116,10 +116,9 @@ class ClusterCollector(Collector):
         )
 
 
+# The grid's exported columns (app/domain/columns.py), then two that are no column of it
 NODE_FAMILIES = (
-    ("capacity", "Extended resource capacity advertised by a node."),
-    ("allocatable", "Extended resource allocatable on a node."),
-    ("requested", "Extended resource requested by the non-terminated pods bound to a node."),
+    *((c.field, c.metric) for c in columns.exported()),
     ("allocated", "DRA devices serving an extended resource on a node that claims hold."),
     ("drift", "1 when a node's capacity differs from the desired state set through the dashboard."),
 )
@@ -138,11 +137,9 @@ def _row_lines(row: NodeRow) -> tuple[str, ...]:
         out[family].append(f"{PREFIX}{family}{{{labels}}} {floatToGoString(value)}\n")
 
     for resource, u in row.usage.items():
-        if u.advertised:
-            add("capacity", resource, u.capacity)
-            add("allocatable", resource, u.allocatable)
-        if u.requested:
-            add("requested", resource, u.requested)
+        for c in columns.exported():  # what the node advertises, and what is requested there
+            if (value := c.value(u) if c.value else 0) or u.advertised:
+                add(c.field, resource, value)
         if u.allocated is not None:
             add("allocated", resource, u.allocated)
     for resource in sorted(row.drifted):

@@ -38,10 +38,9 @@ class Formatted:
             family = GaugeMetricFamily(PREFIX + name, help_text, labels=["node", "resource"])
             for row in rows:
                 for resource, u in row.usage.items():
-                    if name in ("capacity", "allocatable") and u.advertised:
+                    numbers = ("capacity", "allocatable", "requested")
+                    if name in numbers and (u.advertised or getattr(u, name)):
                         family.add_metric([row.name, resource], getattr(u, name))
-                    elif name == "requested" and u.requested:
-                        family.add_metric([row.name, resource], u.requested)
                     elif name == "allocated" and u.allocated is not None:
                         family.add_metric([row.name, resource], u.allocated)
                 if name == "drift":

@@ -174,3 +174,25 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
         kept.sort(key=_sort_key(*filters.sort, filters.descending))
     drifted = [row for row in kept if row.drifted]
     return Grid(resources, kept, totals, sorted(seen | wanted), count, drifted)
+
+
+def without_dra(row: NodeRow) -> NodeRow:
+    """The row as a user who may not read DRA objects sees it: no resource DRA devices serve."""
+    if not row.unknown and not row.both and all(u.allocated is None for u in row.usage.values()):
+        return row
+    usage = {k: u for k, u in row.usage.items() if u.allocated is None}
+    return replace(row, usage=usage, unknown={}, both=frozenset())
+
+
+HEAT_BANDS = ("0-19%", "20-39%", "40-59%", "60-79%", "80-99%", "full", "over-committed")
+
+
+def heat_band(used: int, allocatable: int) -> int:
+    """The heat map's band (an index of HEAT_BANDS) of ``used`` of ``allocatable``; ``used`` is
+    requested, or for DRA-served resources what claims hold. More than allocatable is a band of
+    its own, never counted as merely full."""
+    if used > max(allocatable, 0):
+        return 6
+    if allocatable <= 0 or used >= allocatable:
+        return 5
+    return min(4, used * 5 // allocatable)

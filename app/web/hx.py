@@ -113,3 +113,9 @@ def resource_arg(
     if error:
         errors[name] = error
     return value
+
+
+def typed(*keys: str) -> dict[str, str]:
+    """What the reader typed in the query's fields ``keys`` (the first of each; "" when not
+    given), for a form to show back as typed, a wrong value too."""
+    return {key: request.args.get(key, "") for key in keys}

@@ -8,7 +8,7 @@ from flask import Response, request
 from app.domain.gpu_usage import Idle
 from app.domain.idle_query import parse, select
 from app.web.export import csv_response
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
 from app.web.paging import paged
 from app.web.services import Services
 from app.web.viewer import viewer
@@ -25,6 +25,7 @@ def index() -> str | Response:
     rows = select(state.idle_pods(viewer().usage_reading), query)  # the reading the page says it shows
     listing = {**paged("rows", rows, PAGE_SIZE), "hours": sum(r.device_hours for r in rows)}
     said = {"status": viewer().usage, "settings": state.settings, "query": query, "args": query.args()}
+    said["typed"] = typed("min_hours")
     return page_or_fragment("idle", "idle/_table.html", "idle/index.html", **listing, **said, errors=errors)
 
 

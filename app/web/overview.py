@@ -11,11 +11,11 @@ from markupsafe import Markup, escape
 from app.domain import columns
 from app.domain.accounting import ResourceUsage
 from app.domain.names import unknown_resource
-from app.domain.overview import Filters, NodeRow, build_grid
+from app.domain.overview import HEAT_BANDS, Filters, NodeRow, build_grid, heat_band, without_dra
 from app.domain.overview_query import parse_query
 from app.domain.ownership import served_on_row, sources
 from app.web.export import csv_response
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg, typed
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
@@ -58,7 +58,7 @@ def _grid():
         if dra:
             grid = build_grid(rows, filters, totals)
         else:  # summed again, over what is shown
-            grid = build_grid([_without_dra(r) for r in rows], filters)
+            grid = build_grid([without_dra(r) for r in rows], filters)
         memo[(filters, dra)] = grid
     return grid, filters, errors, memo
 
@@ -75,13 +75,6 @@ def _known_only(filters: Filters, errors: dict[str, str]) -> Filters:
         errors["min"] = "Free at least: " + unknown_resource(filters.free_at_least[0], known)
         filters = replace(filters, free_at_least=None)
     return filters
-
-
-def _without_dra(row: NodeRow) -> NodeRow:
-    if not row.unknown and not row.both and all(u.allocated is None for u in row.usage.values()):
-        return row
-    usage = {k: u for k, u in row.usage.items() if u.allocated is None}
-    return replace(row, usage=usage, unknown={}, both=frozenset())
 
 
 @bp.get("/")
@@ -103,7 +96,7 @@ def _asked(filters: Filters, errors: dict[str, str]) -> dict[str, object]:
     return {
         "filters": filters,
         "errors": errors,
-        "selector_text": request.args.get("selector", ""),
+        "typed": typed("selector", "min", "free", "sort", "order"),
         "args": filter_args(request.args),
         "compact": request.args.get("view") == "compact",
     }
@@ -200,30 +193,17 @@ def export_csv() -> Response:
     return csv_response(_records(grid), fields, "extres-overview.csv")
 
 
-HEAT_BUCKETS = ("0-19%", "20-39%", "40-59%", "60-79%", "80-99%", "full", "over-committed")
-
-
-def _bucket(used: int, allocatable: int) -> int:
-    """``used``: requested, or for DRA-served resources what claims hold. More than allocatable
-    is a band of its own, never counted as merely full."""
-    if used > max(allocatable, 0):
-        return 6
-    if allocatable <= 0 or used >= allocatable:
-        return 5
-    return min(4, used * 5 // allocatable)
-
-
 def _heat_cells(rows: Iterable[NodeRow], resource: str) -> tuple[Markup, list[int]]:
     """The squares of the nodes advertising ``resource`` (each a link to its node, titled with
     its numbers) as one piece of HTML, and how many fall in each band."""
-    counts = [0] * len(HEAT_BUCKETS)
+    counts = [0] * len(HEAT_BANDS)
     parts = []
     node_url = url_for("nodes.detail", name="-")[:-1]
     for row in rows:
         u = row.usage.get(resource)
         if u is None or not u.advertised:
             continue
-        b = _bucket(u.used, u.allocatable)
+        b = heat_band(u.used, u.allocatable)
         counts[b] += 1
         name, numbers = escape(row.name), f"{u.used}/{u.allocatable}"
         parts.append(f'<a class=h{b} href="{node_url}{name}" title="{name} {numbers}"></a>')
@@ -242,6 +222,7 @@ def heat() -> str:
     key = ("heat", filters, resource, viewer().may_read_devices)  # the grid differs by that right
     if (cells := memo.get(key)) is None:
         cells = memo[key] = _heat_cells(grid.rows, resource)
-    counts = list(zip(HEAT_BUCKETS, cells[1], strict=True))
+    counts = list(zip(HEAT_BANDS, cells[1], strict=True))
     said = {"grid": grid, "resource": resource, "cells": cells[0], "counts": counts}
-    return render_template("overview/heat.html", **said, errors=errors, args=filter_args(request.args))
+    asked = {"errors": errors, "args": filter_args(request.args), "typed": typed("q", "selector")}
+    return render_template("overview/heat.html", **said, **asked)

@@ -12,6 +12,7 @@ from urllib.parse import quote
 from flask import Response, request
 from markupsafe import Markup, escape
 
+from app.domain import preemption
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
 from app.domain.ownership import DRA
@@ -42,14 +43,11 @@ class Held:
 
     @property
     def unresolvable(self) -> bool:
-        """The request is above the node's allocatable: the scheduler (1.34+) marks the node
-        unresolvable there and does not try preemption."""
-        return self.wanted > self.allocatable
+        return preemption.unresolvable(self.wanted, self.allocatable)
 
     @property
     def preemption_helps(self) -> bool:
-        """Evicting every lower-priority holder would leave enough free here."""
-        return not self.unresolvable and self.preemptible > 0 and self.free + self.preemptible >= self.wanted
+        return preemption.preemption_helps(self.wanted, self.allocatable, self.free, self.preemptible)
 
 
 @dataclass
@@ -109,7 +107,9 @@ def held(pod: PodView, d: Diagnosis, where: Places, writable: bool) -> list[Held
                 continue
             holders = [p for p in store.pods_requesting_extended(name) if p.requests.get(fit.resource)]
             holders.sort(key=lambda p: (p.priority, p.created))
-            lower = sum(p.requests[fit.resource] for p in holders if p.priority < pod.priority)
+            lower = preemption.preemptible(
+                ((p.priority, p.requests[fit.resource]) for p in holders), pod.priority
+            )
             claims = (
                 store.claims_holding(name, owner.dra_class) if owner.kind == DRA and owner.dra_class else []
             )

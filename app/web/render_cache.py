@@ -99,6 +99,8 @@ class RenderCaches:
 
     def __init__(self) -> None:
         self.grids = VersionedMemo(64)  # overview grids by filters, and their rendered tables by page
+        # workload rows, by grouping and query: the holders (pods, their owners) and the totals
+        self.workloads = VersionedMemo(64)
         # the known resource names, by (rows, pending) versions: apart from the grids, so that
         # pending pods coming and going never crowd the grids out of their memo
         self.known = VersionedMemo(4)

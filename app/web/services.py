@@ -43,7 +43,9 @@ class Services:
         self._lock = threading.Lock()
         # None: no Prometheus set, no usage anywhere (tests may give a source of their own)
         self.usage = self._usage_poller(settings, usage_source)
-        self._idle: tuple[Reading, int, list[Idle]] | None = None  # the last idle list, by its inputs
+        self._idle: tuple[Reading, tuple[int, int], list[Idle]] | None = (
+            None  # the last idle list, by its inputs
+        )
 
     def _usage_poller(self, s: Settings, source: Source | None) -> UsagePoller | None:
         """The background refresh of GPU usage: in a child process (app.usage.refresh), or, with
@@ -97,7 +99,7 @@ class Services:
             owner = f"{pod.owner.kind}/{pod.owner.name}" if pod.owner and pod.owner.name else ""
             return Holding(pod.namespace, pod.name, pod.node_name, _time(pod.created), owner)
 
-        version = store.rows_version  # pods coming, going or finishing move the rows
+        version = (store.rows_version, store.holders_version)  # holders come, go, move, change owner
         kept = self._idle
         if kept is not None and kept[0] is reading and kept[1] == version:
             return kept[2]

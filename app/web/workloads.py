@@ -6,8 +6,8 @@ from flask import Response, jsonify, request
 
 from app.domain.workloads import GROUPINGS, SORT_KEYS, WorkloadRow, group, sort_rows
 from app.web.export import csv_response
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
-from app.web.paging import paginate
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg, typed
+from app.web.paging import paged
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
 from app.web.viewer import viewer
@@ -37,7 +37,7 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
     if order not in ("asc", "desc"):
         errors["order"] = "Order: asc or desc."
         order = "desc"
-    memo = RenderCaches.get().grids.at(store.rows_version)
+    memo = RenderCaches.get().workloads.at((store.rows_version, store.holders_version))
     rows = memo.get(("workloads", by))
     if rows is None:
         totals = store.overview_totals()
@@ -62,17 +62,13 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
 @bp.get("/")
 def index() -> str | Response:
     rows, args, errors = _query()
-    shown, page, pages = paginate(rows, PAGE_SIZE)
+    asked = {"args": args, "errors": errors, "typed": typed("resource")}
     return page_or_fragment(
         "workloads",
         "workloads/_table.html",
         "workloads/index.html",
-        rows=shown,
-        total=len(rows),
-        page=page,
-        pages=pages,
-        args=args,
-        errors=errors,
+        **paged("rows", rows, PAGE_SIZE),
+        **asked,
     )
 
 

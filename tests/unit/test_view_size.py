@@ -23,7 +23,7 @@ def test_every_view_is_within_the_budget():
 
 
 LONG = (
-    "@bp.get('/')\ndef index():\n    \"\"\"Docstrings do not count.\"\"\"\n"
+    '@bp.get(\'/\')\ndef index():\n    """Docstrings do not count."""\n'
     + "".join(f"    a{i} = {i}\n" for i in range(15))
     + "    return render_template('x.html',\n        a=1,\n    )\n"
 )

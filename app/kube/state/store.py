@@ -43,6 +43,9 @@ class Store(DraHolding, Lookups):
         self._totals = RunningTotals()  # of the rows in self._rows
         self.rows_version = 0  # bumped whenever a row changes: a key for memoised grids
         self.pending_version = 0  # bumped whenever an unschedulable pod comes, changes or goes
+        # bumped whenever a pod holding extended resources comes, goes, moves or changes owner
+        # (adopted or orphaned): the workloads and idle lists are made from the holders
+        self.holders_version = 0
         # What the fit model reads per node; its version moves with anything placement depends on
         # (any counted pod's requests or host ports, a node's facts).
         self._fit = FitFacts()
@@ -191,6 +194,8 @@ class Store(DraHolding, Lookups):
             for share in (before, after):
                 if share is not None:
                     self._touch(share[0])
+        if _holding(old) != _holding(new):
+            self.holders_version += 1
         if (old is not None and old.unschedulable is not None) or (
             new is not None and new.unschedulable is not None
         ):
@@ -264,6 +269,7 @@ class Store(DraHolding, Lookups):
             self._dirty.update(self.nodes)
             self.rows_version += 1
             self.pending_version += 1
+            self.holders_version += 1
             self._fit.all(self.nodes)
 
     # ---- the first list of pods: counted in as it arrives ------------------
@@ -290,6 +296,13 @@ class Store(DraHolding, Lookups):
         quotas = {v.key: v for v in views if v.items}
         with self._lock:
             self.quotas = quotas
+
+
+def _holding(pod: PodView | None) -> tuple[object, ...] | None:
+    """What the workloads and idle lists read of a pod that holds extended resources."""
+    if pod is None or not pod.counts or not pod.extended_requests:
+        return None
+    return (pod.node_name, pod.owner, pod.created, pod.extended_requests)
 
 
 def _placed(pod: PodView | None) -> tuple[str, Mapping[str, int], tuple[HostPort, ...], bool] | None:

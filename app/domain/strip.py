@@ -1,0 +1,53 @@
+"""The summary strip (pure): per extended resource, the cluster's totals, the nodes advertising
+it and the pods waiting for it, each waiting pod counted once per pool it asks of (a DeviceClass's
+implicit name and its extended resource name are one pool)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from app.domain.accounting import Totals
+
+
+@dataclass(frozen=True)
+class Entry:
+    resource: str
+    allocatable: int
+    requested: int
+    nodes: int  # advertising it
+    waiting: int  # unschedulable pods asking for it
+    over: int  # over-committed, summed per node (the sums alone would hide it)
+    nodes_over: int
+
+
+def waiting(requests: Iterable[Iterable[str]], primary: Mapping[str, str]) -> dict[str, int]:
+    """Per resource, the waiting pods asking for it (``requests``: each pod's extended request
+    names; ``primary``: an alias's pool name)."""
+    out: dict[str, int] = {}
+    for names in requests:
+        for resource in {primary.get(r, r) for r in names}:
+            out[resource] = out.get(resource, 0) + 1
+    return out
+
+
+def strip(totals: Totals, waiting: Mapping[str, int], dra: bool) -> list[Entry]:
+    """Every resource known from the totals or a waiting pod, by name; ``dra``: the reader may read
+    DRA objects (else the resources DRA devices serve are left out)."""
+    out = []
+    for resource in sorted(set(totals.by_resource) | set(waiting)):
+        u = totals.by_resource.get(resource)
+        if not dra and u is not None and u.allocated is not None:
+            continue
+        out.append(
+            Entry(
+                resource,
+                u.allocatable if u else 0,
+                u.requested if u else 0,
+                totals.nodes_with.get(resource, 0),
+                waiting.get(resource, 0),
+                u.over if u else 0,
+                totals.nodes_over.get(resource, 0),
+            )
+        )
+    return out
