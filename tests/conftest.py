@@ -129,7 +129,7 @@ class Browser(FlaskClient):
         try:
             who = security.identity_from(
                 settings,
-                security._networks(settings.trusted_proxies),
+                security.networks(settings.trusted_proxies),
                 Headers(headers or {}),
                 "127.0.0.1",
                 token,

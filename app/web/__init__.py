@@ -13,7 +13,7 @@ from app.config import Settings
 from app.kube.api.errors import Busy, KubeError, http_status
 from app.kube.api.ports import ClusterPort
 from app.usage.poller import Source
-from app.web import filters, security
+from app.web import filters, request_pipeline, security
 from app.web.bulk_jobs import BulkJobs
 from app.web.hx import POLL_MARK, Page, error_page, htmx
 from app.web.render_cache import RenderCaches
@@ -52,6 +52,10 @@ def init_app(
 
     metrics.init_app(app)  # first: the timer starts before authentication
     security.init_app(app, settings)
+    steps = request_pipeline.pipeline(
+        settings, security.networks(settings.trusted_proxies), app.extensions["extres_tokens"]
+    )
+    app.before_request(lambda: request_pipeline.run(steps))  # who asks, and may they: in order
     app.register_blueprint(overview.bp)
     app.register_blueprint(nodes.bp)
     app.register_blueprint(health.bp)

@@ -6,26 +6,22 @@ import hashlib
 import hmac
 import ipaddress
 import logging
-import re
 import secrets
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from flask import Flask, abort, current_app, g, request, session, url_for
+from flask import Flask, current_app, g, request, session
 from werkzeug.wrappers import Response
 
 from app import audit
 from app.config import Settings
 from app.identity_headers import REPEATED
 from app.kube.api.access import Identity
-from app.web.hx import Page, redirect
 from app.web.services import Services
 from app.web.sessions import TokenSession
 
 log = logging.getLogger("extres.security")
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-OPEN_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "static", "auth.login", "auth.login_form"})
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
@@ -37,11 +33,11 @@ CSP = (
 PERMISSIONS = "camera=(), microphone=(), geolocation=(), payment=(), usb=(), display-capture=()"
 
 
-def _networks(entries: Iterable[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+def networks(entries: Iterable[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     return [ipaddress.ip_network(e.strip(), strict=False) for e in entries if e.strip()]
 
 
-def _trusted(addr: str | None, networks: list) -> bool:
+def trusted(addr: str | None, networks: list) -> bool:
     try:
         ip = ipaddress.ip_address(addr or "")
     except ValueError:
@@ -67,7 +63,7 @@ def identity_from(
     if mode == "impersonate":
         users = headers.getlist(settings.user_header)
         groups_sent = headers.getlist(settings.groups_header)
-        if not _trusted(remote_addr, networks):
+        if not trusted(remote_addr, networks):
             if users or groups_sent:
                 log.warning("ignored identity headers from untrusted address %s (%r)", remote_addr, users)
             return Identity(mode=mode)
@@ -110,10 +106,6 @@ def _secrets() -> list[str]:
     return [_secret(), *current_app.config["EXTRES"].previous_secret_keys]
 
 
-# a trusted proxy's X-Request-Id is kept when it looks like one; anyone else's is replaced
-_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-
-
 def request_id() -> str:
     """This request's id: a trusted proxy's X-Request-Id, or one made here; on every audit line and
     in the response's X-Request-Id header."""
@@ -146,7 +138,7 @@ def client_address(remote_addr: str | None, forwarded_for: str, networks: list) 
     then X-Forwarded-For read from the right, past every trusted proxy, to the first address
     that is not one. An entry that is not an address stops the walk at the proxy that sent it."""
     addr = remote_addr or ""
-    if not _trusted(addr, networks):
+    if not trusted(addr, networks):
         return addr
     for hop in reversed([h.strip() for h in forwarded_for.split(",")][-MAX_HOPS:]):
         try:
@@ -154,7 +146,7 @@ def client_address(remote_addr: str | None, forwarded_for: str, networks: list) 
         except ValueError:
             return addr
         addr = hop
-        if not _trusted(hop, networks):
+        if not trusted(hop, networks):
             return hop
     return addr
 
@@ -203,11 +195,7 @@ def safe_next(target: str | None) -> str:
     return target
 
 
-# What each blueprint shows: the user must be allowed to read it (impersonate and token modes).
-
-
 def init_app(app: Flask, settings: Settings) -> None:
-    networks = _networks(settings.trusted_proxies)
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_request_bytes,
         SESSION_COOKIE_HTTPONLY=True,
@@ -220,7 +208,7 @@ def init_app(app: Flask, settings: Settings) -> None:
     app.jinja_env.globals["csrf_token"] = csrf_token
     app.jinja_env.globals["verified"] = verified
     services: Services = app.extensions["extres"]
-    tokens = app.extensions["extres_tokens"] = TokenSession(
+    app.extensions["extres_tokens"] = TokenSession(
         settings.secret_key,
         settings.session_idle_minutes * 60,
         settings.session_max_hours * 3600,
@@ -228,66 +216,6 @@ def init_app(app: Flask, settings: Settings) -> None:
         revoked=lambda session_id: services.cluster.revocations.revoked(session_id),
     )
     app.permanent_session_lifetime = settings.session_max_hours * 3600
-
-    @app.before_request
-    def check_request() -> Response | None:
-        g.verified = False
-        g.identity = Identity(mode=settings.auth_mode)  # nobody, until the request says who it is
-        from_proxy = _trusted(request.remote_addr, networks)
-        sent = request.headers.get("X-Request-Id", "") if from_proxy else ""
-        g.request_id = sent if _REQUEST_ID.fullmatch(sent) else secrets.token_hex(8)
-        g.client = client_address(request.remote_addr, request.headers.get("X-Forwarded-For", ""), networks)
-        try:
-            g.identity = identity_from(
-                settings, networks, request.headers, request.remote_addr, tokens.token(session)
-            )
-        except IdentityError as exc:
-            g.identity = Identity(mode=settings.auth_mode)
-            log.warning("refused identity headers from %s: %s", request.remote_addr, exc)
-            abort(400, description=str(exc))
-        if request.endpoint in OPEN_ENDPOINTS:
-            return None
-        if request.routing_exception is not None:
-            return None  # no such page, or not with this method: 404 or 405, before any other check
-        who = g.identity
-        if not who.known:
-            if settings.auth_mode == "token" and request.method in SAFE_METHODS:
-                return redirect(url_for("auth.login_form", next=request.full_path), code=302)
-            abort(401, description="Sign in through the dashboard's authentication proxy to use it.")
-        access = Services.get().cluster.access
-        verified_who = access.authenticate(who, g.client)
-        if verified_who is None:
-            if "Authorization" not in request.headers and session.get("token"):
-                session.clear()  # the API server no longer accepts the token kept at sign-in
-                log.info("dropped a session whose token the API server refuses")
-                if request.method in SAFE_METHODS:
-                    return redirect(url_for("auth.login_form", next=request.full_path), code=302)
-            g.identity = Identity(mode=settings.auth_mode)
-            abort(401, description="The API server did not accept this token. Sign in again.")
-        g.identity = who = verified_who
-        page = current_app.blueprints.get(request.blueprint or "")
-        if not isinstance(page, Page):  # init_app refuses such an app; never serve one unchecked
-            abort(403, description="This page declares no read rights, so it is not shown.")
-        if settings.auth_mode != "service-account":
-            for verb, resource in page.reads:
-                if not access.check(who, verb, resource):
-                    abort(
-                        403,
-                        description=f"{who.label} may not {verb} {resource}, which this page shows.",
-                    )
-        g.verified = True
-        if request.method not in SAFE_METHODS:
-            if not same_origin():
-                refused("another site", 403)
-                abort(403, description="This form was sent from another site; nothing was changed.")
-            if not csrf_ok():
-                refused("no valid CSRF token", 400)
-                abort(
-                    400,
-                    description="This form did not carry a valid CSRF token (it may have expired). "
-                    "Reload the page and try again; nothing was changed.",
-                )
-        return None
 
     @app.after_request
     def security_headers(response: Response) -> Response:

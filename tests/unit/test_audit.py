@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from app import audit, logs
-from app.web.security import _networks, client_address
+from app.web.security import client_address, networks
 
 
 def test_every_audit_line_has_the_fixed_fields_and_control_characters_stay_escaped(caplog):
@@ -57,7 +57,7 @@ def test_an_unknown_outcome_or_detail_is_a_programming_error():
         audit.record("changed", audit.Who(), message="clashes with the log record's own field")
 
 
-TRUSTED = _networks(["10.0.0.0/24"])
+TRUSTED = networks(["10.0.0.0/24"])
 
 
 @pytest.mark.parametrize(

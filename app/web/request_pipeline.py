@@ -1,0 +1,130 @@
+"""What every request goes through before its view, as named steps in a fixed order: each reads
+and sets ``g`` (request id, client, identity, verified), and may answer (a redirect, an error)
+or end the pipeline early (``DONE``: an open endpoint, or no such route). ``run`` takes them
+in order; each is testable alone in a request context."""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from flask import abort, current_app, g, request, session, url_for
+from werkzeug.wrappers import Response
+
+from app.config import Settings
+from app.kube.api.access import Identity
+from app.web import security
+from app.web.hx import Page, redirect
+from app.web.services import Services
+
+log = logging.getLogger("extres.security")
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+OPEN_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "static", "auth.login", "auth.login_form"})
+DONE = object()  # a step's answer: the request needs nothing more before its view
+# a trusted proxy's X-Request-Id is kept when it looks like one; anyone else's is replaced
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+Step = Callable[[], Any]  # None: go on; DONE: stop here; a Response: answer with it
+
+
+def run(steps: tuple[tuple[str, Step], ...]) -> Response | None:
+    for _, step in steps:
+        outcome = step()
+        if outcome is DONE:
+            return None
+        if outcome is not None:
+            return outcome
+    return None
+
+
+def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str, Step], ...]:
+    """The steps, named, in the order they run."""
+    mode = settings.auth_mode
+
+    def marked() -> None:
+        """The request's id (a trusted proxy's, else made here) and client; nobody, unverified."""
+        g.verified = False
+        g.identity = Identity(mode=mode)  # nobody, until the request says who it is
+        sent = (
+            request.headers.get("X-Request-Id", "") if security.trusted(request.remote_addr, networks) else ""
+        )
+        g.request_id = sent if _REQUEST_ID.fullmatch(sent) else secrets.token_hex(8)
+        forwarded = request.headers.get("X-Forwarded-For", "")
+        g.client = security.client_address(request.remote_addr, forwarded, networks)
+
+    def claimed() -> None:
+        """Who the request says it is (headers, a bearer token, the session's token): 400 when
+        the identity headers cannot be taken as they are."""
+        try:
+            g.identity = security.identity_from(
+                settings, networks, request.headers, request.remote_addr, tokens.token(session)
+            )
+        except security.IdentityError as exc:
+            log.warning("refused identity headers from %s: %s", request.remote_addr, exc)
+            abort(400, description=str(exc))
+
+    def open_or_unrouted() -> object | None:
+        """Health, static files and the sign-in form are open; no such page (or not with this
+        method) is a 404 or 405 before any other check."""
+        return DONE if request.endpoint in OPEN_ENDPOINTS or request.routing_exception is not None else None
+
+    def signed_in() -> Response | None:
+        if g.identity.known:
+            return None
+        if mode == "token" and request.method in SAFE_METHODS:
+            return redirect(url_for("auth.login_form", next=request.full_path), code=302)
+        abort(401, description="Sign in through the dashboard's authentication proxy to use it.")
+
+    def authenticated() -> Response | None:
+        """The API server accepts who the request says it is (a TokenReview, cached)."""
+        verified_who = Services.get().cluster.access.authenticate(g.identity, g.client)
+        if verified_who is not None:
+            g.identity = verified_who
+            return None
+        g.identity = Identity(mode=mode)
+        if "Authorization" not in request.headers and session.get("token"):
+            session.clear()  # the API server no longer accepts the token kept at sign-in
+            log.info("dropped a session whose token the API server refuses")
+            if request.method in SAFE_METHODS:
+                return redirect(url_for("auth.login_form", next=request.full_path), code=302)
+        abort(401, description="The API server did not accept this token. Sign in again.")
+
+    def may_read_the_page() -> None:
+        """What the page shows, the user may read (impersonate and token modes); then verified."""
+        page = current_app.blueprints.get(request.blueprint or "")
+        if not isinstance(page, Page):  # init_app refuses such an app; never serve one unchecked
+            abort(403, description="This page declares no read rights, so it is not shown.")
+        if mode != "service-account":
+            who, access = g.identity, Services.get().cluster.access
+            for verb, resource in page.reads:
+                if not access.check(who, verb, resource):
+                    abort(403, description=f"{who.label} may not {verb} {resource}, which this page shows.")
+        g.verified = True
+
+    def same_origin() -> None:
+        if request.method not in SAFE_METHODS and not security.same_origin():
+            security.refused("another site", 403)
+            abort(403, description="This form was sent from another site; nothing was changed.")
+
+    def csrf() -> None:
+        if request.method not in SAFE_METHODS and not security.csrf_ok():
+            security.refused("no valid CSRF token", 400)
+            abort(
+                400,
+                description="This form did not carry a valid CSRF token (it may have expired). "
+                "Reload the page and try again; nothing was changed.",
+            )
+
+    return (
+        ("marked", marked),
+        ("claimed", claimed),
+        ("open_or_unrouted", open_or_unrouted),
+        ("signed_in", signed_in),
+        ("authenticated", authenticated),
+        ("may_read_the_page", may_read_the_page),
+        ("same_origin", same_origin),
+        ("csrf", csrf),
+    )

@@ -1,0 +1,63 @@
+"""The request pipeline's steps (app/web/request_pipeline.py), each alone in a request context:
+what it sets, what it refuses, where it stops the rest."""
+
+from __future__ import annotations
+
+import pytest
+from flask import g
+from werkzeug.exceptions import BadRequest, Forbidden
+
+from app.web import request_pipeline, security
+
+
+def _steps(app):
+    settings = app.config["EXTRES"]
+    steps = request_pipeline.pipeline(
+        settings, security.networks(("10.0.0.1",)), app.extensions["extres_tokens"]
+    )
+    return dict(steps)
+
+
+def test_marked_keeps_a_trusted_proxys_request_id_and_replaces_anyone_elses(make_app):
+    app = make_app(trusted_proxies="10.0.0.1")
+    steps = _steps(app)
+    sent = {"X-Request-Id": "from-the-proxy", "X-Forwarded-For": "192.0.2.7"}
+    with app.test_request_context("/", headers=sent, environ_base={"REMOTE_ADDR": "10.0.0.1"}):
+        steps["marked"]()
+        assert (g.request_id, g.client, g.verified) == ("from-the-proxy", "192.0.2.7", False)
+    with app.test_request_context("/", headers=sent, environ_base={"REMOTE_ADDR": "192.0.2.9"}):
+        steps["marked"]()
+        assert g.request_id != "from-the-proxy" and g.client == "192.0.2.9"
+
+
+def test_open_endpoints_and_unknown_routes_end_the_pipeline_before_anyone_is_asked(make_app, cluster):
+    app = make_app(auth_mode="token")
+    steps = _steps(app)
+    token = {"Authorization": "Bearer a-token"}
+    for path in ("/healthz", "/no-such-page"):
+        with app.test_request_context(path, headers=token):
+            assert app.preprocess_request() is None  # the whole pipeline, as a request runs it
+            assert not g.verified
+    assert cluster.access.asked == [] and cluster.access.accepted == set()  # no TokenReview
+    with app.test_request_context("/", headers=token):
+        app.preprocess_request()
+        assert g.verified and cluster.access.accepted == {"a-token"}
+    with app.test_request_context("/"):
+        steps["marked"]()
+        assert steps["open_or_unrouted"]() is None  # a page: the checks go on
+
+
+def test_a_write_without_the_csrf_token_or_from_another_site_is_refused_by_its_step(make_app):
+    app = make_app()
+    steps = _steps(app)
+    with app.test_request_context("/changes/nodes/n1/resources", method="POST", data={"quantity": "1"}):
+        steps["marked"]()
+        with pytest.raises(BadRequest, match="CSRF"):
+            steps["csrf"]()
+    origin = {"Origin": "https://elsewhere.example", "Host": "dashboard.example"}
+    with app.test_request_context("/changes/nodes/n1/resources", method="POST", headers=origin):
+        steps["marked"]()
+        with pytest.raises(Forbidden, match="another site"):
+            steps["same_origin"]()
+    with app.test_request_context("/", method="GET", headers=origin):
+        assert steps["same_origin"]() is None and steps["csrf"]() is None  # reads pass both
