@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from importlib import import_module
 
 from flask import Flask, abort
 from werkzeug.exceptions import HTTPException
@@ -21,6 +22,7 @@ from app.web.services import Services
 from app.web.viewer import viewer
 
 log = logging.getLogger(__name__)
+PAGES = ("overview", "nodes", "health", "pending", "plan", "workloads", "history", "devices", "idle", "pods")
 BUSY_RETRY = 60  # seconds, when a 429 came with no Retry-After (this app's own budgets are per minute)
 
 
@@ -32,21 +34,11 @@ def init_app(
     app.extensions["extres_render"] = RenderCaches()
     app.extensions["extres_bulk"] = BulkJobs(app.extensions["extres"].write_slots)
     filters.register(app)
-    from app.web import (  # noqa: F401 - their routes, on the changes blueprint
+    from app.web import (  # noqa: F401 - bulk_changes and reapply: their routes, on the changes blueprint
         auth,
         bulk_changes,
-        devices,
-        health,
-        history,
-        idle,
         metrics,
-        nodes,
-        overview,
-        pending,
-        plan,
-        pods,
         reapply,
-        workloads,
     )
     from app.web.changes import bp as changes_bp
 
@@ -56,16 +48,10 @@ def init_app(
         settings, security.networks(settings.trusted_proxies), app.extensions["extres_tokens"]
     )
     app.before_request(lambda: request_pipeline.run(steps))  # who asks, and may they: in order
-    app.register_blueprint(overview.bp)
-    app.register_blueprint(nodes.bp)
-    app.register_blueprint(health.bp)
-    app.register_blueprint(pending.bp)
-    app.register_blueprint(plan.bp)
-    app.register_blueprint(workloads.bp)
-    app.register_blueprint(history.bp)
-    app.register_blueprint(devices.bp)
-    app.register_blueprint(idle.bp)
-    app.register_blueprint(pods.bp)
+    for (
+        page
+    ) in PAGES:  # a page is its module (app/web/<page>.py, with ``bp``), its templates, and its name here
+        app.register_blueprint(import_module(f"app.web.{page}").bp)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     app.config["EXTRES_WRITES"] = writes
     if writes:  # read-only: no write route exists at all

@@ -57,7 +57,7 @@ def test_the_child_answers_as_the_worker_would(sandbox):
     assert sandbox.crashes == 0
 
 
-@pytest.mark.parametrize("cue", ["crash", "stall", "hog"])
+@pytest.mark.parametrize("cue", ["crash", pytest.param("stall", marks=pytest.mark.waits), "hog"])
 def test_a_child_lost_costs_the_one_pair_that_did_it(sandbox, monkeypatch, cue):
     monkeypatch.setattr(cel_sandbox.Sandbox, "command", [sys.executable, "-c", MISBEHAVING])
     bad = (f'device.driver == "{cue}"',)

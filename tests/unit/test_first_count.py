@@ -13,7 +13,9 @@ from app.kube.api.cache import ClusterCache
 from app.kube.api.listing import Listed
 from app.kube.state.store import Store
 from app.kube.wire.reading import readers
-from tests.unit.test_store import D, node, pod
+from tests.builders import node, pod
+
+D = "example.com/dongle"
 
 
 def _page(*pods: dict[str, Any], rv: str = "9") -> bytes:
@@ -41,7 +43,7 @@ def _listing(cache: ClusterCache, pages: list[bytes], seen: Callable[[ClusterCac
 
 
 def test_the_first_list_of_pods_is_counted_in_page_by_page_and_a_relist_is_swapped_in_whole():
-    pages = [_page(pod("p1", "a")), _page(pod("p2", "a"), pod("p3", "a"))]
+    pages = [_page(pod("p1", "a", {D: 1})), _page(pod("p2", "a", {D: 1}), pod("p3", "a", {D: 1}))]
     during: list[tuple[int, int | None, int]] = []
 
     def seen(cache: ClusterCache) -> None:
@@ -51,7 +53,7 @@ def test_the_first_list_of_pods_is_counted_in_page_by_page_and_a_relist_is_swapp
     cache = ClusterCache(None, freeze_gc=False)  # type: ignore[arg-type]
     cache._by_version = readers()
     _listing(cache, pages, seen)
-    cache.store.apply_node(node("a"))
+    cache.store.apply_node(node("a", {D: 4}))
     cache._synced("nodes")
     cache.dra = "absent"
     cache._sync("pods")
@@ -61,7 +63,7 @@ def test_the_first_list_of_pods_is_counted_in_page_by_page_and_a_relist_is_swapp
     assert cache.store.node_facts()[0].free(D) == 1  # the fit model over the whole list
 
     # a relist: what was complete stays shown until the new list is whole
-    _listing(cache, [_page(pod("p1", "a")), _page()], seen)
+    _listing(cache, [_page(pod("p1", "a", {D: 1})), _page()], seen)
     during.clear()
     cache._sync("pods")
     assert during == [(3, None, 3)]
@@ -87,12 +89,12 @@ def test_counting_is_said_only_once_what_nodes_offer_is_known():
 
 def test_a_first_list_begun_again_drops_what_the_broken_one_brought():
     store = Store()
-    store.apply_node(node("a"))
+    store.apply_node(node("a", {D: 4}))
     store.start_counting()
-    store.count_pods([_view(pod("gone", "a"))])
+    store.count_pods([_view(pod("gone", "a", {D: 1}))])
     assert _requested(store) == 1
     store.start_counting()  # the list broke off: it begins again, and "gone" was deleted meanwhile
-    store.count_pods([_view(pod("p", "a", "2"))])
+    store.count_pods([_view(pod("p", "a", {D: 2}))])
     store.counted()
     assert store.pod_count() == 1 and _requested(store) == 2
 

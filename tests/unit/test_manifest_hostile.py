@@ -3,7 +3,6 @@ quickly, and without building what it describes."""
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 
 import pytest
@@ -53,16 +52,14 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
-def test_hostile_manifests_are_refused_quickly_with_a_short_message(text):
+def test_hostile_manifests_are_refused_within_a_small_memory_bound_with_a_short_message(text):
     tracemalloc.start()
-    started = time.perf_counter()
     try:
         with pytest.raises(ManifestError) as refused:
             parse_manifest(text)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert time.perf_counter() - started < 1.0
     assert peak < 4 * 1024 * 1024, f"{peak} bytes at the peak"
     message = refused.value.errors["manifest"]
     assert len(message) < 200, message

@@ -2,26 +2,17 @@
 
 from app.kube.state import fit_facts
 from app.kube.state.store import Store
+from tests import builders
 
 D = "example.com/dongle"
 
 
 def node(name, rv="1", dongles="4"):
-    return {
-        "metadata": {"name": name, "resourceVersion": rv},
-        "status": {"capacity": {D: dongles}, "allocatable": {D: dongles}},
-    }
+    return builders.node(name, {D: dongles}, rv=rv)
 
 
 def pod(name, node_name, dongles="1"):
-    return {
-        "metadata": {"name": name, "namespace": "default", "resourceVersion": "1"},
-        "spec": {
-            "nodeName": node_name,
-            "containers": [{"name": "c", "resources": {"requests": {D: dongles}}}],
-        },
-        "status": {"phase": "Running"},
-    }
+    return builders.pod(name, node_name, {D: dongles})
 
 
 def test_fit_changes_name_just_the_nodes_changed_since_a_version():

@@ -4,6 +4,7 @@ totals summed afresh over its rows, and each row equals one rebuilt from the obj
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -11,6 +12,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from app.domain.accounting import Totals
 from app.domain.overview import node_row
 from app.kube.state.store import Store
+from tests import builders
 
 D, F = "example.com/dongle", "acme.io/fpga"
 NODES = st.sampled_from(["a", "b", "c"])
@@ -19,32 +21,11 @@ AMOUNTS = st.dictionaries(st.sampled_from([D, F]), st.integers(0, 6), max_size=2
 
 
 def node(name: str, rv: int, capacity: dict[str, int], allocatable: dict[str, int]) -> dict:
-    return {
-        "metadata": {"name": name, "resourceVersion": str(rv)},
-        "status": {
-            "capacity": {k: str(v) for k, v in capacity.items()},
-            "allocatable": {k: str(v) for k, v in allocatable.items()},
-        },
-    }
+    return builders.node(name, capacity, allocatable=allocatable, rv=rv)
 
 
 def pod(name: str, rv: int, node_name: str, requests: dict[str, int], phase: str) -> dict:
-    return {
-        "metadata": {"name": name, "namespace": "default", "resourceVersion": str(rv)},
-        "spec": {
-            "nodeName": node_name,
-            "containers": [
-                {
-                    "name": "c",
-                    "resources": {
-                        "requests": {k: str(v) for k, v in requests.items()},
-                        "limits": {k: str(v) for k, v in requests.items()},
-                    },
-                }
-            ],
-        },
-        "status": {"phase": phase},
-    }
+    return builders.pod(name, node_name, requests, rv=rv, phase=phase, limits=requests)
 
 
 class Events(RuleBasedStateMachine):
@@ -100,5 +81,5 @@ class Events(RuleBasedStateMachine):
             assert row.usage == fresh.usage, row.name
 
 
-TestEvents = Events.TestCase
+TestEvents = pytest.mark.thorough(Events.TestCase)
 TestEvents.settings = settings(max_examples=150, stateful_step_count=30, deadline=None)

@@ -5,11 +5,31 @@ from __future__ import annotations
 
 from typing import Any
 
+import jinja2
+import jinja2.bccache
 import pytest
 
 from app import create_app
 from tests.conftest import browser
 from tests.web.fake import FakeCluster
+
+
+class _Compiled(jinja2.BytecodeCache):
+    """Templates compiled once for the whole lane (in memory), shared by every test's app: a
+    template is the same in each; only the process that serves has one app anyway."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if (code := self.kept.get(bucket.key)) is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.kept[bucket.key] = bucket.bytecode_to_string()
+
+
+COMPILED = _Compiled()
 
 
 @pytest.fixture
@@ -23,6 +43,7 @@ def make_app(cluster: FakeCluster) -> Any:
         config = {"in_cluster": "false", "read_only": False, **overrides}
         app = create_app(config, cluster=cluster)
         app.config["TESTING"] = True
+        app.jinja_env.bytecode_cache = COMPILED  # each test's app compiles no template again
         return app
 
     return factory

@@ -19,6 +19,7 @@ from app.kube.api.freshness import Freshness, WatchCounters
 from app.kube.api.revocations import Revocations
 from app.kube.state.store import Store
 from app.kube.wire.reading import Unreadable
+from tests import builders
 
 LIVE = Freshness(synced=True, stale=False, age_seconds=0.0, error=None)
 BASE = {"cpu": "4", "memory": "8Gi", "pods": "110"}
@@ -159,22 +160,18 @@ class FakeCluster:
         conditions: Iterable[dict[str, str]] = (),
     ) -> None:
         """``conditions``: more than Ready (the pressures, NetworkUnavailable)."""
-        capacity = {**BASE, **(extended or {})}
         self.store.apply_node(
-            {
-                "metadata": {
-                    "name": name,
-                    "labels": labels or {},
-                    "annotations": annotations or {},
-                    "resourceVersion": str(next(_versions)),
-                },
-                "spec": {"taints": list(taints), "unschedulable": unschedulable},
-                "status": {
-                    "capacity": capacity,
-                    "allocatable": {**BASE, **(allocatable if allocatable is not None else extended or {})},
-                    "conditions": [{"type": "Ready", "status": ready, "reason": "KubeletReady"}, *conditions],
-                },
-            }
+            builders.node(
+                name,
+                {**BASE, **(extended or {})},
+                allocatable={**BASE, **(allocatable if allocatable is not None else extended or {})},
+                rv=next(_versions),
+                labels=labels or {},
+                annotations=annotations or {},
+                taints=taints,
+                unschedulable=unschedulable,
+                conditions=[{"type": "Ready", "status": ready, "reason": "KubeletReady"}, *conditions],
+            )
         )
 
     def pod(
@@ -194,34 +191,20 @@ class FakeCluster:
         """A pod bound to ``node`` and Running, or, with ``node`` None, Pending; ``message``: the
         scheduler's Unschedulable message. It carries the tolerations admission adds
         (DefaultTolerationSeconds), as every pod the API server returns does."""
-        extended = {k: v for k, v in requests.items() if "/" in k}
-        status: dict[str, Any] = {"phase": "Running" if node else "Pending"}
-        if message is not None:
-            status["conditions"] = [
-                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
-            ]
         self.store.apply_pod(
-            {
-                "metadata": {
-                    "name": name,
-                    "namespace": namespace,
-                    "resourceVersion": str(next(_versions)),
-                    "creationTimestamp": "2026-12-01T10:00:00Z",
-                    **({"labels": labels} if labels else {}),
-                    **({"deletionTimestamp": "2026-12-03T10:00:00Z"} if terminating else {}),
-                    **(
-                        {"ownerReferences": [{"kind": owner[0], "name": owner[1], "controller": True}]}
-                        if owner
-                        else {}
-                    ),
-                },
-                "spec": {
-                    "nodeName": node or "",
-                    "containers": [{"name": "main", "resources": {"requests": requests, "limits": extended}}],
-                    "tolerations": [*spec.pop("tolerations", []), *ADMITTED],
-                    "priority": priority,
-                    **spec,
-                },
-                "status": status,
-            }
+            builders.pod(
+                name,
+                node,
+                requests,
+                namespace=namespace,
+                rv=next(_versions),
+                owner=owner,
+                labels=labels,
+                created="2026-12-01T10:00:00Z",
+                terminating=terminating,
+                unschedulable=message,
+                tolerations=[*spec.pop("tolerations", []), *ADMITTED],
+                priority=priority,
+                **spec,
+            )
         )

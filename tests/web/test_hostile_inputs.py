@@ -103,6 +103,7 @@ def apps():
     return out, cluster
 
 
+@pytest.mark.thorough
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_no_route_answers_500_and_nothing_malformed_is_written(apps, data):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kubernetes import client
@@ -176,6 +177,7 @@ def line(obj: dict[str, Any]) -> bytes:
     return json.dumps({"type": "ADDED", "object": obj}).encode().replace(f'"{DEEP}"'.encode(), DEEP_JSON)
 
 
+@pytest.mark.thorough
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_hostile_objects_through_the_watch_path_crash_nothing(data):

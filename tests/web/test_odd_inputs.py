@@ -69,6 +69,7 @@ def routes(app, cluster):
     return sorted(set(out))
 
 
+@pytest.mark.thorough
 def test_no_get_route_answers_500_to_odd_arguments(client, routes):
     for route in routes:
         for arg in ARGS:

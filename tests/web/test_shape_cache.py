@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import tracemalloc
 
+import pytest
+
 from app.domain.diagnosis import DIAGNOSES_KEPT, ShapeCache
 
 D = "example.com/dongle"
@@ -12,6 +14,7 @@ NODES = 300
 BYTES_PER_RESULT = 700  # a node's result in a shape's index, measured: ~520 B
 
 
+@pytest.mark.thorough
 def test_distinct_planner_queries_keep_a_bounded_state(make_app, cluster):
     """Every link makes a new shape: the cache drops the least recently used ones past its budget
     of per-node results, and each keeps only its last few replica counts, so 400 distinct queries

@@ -290,7 +290,8 @@ class Store(DraHolding, Lookups):
         self.replace_pods(self._index)
 
     def pod_count(self) -> int:
-        return len(self._index.pods)
+        with self._lock:
+            return len(self._index.pods)
 
     def replace_quotas(self, views: Iterable[QuotaView]) -> None:
         quotas = {v.key: v for v in views if v.items}

@@ -47,7 +47,8 @@ class Lookups:
     def wide_repelling(self) -> int:
         """Counted pods whose required anti-affinity spans a zone or wider: any node in their
         domain may refuse a pod they select (named with the advice, not weighed)."""
-        return self._index.wide_repelling
+        with self._lock:
+            return self._index.wide_repelling
 
     def requested_on(self, name: str) -> Amounts:
         with self._lock:
@@ -78,7 +79,8 @@ class Lookups:
             return sorted((index.pods[k] for k in index.unschedulable), key=lambda p: p.key)
 
     def counts(self) -> dict[str, int]:
-        return {"nodes": len(self.nodes), "pods": len(self._index.pods), "quotas": len(self.quotas)}
+        with self._lock:
+            return {"nodes": len(self.nodes), "pods": len(self._index.pods), "quotas": len(self.quotas)}
 
     def size(self, sample: int = 200) -> CacheSize:
         """How much the cache holds: counts, and bytes estimated from a sample of each kind."""
