@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from app.domain.fit import PodShape
 from app.domain.manifest import ManifestError, name_problem, shape_of_spec
 from app.domain.names import is_requested_as_extended
+from app.domain.numbers import bounded_int
 from app.domain.quantity import QuantityError, parse_typed_count, to_amount
 
 
@@ -63,3 +66,20 @@ def parse_fields(requests: str, selector: str, tolerations: str) -> PodShape:
 
 def _items(text: str) -> list[str]:
     return [p.strip() for line in (text or "").splitlines() for p in line.split(",") if p.strip()]
+
+
+MAX_REPLICAS = 100_000
+
+
+def count_field(
+    values: Mapping[str, str], field: str, label: str, errors: dict[str, str], or_else: str = ""
+) -> int | None:
+    """An optional count from 1 to MAX_REPLICAS (ASCII digits only); a message naming the field
+    in ``errors`` otherwise."""
+    text = (values.get(field) or "").strip()
+    if not text:
+        return None
+    count = bounded_int(text, 1, MAX_REPLICAS) if text.isdigit() else None
+    if count is None:
+        errors[field] = f"{label}: a whole number from 1 to {MAX_REPLICAS}{',' if or_else else ''}{or_else}."
+    return count

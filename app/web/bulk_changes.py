@@ -12,8 +12,8 @@ from flask import abort, request, url_for
 from werkzeug.wrappers import Response
 
 from app import audit
-from app.domain.changes import ChangeError, Impact, validate_expected, validate_resource, validate_set
-from app.domain.selectors import SelectorError, parse_selector
+from app.domain.bulk_form import parse_bulk
+from app.domain.changes import ChangeError, Impact, validate_expected
 from app.kube.api.writer import NodeWriter, Outcome
 from app.kube.wire.projections import NodeView
 from app.web import security
@@ -61,60 +61,14 @@ def _bulk_form(errors: dict[str, str], values, status: int = 200):
 
 
 def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
-    """Validate a bulk form: (action, resource, count, target nodes); raises ChangeError."""
+    """The bulk form (app.domain.bulk_form) over the nodes held: (action, resource, count, the
+    target nodes); raises ChangeError."""
     state = Services.get()
     store = state.cluster.store
-    errors: dict[str, str] = {}
-    action = form.get("action", "set")
-    if action not in ("set", "remove"):
-        errors["action"] = "Action must be 'set' or 'remove'."
-    names = [n for n in form.getlist("nodes") if n]
-    selector_text = form.get("selector", "").strip()
-    targets: list[NodeView] = []
-    if names and selector_text:
-        errors["nodes"] = "Choose nodes or give a label selector, not both."
-    elif names:
-        unknown = [n for n in names if store.node(n) is None]
-        if unknown:
-            errors["nodes"] = f"Unknown node{'s' if len(unknown) != 1 else ''}: {', '.join(sorted(unknown))}."
-        targets = [n for n in (store.node(x) for x in dict.fromkeys(names)) if n is not None]
-    elif selector_text:
-        try:
-            selector = parse_selector(selector_text)
-            targets = [n for n in store.node_list() if selector.matches(n.labels)]
-            if not targets:
-                errors["selector"] = f"No node matches the label selector {selector_text!r}."
-        except SelectorError as exc:
-            errors["selector"] = f"Label selector: {exc}."
-    else:
-        errors["nodes"] = "Choose at least one node, or give a label selector."
-
-    def owner(r: str) -> str | None:
-        """What serves ``r`` instead of this dashboard on the first target where something does
-        (each node as the scheduler decides there), else the name's owner."""
-        for node in targets:
-            if (source := state.read_only(r, node.name)) is not None:
-                return f"{source} on {node.name}"
-        return None if targets else state.read_only(r)
-
-    count = None
-    resource = form.get("resource", "").strip()
-    if action == "set":
-        try:
-            resource, count, _ = validate_set(
-                resource,
-                form.get("quantity", ""),
-                None,
-                maximum=state.settings.max_quantity,
-                owner=owner,
-            )
-        except ChangeError as exc:
-            errors.update(exc.errors)
-    elif msg := validate_resource(resource, owner):
-        errors["resource"] = msg
-    if errors:
-        raise ChangeError(errors)
-    return action, resource, count, targets
+    labels = {n.name: n.labels for n in store.node_list()}
+    change = parse_bulk(form, labels, state.read_only, state.settings.max_quantity)
+    targets = [n for n in map(store.node, change.targets) if n is not None]
+    return change.action, change.resource, change.count, targets
 
 
 def _run_each(

@@ -16,10 +16,11 @@ from app.domain import preemption
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
 from app.domain.ownership import DRA
+from app.domain.pending_query import PendingQuery, parse
 from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_message
 from app.kube.state.store_dra import ClaimHolding
 from app.kube.wire.projections import PodView
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.paging import paged
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
@@ -183,28 +184,27 @@ def for_pod(advice: Markup, pod: PodView) -> Markup:
 
 @bp.get("/")
 def index() -> str | Response:
-    namespace = request.args.get("namespace", "").strip()[:63]
-    errors: dict[str, str] = {}
-    resource = resource_arg(request.args, errors, known=viewer().known_resources)
-    listing = _listing(namespace, resource)
+    """Parse (app.domain.pending_query), read the pods it selects, render."""
+    query, errors = parse(request.args, viewer().known_resources)
+    listing = _listing(query)
     return page_or_fragment(
         "pending-list", "pending/_list.html", "pending/index.html", **listing, errors=errors
     )
 
 
-def _listing(namespace: str, resource: str) -> dict[str, Any]:
+def _listing(query: PendingQuery) -> dict[str, Any]:
     """The page of pending pods the filters select, each with what would fix it (none until every
     pod is counted: the list would be part of one)."""
-    pods = pending_pods(namespace, resource) if viewer().freshness.synced else []
+    pods = pending_pods(query.namespace, query.resource) if viewer().freshness.synced else []
     listing = paged("pods", pods, PAGE_SIZE)
     listing["pods"] = explain(listing["pods"], pods)
     store = Services.get().cluster.store
     return {
         **listing,
         "quotas": store.quota_list(),
-        "namespace": namespace,
-        "resource": resource,
-        "args": {k: v for k, v in (("namespace", namespace), ("resource", resource)) if v},
+        "namespace": query.namespace,
+        "resource": query.resource,
+        "args": query.args(),
         "wide": store.wide_repelling(),
         "featured": store.declaring_features(),
         "gpu_usage": viewer().usage_reading,

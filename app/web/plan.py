@@ -10,8 +10,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from app.domain.diagnosis import among_neighbours
 from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_manifest
 from app.domain.names import likely_typos
-from app.domain.numbers import bounded_int
-from app.domain.plan_fields import parse_fields
+from app.domain.plan_fields import count_field, parse_fields
 from app.web.hx import NODES_AND_PODS, Page
 from app.web.security import identity
 from app.web.services import Services
@@ -20,28 +19,15 @@ from app.web.viewer import viewer
 bp = Page("plan", __name__, url_prefix="/plan", reads=NODES_AND_PODS)
 SHOWN = 50  # nodes listed with their headroom
 SHARE_LIMIT = 6000  # a manifest longer than this is not put in the shareable link
-MAX_REPLICAS = 100_000
-
-
-def _count(values: Any, field: str, label: str, errors: dict[str, str], or_else: str = "") -> int | None:
-    """An optional count from 1 to MAX_REPLICAS (ASCII digits only); a message naming the field
-    in ``errors`` otherwise."""
-    text = (values.get(field) or "").strip()
-    if not text:
-        return None
-    count = bounded_int(text, 1, MAX_REPLICAS) if text.isdigit() else None
-    if count is None:
-        errors[field] = f"{label}: a whole number from 1 to {MAX_REPLICAS}{',' if or_else else ''}{or_else}."
-    return count
 
 
 def _render(
     values: Any, planned: Planned | None, errors: dict[str, str], status: int = 200, ignored: str = ""
 ):
-    replicas = _count(values, "replicas", "Replicas", errors)
+    replicas = count_field(values, "replicas", "Replicas", errors)
     if replicas is None and planned is not None:
         replicas = planned.replicas
-    per_node = _count(values, "per_node", "At most per node", errors, " or empty")
+    per_node = count_field(values, "per_node", "At most per node", errors, " or empty")
     result = None
     if planned is not None and not errors and viewer().freshness.synced:  # else: until counted
         services = Services.get()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from flask import Response, jsonify, request
 
-from app.domain.workloads import GROUPINGS, SORT_KEYS, WorkloadRow, group, sort_rows
+from app.domain.workloads import WorkloadRow, group
+from app.domain.workloads_query import in_rows, parse
 from app.web.export import csv_response
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg, typed
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
 from app.web.paging import paged
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
@@ -18,45 +19,19 @@ FIELDS = ("resource", "namespace", "kind", "name", "pods", "requested", "share",
 
 
 def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
-    """The rows for the request's filters and order, the arguments in force, a message per bad one.
-    A bad argument is named and left out: the view shows what it would without it."""
-    args, errors = request.args, {}
-    state = Services.get()
-    store = state.cluster.store
-    by = args.get("by", "workload")
-    if by not in GROUPINGS:
-        errors["by"] = f"Group by {by[:40]!r}: choose workload or namespace."
-        by = "workload"
-    resource = resource_arg(args, errors, known=viewer().known_resources)
-    namespace = args.get("namespace", "").strip()[:63]
-    sort = args.get("sort", "requested")
-    if sort not in SORT_KEYS:
-        errors["sort"] = f"Sort by {sort[:40]!r}: choose one of {', '.join(SORT_KEYS)}."
-        sort = "requested"
-    order = args.get("order", "desc" if sort in ("pods", "requested", "share") else "asc")
-    if order not in ("asc", "desc"):
-        errors["order"] = "Order: asc or desc."
-        order = "desc"
+    """Parse (app.domain.workloads_query), read the rows (kept until the holders or the totals
+    move), choose; the rows, the arguments in force, a message per bad one."""
+    query, errors = parse(request.args, viewer().known_resources)
+    store = Services.get().cluster.store
     memo = RenderCaches.get().workloads.at((store.rows_version, store.holders_version))
-    rows = memo.get(("workloads", by))
-    if rows is None:
+    if (rows := memo.get(("workloads", query.by))) is None:
         totals = store.overview_totals()
         allocatable = {r: u.allocatable for r, u in totals.by_resource.items()}
-        rows = memo[("workloads", by)] = group(store.holders(), allocatable, by)
-    if namespace and not any(r.namespace == namespace for r in rows):
-        errors["namespace"] = f"No pod in namespace {namespace!r} requests an extended resource."
-        namespace = ""
-    used = {"by": by, "resource": resource, "namespace": namespace, "sort": sort, "order": order}
-    key = ("workloads-sorted", by, resource, namespace, sort, order)
-    chosen = memo.get(key)
-    if chosen is None:  # filtered and sorted once per query until the rows change
-        chosen = [
-            r
-            for r in rows
-            if (not resource or r.resource == resource) and (not namespace or r.namespace == namespace)
-        ]
-        chosen = memo[key] = sort_rows(chosen, sort, order == "desc")
-    return chosen, {k: v for k, v in used.items() if v}, errors
+        rows = memo[("workloads", query.by)] = group(store.holders(), allocatable, query.by)
+    query = in_rows(query, rows, errors)
+    if (chosen := memo.get(query)) is None:  # filtered and sorted once per query until the rows change
+        chosen = memo[query] = query.chosen(rows)
+    return chosen, query.args(), errors
 
 
 @bp.get("/")

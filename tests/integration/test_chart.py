@@ -130,6 +130,8 @@ def test_deployment_is_locked_down():
     }
     assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    start = c["startupProbe"]  # the worker answers /healthz in ~0.5 s here: 40 times that
+    assert start["httpGet"]["path"] == "/healthz" and start["periodSeconds"] * start["failureThreshold"] == 20
     assert c["resources"]["limits"]["memory"]
 
 

@@ -280,10 +280,19 @@ class Store(DraHolding, Lookups):
         self.replace_pods(PodIndex())
 
     def count_pods(self, views: Iterable[PodView]) -> None:
-        """A page of the first list of pods, counted in (the same path as a watch event's)."""
+        """A page of the first list of pods, counted in: the rows of the nodes they are on are
+        made again (the fit model and the holders are made whole by ``counted``)."""
         with self._lock:
+            nodes, waiting = set(), False
             for view in views:
-                self._pod_changed(self._index.put(view), view)
+                self._index.put(view)
+                if (share := view.extended_share) is not None:
+                    nodes.add(share[0])
+                waiting = waiting or view.unschedulable is not None
+            for node in nodes:
+                self._touch(node)
+            if waiting:
+                self.pending_version += 1
 
     def counted(self) -> None:
         """The first list of pods is complete: every aggregate is made again over the whole."""
