@@ -53,8 +53,9 @@ class Settings(BaseModel):
     # page size of the cache's lists (where they are not streamed)
     list_page_size: int = Field(500, ge=1, le=10_000)
     # list by streaming (a watch's initial events, served since Kubernetes 1.34) where the API
-    # server offers it;
-    stream_lists: bool = True  # false: always in pages
+    # server offers it; false (the default, measured: docs/performance.md "Pages or streamed"):
+    # in pages
+    stream_lists: bool = False
     watch_timeout: int = Field(240, ge=1, le=3600)  # seconds a watch stays open before it is renewed
     request_timeout: float = Field(10.0, gt=0, le=300, allow_inf_nan=False)  # seconds an API call may take
     # glob patterns of resources owned by device plugins (read-only here); the default lists

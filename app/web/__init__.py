@@ -34,13 +34,7 @@ def init_app(
     app.extensions["extres_render"] = RenderCaches()
     app.extensions["extres_bulk"] = BulkJobs(app.extensions["extres"].write_slots)
     filters.register(app)
-    from app.web import (  # noqa: F401 - bulk_changes and reapply: their routes, on the changes blueprint
-        auth,
-        bulk_changes,
-        metrics,
-        reapply,
-    )
-    from app.web.changes import bp as changes_bp
+    from app.web import auth, bulk_changes, changes, metrics, reapply
 
     metrics.init_app(app)  # first: the timer starts before authentication
     security.init_app(app, settings)
@@ -55,7 +49,8 @@ def init_app(
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     app.config["EXTRES_WRITES"] = writes
     if writes:  # read-only: no write route exists at all
-        app.register_blueprint(changes_bp, url_prefix="/changes")
+        for writing in (changes, bulk_changes, reapply):
+            app.register_blueprint(writing.bp, url_prefix="/changes")
     else:  # a shared link to a form says why there is none, never a stock "Not Found"
         app.register_blueprint(changes_off, url_prefix="/changes")
     if settings.auth_mode == "token":

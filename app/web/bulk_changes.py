@@ -18,13 +18,15 @@ from app.kube.api.writer import NodeWriter, Outcome
 from app.kube.wire.projections import NodeView
 from app.web import security
 from app.web.bulk_jobs import BulkJob, BulkJobs, start_job
-from app.web.changes import actor, bp, node_impact, writer
-from app.web.hx import page_or_fragment, redirect
+from app.web.changes import actor, node_impact, writer
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, redirect
 from app.web.paging import paged
 from app.web.security import identity
 from app.web.services import Services
+from app.web.write_guards import guarded
 
 log = logging.getLogger(__name__)
+bp = guarded(Page("bulk", __name__, reads=NODES_AND_PODS))  # under /changes, as every write
 RESULTS_PAGE = 100  # per-node outcomes per page
 
 
@@ -48,8 +50,8 @@ def _bulk_form(errors: dict[str, str], values, status: int = 200):
     offered = [n for n in matching[: CHOICES + len(picked)] if n not in picked][:CHOICES]
     html = page_or_fragment(
         "node-choices",
-        "changes/_node_choices.html",
-        "changes/bulk.html",
+        "bulk/_node_choices.html",
+        "bulk/index.html",
         chosen=chosen,
         offered=offered,
         matching=len(matching),
@@ -159,7 +161,7 @@ def cancel(key: str) -> Response:
         abort(404, description="There is no such bulk change of yours.")
     job.cancelled = True
     audit.record("bulk_cancelled", security.who(), resource=job.resource, action=job.action, job=key)
-    return redirect(url_for("changes.results", key=key), code=303)
+    return redirect(url_for("bulk.results", key=key), code=303)
 
 
 def _impacts(outcomes: list[Outcome]) -> dict[str, Impact]:
@@ -173,7 +175,7 @@ def results(key: str) -> str | Response:
     job = BulkJobs.get().find(key, identity().owner)
     if job is None:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")
-    return page_or_fragment("job", "changes/_job.html", "changes/results.html", key=key, **_progress(job))
+    return page_or_fragment("job", "bulk/_job.html", "bulk/results.html", key=key, **_progress(job))
 
 
 def _progress(job: BulkJob) -> dict[str, Any]:

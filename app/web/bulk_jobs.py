@@ -143,11 +143,11 @@ def start_job(job: BulkJob, each: Callable[[BulkJob], None]) -> Response:
         abort(429, description=str(exc))
     if not job.dry_run:
         audit.record("bulk_started", acting, **trail, job=key)
-    return redirect(url_for("changes.results", key=key), code=303)
+    return redirect(url_for("bulk.results", key=key), code=303)
 
 
 def keep_done(outcomes: list[Outcome]) -> Response:
     """Outcomes already known (a change made at once) kept as a done job, for its page."""
     nodes = len({o.node for o in outcomes})
     job = BulkJob(total=nodes, outcomes=outcomes, done=True, owner=identity().owner, nodes_done=nodes)
-    return redirect(url_for("changes.results", key=BulkJobs.get().keep(job)), code=303)
+    return redirect(url_for("bulk.results", key=BulkJobs.get().keep(job)), code=303)

@@ -8,7 +8,7 @@ nothing and is answered with 422 and a message next to the field.
 
 from __future__ import annotations
 
-from flask import abort, flash, g, render_template, request, url_for
+from flask import abort, flash, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from app.domain.changes import (
@@ -24,66 +24,11 @@ from app.kube.api.writer import NodeWriter, Outcome
 from app.kube.wire.projections import NodeView
 from app.web import security
 from app.web.hx import NODES_AND_PODS, Page, redirect
-from app.web.security import identity, refused
+from app.web.security import identity
 from app.web.services import Services
+from app.web.write_guards import guarded
 
-bp = Page("changes", __name__, reads=NODES_AND_PODS)
-
-
-@bp.before_request
-def hold_a_write_slot() -> None:
-    """Changes wait on the API server; they may hold all but two of the worker's threads, so a
-    slow or stalled API server never starves the pages and the health checks. A change beyond
-    that is refused at once (nothing is sent; the user retries), never queued or retried."""
-    if request.method == "POST":
-        if not Services.get().write_slots.acquire(blocking=False):
-            abort(
-                503,
-                description="Too many changes are waiting on the API server; nothing was changed. Try again.",
-            )
-        g.write_slot = True
-
-
-@bp.teardown_request
-def release_write_slot(_exc: BaseException | None) -> None:
-    if g.pop("write_slot", False):
-        Services.get().write_slots.release()
-
-
-@bp.before_request
-def require_edit_right() -> None:
-    """Re-checked on every write: the acting user must be allowed to patch nodes/status."""
-    who = identity()
-    if not Services.get().cluster.access.can_edit(who):
-        if request.method == "POST":
-            refused("may not patch nodes/status", 403)
-        abort(
-            403, description=f"{who.label} may view but not change nodes (patch nodes/status is not allowed)."
-        )
-
-
-@bp.before_request
-def require_every_pod_counted() -> None:
-    """A change is checked against the pods that request it: none is offered or taken while the
-    first list of pods is under way (or nothing is known yet)."""
-    fresh = Services.get().freshness()
-    if not fresh.synced:
-        so_far = f" ({fresh.counting} so far)" if fresh.counting is not None else ""
-        said = f"Changes open once every pod is counted{so_far}; nothing was changed. Try again shortly."
-        abort(503, description=said)
-
-
-REPEATABLE = frozenset({"nodes"})  # the bulk form's node list; every other field is given once
-
-
-@bp.before_request
-def refuse_repeated_fields() -> None:
-    """A field sent twice (``quantity=3&quantity=5``) is ambiguous: refuse it, change nothing."""
-    if request.method == "POST":
-        for name in request.form:
-            count = len(request.form.getlist(name))
-            if count > 1 and name not in REPEATABLE:
-                abort(422, description=f"The field {name!r} was sent {count} times; send it once.")
+bp = guarded(Page("changes", __name__, reads=NODES_AND_PODS))
 
 
 def actor() -> str:

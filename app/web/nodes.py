@@ -37,7 +37,6 @@ def _read(name: str) -> dict[str, Any]:
         "row": row,
         "limits": store.limits_on(name),
         "pods": store.pods_requesting_extended(name),
-        "owner": lambda r: state.ownership(r, name),  # who serves each resource on this node
         "devices": devices,
     }
 

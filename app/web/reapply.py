@@ -10,8 +10,12 @@ from werkzeug.wrappers import Response
 
 from app.domain.changes import ChangeError, validate_set
 from app.web.bulk_jobs import BulkJob, keep_done, start_job
-from app.web.changes import _node_or_404, actor, bp, writer
+from app.web.changes import _node_or_404, actor, writer
+from app.web.hx import NODES_AND_PODS, Page
 from app.web.services import Services
+from app.web.write_guards import guarded
+
+bp = guarded(Page("reapply", __name__, reads=NODES_AND_PODS))  # under /changes, as every write
 
 
 def _refuser() -> Callable[[str, int], str | None]:
@@ -45,7 +49,7 @@ REAPPLY_LISTED = 50  # drifted nodes named on the re-apply page; the count cover
 def reapply_preview() -> str:
     """The drifted nodes, and a form to check each write with a dry run (a background job)."""
     names = [n.name for n in Services.get().cluster.store.drifted_nodes()]
-    return render_template("changes/reapply.html", names=names, listed=REAPPLY_LISTED)
+    return render_template("reapply/index.html", names=names, listed=REAPPLY_LISTED)
 
 
 @bp.post("/reapply/preview")

@@ -191,10 +191,6 @@ class Services:
         device plugin (the kubelet rewrites it) or DRA devices (their driver publishes them)."""
         return self.ownership(resource, node).source or None
 
-    def owns(self, resource: str, node: str | None = None) -> bool:
-        """Whether ``resource`` is read-only here (on ``node``) (``read_only``)."""
-        return not self.ownership(resource, node).editable
-
     def dra_state(self) -> str:
         try:
             return self.cluster.dra_state()

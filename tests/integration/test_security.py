@@ -178,11 +178,11 @@ def test_oversized_requests_are_refused(web, core, node):
 def test_no_mutating_get(web, node):
     wait_for_node(web, node)
     for rule in web.application.url_map.iter_rules():
-        if rule.endpoint.startswith("changes.") and "GET" in rule.methods:
+        if rule.endpoint.split(".")[0] in ("changes", "bulk", "reapply") and "GET" in rule.methods:
             assert rule.endpoint in (
                 "changes.new",
                 "changes.confirm_remove",
-                "changes.bulk",
-                "changes.results",
-                "changes.reapply_preview",  # lists the drifted nodes; its dry runs are a POST
+                "bulk.bulk",
+                "bulk.results",
+                "reapply.reapply_preview",  # lists the drifted nodes; its dry runs are a POST
             )

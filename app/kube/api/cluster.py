@@ -35,7 +35,7 @@ class Cluster:
         cfg: ClusterConfig,
         *,
         page_size: int = 500,
-        stream_lists: bool = True,
+        stream_lists: bool = False,
         watch_timeout: int = 240,
         request_timeout: float = 10.0,
         start_watches: bool = True,

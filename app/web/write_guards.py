@@ -1,0 +1,69 @@
+"""What every write's blueprint goes through before its view (the single-node forms, the bulk
+forms, re-apply): a write slot, the user's right to patch nodes/status checked again, every pod
+counted, no field sent twice. ``guarded`` puts them on a blueprint, in that order."""
+
+from __future__ import annotations
+
+from flask import abort, g, request
+
+from app.web.hx import Page
+from app.web.security import identity, refused
+from app.web.services import Services
+
+REPEATABLE = frozenset({"nodes"})  # the bulk form's node list; every other field is given once
+BUSY = "Too many changes are waiting on the API server; nothing was changed. Try again."
+
+
+def hold_a_write_slot() -> None:
+    """Changes wait on the API server; they may hold all but two of the worker's threads, so a
+    slow or stalled API server never starves the pages and the health checks. A change beyond
+    that is refused at once (nothing is sent; the user retries), never queued or retried."""
+    if request.method == "POST":
+        if not Services.get().write_slots.acquire(blocking=False):
+            abort(503, description=BUSY)
+        g.write_slot = True
+
+
+def release_write_slot(_exc: BaseException | None) -> None:
+    if g.pop("write_slot", False):
+        Services.get().write_slots.release()
+
+
+def require_edit_right() -> None:
+    """Re-checked on every write: the acting user must be allowed to patch nodes/status."""
+    who = identity()
+    if not Services.get().cluster.access.can_edit(who):
+        if request.method == "POST":
+            refused("may not patch nodes/status", 403)
+        abort(
+            403, description=f"{who.label} may view but not change nodes (patch nodes/status is not allowed)."
+        )
+
+
+def require_every_pod_counted() -> None:
+    """A change is checked against the pods that request it: none is offered or taken while the
+    first list of pods is under way (or nothing is known yet)."""
+    fresh = Services.get().freshness()
+    if not fresh.synced:
+        so_far = f" ({fresh.counting} so far)" if fresh.counting is not None else ""
+        said = f"Changes open once every pod is counted{so_far}; nothing was changed. Try again shortly."
+        abort(503, description=said)
+
+
+def refuse_repeated_fields() -> None:
+    """A field sent twice (``quantity=3&quantity=5``) is ambiguous: refuse it, change nothing."""
+    if request.method == "POST":
+        for name in request.form:
+            count = len(request.form.getlist(name))
+            if count > 1 and name not in REPEATABLE:
+                abort(422, description=f"The field {name!r} was sent {count} times; send it once.")
+
+
+def guarded(bp: Page) -> Page:
+    """``bp`` with the guards, in order."""
+    bp.before_request(hold_a_write_slot)
+    bp.teardown_request(release_write_slot)
+    bp.before_request(require_edit_right)
+    bp.before_request(require_every_pod_counted)
+    bp.before_request(refuse_repeated_fields)
+    return bp
