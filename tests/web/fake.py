@@ -1,6 +1,8 @@
 """A fake cluster for the web lane: a real Store, fed the JSON the API server would send, a stub
-access checker and a fixed freshness. Nothing here talks to an API server; writes are refused
-(the tests that write run against the real one, in tests/integration)."""
+access checker and a fixed freshness. Writes go through the real NodeWriter to an API server
+stand-in over the same nodes' JSON (tests/web/apiserver.py: JSON Patch applied, each request
+recorded); what kube-apiserver itself accepts is tested against the real one, in
+tests/integration."""
 
 from __future__ import annotations
 
@@ -17,9 +19,11 @@ from app.kube.api.capacity_log import Kept
 from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness, WatchCounters
 from app.kube.api.revocations import Revocations
+from app.kube.api.writer import NodeWriter
 from app.kube.state.store import Store
 from app.kube.wire.reading import Unreadable
 from tests import builders
+from tests.web.apiserver import ApiServerStandIn
 
 LIVE = Freshness(synced=True, stale=False, age_seconds=0.0, error=None)
 BASE = {"cpu": "4", "memory": "8Gi", "pods": "110"}
@@ -135,12 +139,15 @@ class FakeCluster:
     def dra_state(self) -> str:
         return self.dra
 
-    writer: Any = None  # a test of the bulk jobs' bookkeeping may give a writer of its own
+    objects: dict[str, dict[str, Any]] = field(default_factory=dict)  # each node's JSON, as sent
+    apiserver: ApiServerStandIn | None = None  # made on the first write
 
     def writer_for(self, identity: Identity, who: Any = None) -> Any:
-        if self.writer is None:
-            raise AssertionError("the web lane does not write: see tests/integration")
-        return self.writer
+        """The real NodeWriter, talking to the stand-in; it feeds what it patched back to the store
+        (read-your-writes) as the app's does."""
+        if self.apiserver is None:
+            self.apiserver = ApiServerStandIn(self.objects)
+        return NodeWriter(self.apiserver, timeout=1, on_node=self.store.apply_node, who=who)  # type: ignore[arg-type]
 
     def close(self) -> None:
         pass
@@ -160,19 +167,18 @@ class FakeCluster:
         conditions: Iterable[dict[str, str]] = (),
     ) -> None:
         """``conditions``: more than Ready (the pressures, NetworkUnavailable)."""
-        self.store.apply_node(
-            builders.node(
-                name,
-                {**BASE, **(extended or {})},
-                allocatable={**BASE, **(allocatable if allocatable is not None else extended or {})},
-                rv=next(_versions),
-                labels=labels or {},
-                annotations=annotations or {},
-                taints=taints,
-                unschedulable=unschedulable,
-                conditions=[{"type": "Ready", "status": ready, "reason": "KubeletReady"}, *conditions],
-            )
+        self.objects[name] = obj = builders.node(
+            name,
+            {**BASE, **(extended or {})},
+            allocatable={**BASE, **(allocatable if allocatable is not None else extended or {})},
+            rv=next(_versions),
+            labels=labels or {},
+            annotations=annotations or {},
+            taints=taints,
+            unschedulable=unschedulable,
+            conditions=[{"type": "Ready", "status": ready, "reason": "KubeletReady"}, *conditions],
         )
+        self.store.apply_node(obj)
 
     def pod(
         self,

@@ -1,6 +1,7 @@
 """Bulk jobs are bounded: one running job per user, each on a write slot; a job is seen and
-stopped only by who started it. The API semantics of the writes are tested in tests/integration;
-here a writer that waits on the test stands in for the API server."""
+stopped only by who started it. The real writer talks to the web lane's API server stand-in
+(tests/web/apiserver.py), here holding each PATCH until the test lets it through; the API
+semantics of the writes are tested in tests/integration."""
 
 from __future__ import annotations
 
@@ -11,29 +12,17 @@ import pytest
 from app.domain.changes import DESIRED_ANNOTATION
 from app.kube.api.writer import Outcome
 from tests.conftest import browser, eventually
+from tests.web.apiserver import ApiServerStandIn
 
 D = "example.com/dongle"
-
-
-class GatedWriter:
-    """Writes nothing: each node waits until the test lets it through, then reports success."""
-
-    def __init__(self) -> None:
-        self.gate = threading.Semaphore(0)
-        self.written: list[str] = []
-
-    def set(self, name, resource, count, expected, actor, dry_run=False) -> Outcome:
-        self.gate.acquire(timeout=10)
-        self.written.append(name)
-        return Outcome(name, resource, "set", expected, count, True, "set", dry_run)
 
 
 @pytest.fixture
 def nodes(cluster):
     for i in range(5):
         cluster.node(f"n{i}", {D: "1"})
-    cluster.writer = GatedWriter()
-    return cluster.writer
+    cluster.apiserver = ApiServerStandIn(cluster.objects, gate=threading.Semaphore(0))
+    return cluster.apiserver
 
 
 def start(web, headers=None):
@@ -54,7 +43,7 @@ def test_one_running_job_per_user_and_only_its_starter_sees_or_stops_it(make_app
     assert web.get(results, headers=bob).status_code == 404  # not bob's
     assert web.post(results + "/cancel", headers=bob).status_code == 404
     nodes.gate.release()  # the first node goes through
-    eventually(lambda: nodes.written == ["n0"])
+    eventually(lambda: [n for n, _, _ in nodes.patches()] == ["n0"])
     assert web.post(results + "/cancel", headers=ann).status_code == 303
     for _ in range(5):
         nodes.gate.release()
@@ -62,7 +51,7 @@ def test_one_running_job_per_user_and_only_its_starter_sees_or_stops_it(make_app
         lambda: (r := web.get(results, headers=ann).get_data(as_text=True)) and 'data-done="true"' in r and r
     )
     assert "data-cancelled" in page
-    assert len(nodes.written) <= 2  # stopped after the node it was on; the rest left alone
+    assert len(nodes.patches()) <= 2  # stopped after the node it was on; the rest left alone
     assert start(web, ann).status_code == 303  # done: ann may start another
 
 
@@ -95,19 +84,7 @@ def test_a_user_runs_one_job_whatever_the_token_and_signing_out_stops_it(make_ap
         lambda: (r := web.get(results, headers=one).get_data(as_text=True)) and 'data-done="true"' in r and r
     )
     assert "data-cancelled" in page
-    assert len(nodes.written) <= 1  # stopped after the node it was on
-
-
-class ReapplyWriter:
-    """Records each node's re-apply (and whether it was a dry run), reporting success."""
-
-    def __init__(self) -> None:
-        self.reapplied: list[tuple[str, bool]] = []
-
-    def reapply(self, name, actor, refuse, dry_run=False) -> list[Outcome]:
-        self.reapplied.append((name, dry_run))
-        assert refuse(D, 2) is None and refuse("cpu", 2)  # the forms' rules, from the job's thread
-        return [Outcome(name, D, "reapply", 1, 2, True, "reapply", dry_run)]
+    assert len(nodes.patches()) <= 1  # stopped after the node it was on
 
 
 def test_the_reapply_preview_is_a_job_on_a_write_slot(make_app, cluster):
@@ -115,11 +92,10 @@ def test_the_reapply_preview_is_a_job_on_a_write_slot(make_app, cluster):
     page then offers to re-apply on the nodes that passed, as a job too."""
     for i in range(3):
         cluster.node(f"d{i}", {D: "1"}, annotations={DESIRED_ANNOTATION: f'{{"{D}": 2}}'})
-    cluster.writer = w = ReapplyWriter()
     app = make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",))
     web, ann = browser(app), {"X-Forwarded-User": "ann"}
     listing = web.get("/changes/reapply", headers=ann).get_data(as_text=True)
-    assert 'data-field="drifted">3<' in listing and w.reapplied == []  # nothing asked yet
+    assert 'data-field="drifted">3<' in listing and cluster.apiserver is None  # nothing asked yet
 
     def finished(resp) -> str:
         return eventually(
@@ -131,15 +107,22 @@ def test_the_reapply_preview_is_a_job_on_a_write_slot(make_app, cluster):
         )
 
     preview = finished(web.post("/changes/reapply/preview", headers=ann))
-    assert w.reapplied == [("d0", True), ("d1", True), ("d2", True)]
+    assert [(n, dry) for n, dry, _ in cluster.apiserver.patches()] == [
+        ("d0", True),
+        ("d1", True),
+        ("d2", True),
+    ]
     assert "Re-apply on 3 nodes" in preview and 'action="/changes/reapply"' in preview
     done = finished(web.post("/changes/reapply", data={"nodes": ["d0", "d2"]}, headers=ann))
-    assert w.reapplied[3:] == [("d0", False), ("d2", False)]
+    assert cluster.apiserver.written() == ["d0", "d2"]
+    assert cluster.objects["d0"]["status"]["capacity"][D] == "2"  # the stand-in holds the patched node
+    assert cluster.store.node("d2").capacity[D] == 2  # and the store read it back
     assert 'data-field="finished">2<' in done
 
 
 class FailingOn:
-    """Raises for one node (a fault in the dashboard itself), writes the others."""
+    """A fault in the dashboard itself, not the API server (which the stand-in plays): raises
+    for one node, writes the others."""
 
     def __init__(self, bad: str) -> None:
         self.bad = bad
@@ -155,7 +138,8 @@ class FailingOn:
 def test_a_node_the_job_could_not_do_is_reported_and_the_job_goes_on(make_app, cluster):
     for i in range(3):
         cluster.node(f"n{i}", {D: "1"})
-    cluster.writer = writer = FailingOn("n1")
+    writer = FailingOn("n1")
+    cluster.writer_for = lambda *_: writer  # type: ignore[method-assign]
     web = browser(make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",)))
     ann = {"X-Forwarded-User": "ann"}
     results = start_on(web, ann, ["n0", "n1", "n2"]).headers["Location"]

@@ -1,32 +1,14 @@
 """A remove or a decrease says, before anything is written, which pods ask for the resource on
-each node and by how much they would over-commit what is left. A writer that records stands in
-for the API server (its semantics are tested in tests/integration)."""
+each node and by how much they would over-commit what is left. The real writer sends its JSON
+Patches to the web lane's API server stand-in (tests/web/apiserver.py)."""
 
 from __future__ import annotations
 
 from bs4 import BeautifulSoup
 
-from app.kube.api.writer import Outcome
 from tests.conftest import eventually
 
 D = "example.com/dongle"
-
-
-class RecordingWriter:
-    """Writes nothing; answers as the API server would for a node that is as the page showed."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, int | None, bool]] = []
-
-    def set(self, name, resource, count, expected, actor, dry_run=False) -> Outcome:
-        self.calls.append((name, "set", count, dry_run))
-        return Outcome(
-            name, resource, "set", expected, count, True, "would change" if dry_run else "changed", dry_run
-        )
-
-    def remove(self, name, resource, expected, actor, dry_run=False) -> Outcome:
-        self.calls.append((name, "remove", None, dry_run))
-        return Outcome(name, resource, "remove", expected, None, True, "would change", dry_run)
 
 
 def soup(resp):
@@ -48,10 +30,13 @@ def test_the_single_node_remove_names_the_pods_and_the_over_commitment(client, c
 def test_a_decrease_below_what_pods_ask_is_confirmed_first(client, cluster):
     cluster.node("n1", {D: "4"})
     cluster.pod("a", "n1", {D: "3"})
-    cluster.writer = writer = RecordingWriter()
-    form = {"resource": D, "quantity": "2", "expected": "4"}
+    # a decrease that still fits is written at once
+    fits = {"resource": D, "quantity": "3", "expected": "4"}
+    assert client.post("/changes/nodes/n1/resources", data=fits).status_code == 303
+    assert [n for n, _, _ in cluster.apiserver.patches()] == ["n1"]
+    form = {"resource": D, "quantity": "2", "expected": "3"}
     first = client.post("/changes/nodes/n1/resources", data=form)
-    assert first.status_code == 200 and writer.calls == []  # said first, nothing written
+    assert first.status_code == 200 and len(cluster.apiserver.patches()) == 1  # said first, nothing sent
     page = soup(first)
     assert page.select_one("[data-over-committed]")["data-over-committed"] == "1"
     sent = {
@@ -59,11 +44,13 @@ def test_a_decrease_below_what_pods_ask_is_confirmed_first(client, cluster):
         for i in page.select("form.change input[name]")
         if i["name"] != "csrf_token"
     }
-    assert sent == {"resource": D, "quantity": "2", "expected": "4", "confirm": "over-commit"}
+    assert sent == {"resource": D, "quantity": "2", "expected": "3", "confirm": "over-commit"}
     assert client.post("/changes/nodes/n1/resources", data=sent).status_code == 303
-    assert writer.calls == [("n1", "set", 2, False)]
-    # a decrease that still fits is written at once
-    assert client.post("/changes/nodes/n1/resources", data={**form, "quantity": "3"}).status_code == 303
+    (node, dry_run, ops) = cluster.apiserver.patches()[-1]
+    assert (node, dry_run) == ("n1", False)
+    assert {"op": "add", "path": "/status/capacity/example.com~1dongle", "value": "2"} in ops
+    assert {"op": "test", "path": "/status/capacity/example.com~1dongle", "value": "3"} in ops
+    assert cluster.store.node("n1").capacity[D] == 2  # read back by the store
 
 
 def test_a_bulk_remove_preview_names_the_pods_per_node_and_the_total_over_commitment(client, cluster):
@@ -71,7 +58,6 @@ def test_a_bulk_remove_preview_names_the_pods_per_node_and_the_total_over_commit
         cluster.node(name, {D: "4"})
     cluster.pod("a", "n1", {D: "3"})
     cluster.pod("b", "n2", {D: "1"})
-    cluster.writer = RecordingWriter()
     form = {"action": "remove", "resource": D, "nodes": ["n1", "n2", "n3"], "selector": ""}
     resp = client.post("/changes/bulk/preview", data=form)
     assert resp.status_code == 303
@@ -101,7 +87,6 @@ def test_a_bulk_preview_that_adds_a_resource_to_nodes_without_it_warns_before_ap
     cluster.node("has", {D: "2"})
     cluster.node("bare1", {})
     cluster.node("bare2", {})
-    cluster.writer = RecordingWriter()
     form = {
         "action": "set",
         "resource": D,

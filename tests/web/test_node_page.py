@@ -89,19 +89,10 @@ def test_adding_a_name_the_node_already_advertises_becomes_a_change_with_no_fals
     assert "changed since" not in html.get_text()
 
 
-class ConflictWriter:
-    """The API server's answer when someone else changed the value: 5 now, not the 2 the user saw."""
-
-    def set(self, name, resource, count, expected, actor, dry_run=False):
-        from app.kube.api.writer import Outcome
-
-        message = f"{resource} on {name} changed since you loaded it: you saw {expected}, it is now 5."
-        return Outcome(name, resource, "set", 5, count, False, message, dry_run, 409)
-
-
 def test_a_real_conflict_keeps_the_typed_values_with_what_is_there_now(client, cluster):
     cluster.node("n1", {D: "2"})
-    cluster.writer = ConflictWriter()
+    # someone else makes it 5 after the page was read (the API server has it; the page saw 2)
+    cluster.objects["n1"]["status"]["capacity"][D] = "5"
     resp = client.post("/changes/nodes/n1/resources", data={"resource": D, "quantity": "7", "expected": "2"})
     assert resp.status_code == 409
     html = BeautifulSoup(resp.get_data(as_text=True), "html.parser")

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from app.kube.api.writer import Outcome
-
 D = "example.com/dongle"
 ODD = [
     "\uff13",
@@ -40,27 +38,10 @@ MANIFESTS = [
 ]
 
 
-class NoWrites:
-    """Answers as the API server would where the node is not as the form says (409): a form that
-    got past validation reaches it; nothing is written."""
-
-    def set(self, name, resource, count, expected, actor, dry_run=False):
-        return Outcome(name, resource, "set", None, count, False, "changed since you loaded it", dry_run, 409)
-
-    def remove(self, name, resource, expected, actor, dry_run=False):
-        return Outcome(
-            name, resource, "remove", None, None, False, "changed since you loaded it", dry_run, 409
-        )
-
-    def reapply(self, name, actor, refuse, dry_run=False):
-        return []
-
-
 @pytest.fixture
 def routes(app, cluster):
     cluster.node("n1", {D: "2"})
     cluster.pod("p", "n1", {D: "1"})
-    cluster.writer = NoWrites()
     out = []
     for rule in app.url_map.iter_rules():
         if rule.endpoint == "static" or "GET" not in (rule.methods or ()):
@@ -88,7 +69,6 @@ def test_no_pasted_manifest_answers_500(client, cluster):
 
 def test_no_form_answers_500_to_odd_values(client, cluster):
     cluster.node("n1", {D: "2"})
-    cluster.writer = NoWrites()
     posts = ["/changes/nodes/n1/resources", "/changes/nodes/n1/resources/remove", "/changes/bulk/preview"]
     for url in posts:
         for field in ("resource", "quantity", "expected", "action", "nodes", "selector", "confirm"):
