@@ -90,6 +90,9 @@ def make_app(control_plane: testenv.ControlPlane) -> Iterator[Callable[..., Any]
         app = create_app(config)
         app.config["TESTING"] = True
         apps.append(app)
+        if "kubeconfig" not in overrides:  # the session's control plane: ready (every pod counted)
+            with app.app_context():  # before the test's first request, as a served replica is
+                app.extensions["extres"].cluster.cache.wait_synced(30)
         return app
 
     yield factory
