@@ -5,7 +5,7 @@ without it)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date
 
 from app.domain.capacity_log import Record
@@ -21,13 +21,7 @@ class HistoryQuery:
 
     def args(self) -> dict[str, str]:
         """The arguments in force, as links carry them."""
-        given = (
-            ("node", self.node),
-            ("resource", self.resource),
-            ("since", self.since),
-            ("until", self.until),
-        )
-        return {k: v for k, v in given if v}
+        return {k: v for k, v in asdict(self).items() if v}
 
     def selects(self, record: Record) -> bool:
         return (not self.node or self.node in record.node) and (

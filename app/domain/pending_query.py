@@ -4,7 +4,7 @@ with a message per bad one (named, and left out)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from app.domain.names import resource_field
 
@@ -16,7 +16,7 @@ class PendingQuery:
 
     def args(self) -> dict[str, str]:
         """The arguments in force, as links carry them."""
-        return {k: v for k, v in (("namespace", self.namespace), ("resource", self.resource)) if v}
+        return {k: v for k, v in asdict(self).items() if v}
 
 
 def parse(args: Mapping[str, str], known: Iterable[str]) -> tuple[PendingQuery, dict[str, str]]:

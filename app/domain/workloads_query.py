@@ -5,7 +5,7 @@ would without it)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from app.domain.names import resource_field
 from app.domain.workloads import GROUPINGS, SORT_KEYS, WorkloadRow, sort_rows
@@ -23,8 +23,7 @@ class WorkloadsQuery:
 
     def args(self) -> dict[str, str]:
         """The arguments in force, as links carry them."""
-        given = {"by": self.by, "resource": self.resource, "namespace": self.namespace}
-        return {k: v for k, v in {**given, "sort": self.sort, "order": self.order}.items() if v}
+        return {k: v for k, v in asdict(self).items() if v}
 
     def chosen(self, rows: Iterable[WorkloadRow]) -> list[WorkloadRow]:
         """The rows it keeps, in its order."""

@@ -140,22 +140,16 @@ class ClusterCache:
         for t in self._threads:
             t.join(timeout=5)
 
+    def _all_synced(self) -> bool:
+        return all(s.synced for s in self.status.values())
+
     def wait_synced(self, timeout: float = 30.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if all(s.synced for s in self.status.values()):
-                return True
-            time.sleep(0.05)
-        return False
+        """Until every kind is listed (every pod counted), or ``timeout``."""
+        return _until(self._all_synced, timeout)
 
     def wait_offered(self, timeout: float) -> bool:
         """Until what nodes offer is known (pods may still be counting), or ``timeout``."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.counting() is not None or all(s.synced for s in self.status.values()):
-                return True
-            time.sleep(0.05)
-        return False
+        return _until(lambda: self.counting() is not None or self._all_synced(), timeout)
 
     def counting(self) -> int | None:
         """Pods counted so far while the first list of pods is under way and what nodes offer is
@@ -412,6 +406,16 @@ class ClusterCache:
             return
         self.store.put(kind, view, deleted)
         self.unreadable.read(kind, view.key)
+
+
+def _until(done: Callable[[], bool], timeout: float) -> bool:
+    """Whether ``done`` came true within ``timeout`` seconds (asked every 50 ms)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if done():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def _raise_for(event: Event) -> None:
