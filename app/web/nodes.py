@@ -43,7 +43,7 @@ def _read(name: str) -> dict[str, Any]:
 
 def _missing(name: str) -> NoReturn:
     """404, or 503 while the node list has not been loaded (it may yet be there)."""
-    fresh = Services.get().cluster.freshness()
+    fresh = viewer().freshness
     if not fresh.synced and fresh.counting is None:
         abort(503, description="The node list has not been loaded yet; try again shortly.")
     abort(404, description=f"There is no node named {name!r}.")
