@@ -52,7 +52,7 @@ class ClusterCollector(Collector):
         store = cluster.store
         if self._pending is None or self._pending[:2] != (store, store.pending_version):
             version = store.pending_version
-            self._pending = (store, version, [_pending_family(store.unschedulable_pods())])
+            self._pending = (store, version, [_pending_family(store.objects.unschedulable_pods())])
             self.built += 1
         yield from self._pending[2]
 
@@ -68,7 +68,7 @@ class ClusterCollector(Collector):
             fresh.age_seconds if fresh.age_seconds is not None else float("nan"),
         )
         objects = GaugeMetricFamily("extres_cache_objects", "Objects held by the cache.", labels=["kind"])
-        size = store.counts()
+        size = store.objects.counts()
         for kind, count in size.items():
             objects.add_metric([kind], count)
         yield objects

@@ -70,7 +70,7 @@ class Verdict:
         core.create_namespaced_pod(ns, body)
         actual = outcome(core, name, ns)
         if actual is not None:
-            wait(lambda: (p := store.pods.get((ns, name))) is not None and p.node_name == actual)
+            wait(lambda: (p := store.objects.pod(ns, name)) is not None and p.node_name == actual)
         return cls(planned, predicted, unsure, kept_off, actual, ns, name)
 
     @property
@@ -79,7 +79,7 @@ class Verdict:
 
     def forget(self, api: client.ApiClient, store: Store) -> None:
         client.CoreV1Api(api).delete_namespaced_pod(self.name, self.namespace, grace_period_seconds=0)
-        wait(lambda: (self.namespace, self.name) not in store.pods)
+        wait(lambda: store.objects.pod(self.namespace, self.name) is None)
 
 
 _replays = itertools.count()
@@ -99,7 +99,7 @@ def replay(api: client.ApiClient, store: Store, admission: AdmissionReads, case:
             ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
             core.create_namespaced_pod(ns, body)
             made.append((ns, name))
-            wait(lambda ns=ns, name=name: (ns, name) in store.pods)
+            wait(lambda ns=ns, name=name: store.objects.pod(ns, name) is not None)
         pod = fresh["pod"]
         made.append((pod["metadata"]["namespace"], pod["metadata"]["name"]))
         return Verdict.of(api, store, admission, pod)
@@ -110,7 +110,7 @@ def replay(api: client.ApiClient, store: Store, admission: AdmissionReads, case:
             except client.ApiException as exc:
                 if exc.status != 404:
                     raise
-        wait(lambda: not any(key in store.pods for key in made))
+        wait(lambda: not any(store.objects.pod(*key) for key in made))
         remove_nodes(api, store, fresh["nodes"], fresh["slices"])
 
 

@@ -139,17 +139,17 @@ def resize(api: client.ApiClient, store: Store, rng: random.Random, body: dict[s
     # what the cache will hold once it sees the last write, counted by the server's version's rule
     rule = resize_rule(server_minor(api))
     expected = PodView.from_struct(msgspec.convert(wire, Pod), rule=rule).requests
-    wait(lambda: (p := store.pods.get((ns, name))) is not None and p.requests == expected)
+    wait(lambda: (p := store.objects.pod(ns, name)) is not None and p.requests == expected)
     return True
 
 
 def slices_seen(store: Store, names: list[str]) -> bool:
-    return store.with_dra(lambda d: all(("", n) in d.slices for n in names))
+    return store.devices.read(lambda d: all(("", n) in d.slices for n in names))
 
 
 def claim_held(store: Store, pod: str) -> bool:
     """The claim the scheduler made for the pod holds its devices, as the cache sees it."""
-    return store.with_dra(lambda d: any(pod in c.pods and c.held for c in d.claims.values()))
+    return store.devices.read(lambda d: any(pod in c.pods and c.held for c in d.claims.values()))
 
 
 def served(api: client.ApiClient) -> bool:
@@ -191,7 +191,7 @@ def make_nodes(
 
     def settled(body: dict[str, Any]) -> bool:
         name = body["metadata"]["name"]
-        view = store.node(name)
+        view = store.objects.node(name)
         if view is None:
             return False
         effects = {t.effect for t in view.taints if t.key == NOT_READY}
@@ -206,7 +206,7 @@ def make_nodes(
         for body in nodes:
             if not settled(body):
                 name = body["metadata"]["name"]
-                view = store.node(name)
+                view = store.objects.node(name)
                 taints = [f"{t.key}:{t.effect}" for t in view.taints] if view else "not in the cache"
                 ready = [
                     c.status for c in core.read_node_status(name).status.conditions or () if c.type == "Ready"
@@ -218,7 +218,7 @@ def make_nodes(
     docs = [api.sanitize_for_serialization(core.read_node(b["metadata"]["name"])) for b in nodes]
 
     def seen(doc: dict[str, Any]) -> bool:
-        view = store.node(doc["metadata"]["name"])
+        view = store.objects.node(doc["metadata"]["name"])
         return view is not None and view.resource_version == doc["metadata"]["resourceVersion"]
 
     wait(lambda: all(map(seen, docs)))
@@ -233,4 +233,4 @@ def remove_nodes(
         resource.delete_resource_slice(body["metadata"]["name"])
     for body in nodes:
         core.delete_node(body["metadata"]["name"])
-    wait(lambda: not any(store.node(b["metadata"]["name"]) for b in nodes))
+    wait(lambda: not any(store.objects.node(b["metadata"]["name"]) for b in nodes))

@@ -251,8 +251,8 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> dict[
     def rebuild_all() -> None:
         """The baseline: every row rebuilt before the view (what a view cost before rows were kept)."""
         pod_event()
-        with store._lock:
-            store._dirty.update(store.nodes)
+        with store.objects.lock:
+            store._rows.touch_all(store.objects.nodes)
 
     fragment = {"HX-Request": "true", "HX-Target": "grid"}
     pending_fragment = {"HX-Request": "true", "HX-Target": "pending-list"}

@@ -166,7 +166,7 @@ def main() -> None:
         t0 = time.perf_counter()
         assert state.cluster.cache.wait_synced(600)
         want = args.nodes
-        while store.with_dra(lambda d: len(d.slices)) < want and time.perf_counter() - t0 < 600:
+        while store.devices.read(lambda d: len(d.slices)) < want and time.perf_counter() - t0 < 600:
             time.sleep(0.05)
         synced = time.perf_counter() - t0
         rows = store.overview_rows()[0]  # every node's DRA usage computed (CEL evaluated)
@@ -174,7 +174,7 @@ def main() -> None:
         grown = rss_kib() - before
         devices = args.nodes * DEVICES
         dra_rows = sum(1 for r in rows if R in r.usage)
-        retained = store.with_dra(lambda d: deep_size(d.slices, set()))
+        retained = store.devices.read(lambda d: deep_size(d.slices, set()))
         print(
             f"DRA sync: {want} slices, {devices} devices in {synced:.1f}s; rows with DRA usage after "
             f"{computed:.1f}s: {dra_rows}"
@@ -189,7 +189,7 @@ def main() -> None:
             k = next(churn)
             node = f"n{k * 7 % args.nodes:05d}"
             held = ((DRIVER, node, f"gpu-{k % DEVICES}"),)
-            store.put_dra("resourceclaims", ClaimView("default", f"claim-{k}", held, (f"pod-{k}",), True))
+            store.devices.put("resourceclaims", ClaimView("default", f"claim-{k}", held, (f"pod-{k}",), True))
 
         with_dra = pages(app, args.nodes, args.requests, claim_event)
         print(f"command: python bench/dra_bench.py {' '.join(sys.argv[1:])}")

@@ -122,7 +122,7 @@ def side_by_side(plane: testenv.ControlPlane, nodes: int, label: str) -> tuple[d
     sample = [f"n{i:05d}" for i in range(0, nodes, max(1, nodes // 7))][:7]
     failures = 0
     for node in sample:
-        mine = state.cluster.store.requested_on(node)
+        mine = state.cluster.store.objects.requested_on(node)
         for r in RESOURCES:
             for tool, said in answers.items():
                 if said is not None and said.get((node, r), 0) != mine.get(r, 0):
@@ -132,7 +132,7 @@ def side_by_side(plane: testenv.ControlPlane, nodes: int, label: str) -> tuple[d
                         f"{tool} {said.get((node, r), 0)}"
                     )
     compared = [tool for tool, said in answers.items() if said is not None]
-    total = sum(state.cluster.store.requested_on(n).get(r, 0) for n in sample for r in RESOURCES)
+    total = sum(state.cluster.store.objects.requested_on(n).get(r, 0) for n in sample for r in RESOURCES)
     print(
         f"[{label}] agreement of extres with {', '.join(compared) or 'no other tool'} on {len(sample)} "
         f"nodes x {len(RESOURCES)} resources ({total} requested): {failures} disagreements"

@@ -248,7 +248,7 @@ def replay(path: Path, copies: int, rates: list[float]) -> None:
                 cluster.store.replace(kind, views)
         app = create_app({"in_cluster": "false", "read_only": False}, cluster=cluster)
         web = browser(app)
-        node = next(iter(cluster.store.node_names()))
+        node = next(iter(cluster.store.objects.node_names()))
         paths = ["/", "/pending/", f"/nodes/{node}"]
         for p in paths:
             web.get(p)  # warm

@@ -169,7 +169,7 @@ def main() -> None:
         out["peak"] = peak() - before
         gc.collect()
         out["after"] = rss() - before
-        size = cache.store.size()
+        size = cache.store.objects.size()
         out.update(pods=size.pods, nodes=size.nodes, estimated=size.estimated_bytes)
     else:
         cache.freeze_gc = False
@@ -177,7 +177,7 @@ def main() -> None:
         synced(cache)
         gc.collect()
         out["retained"], out["traced_peak"] = tracemalloc.get_traced_memory()
-        out["pods"] = len(cache.store.pods)
+        out["pods"] = cache.store.objects.pod_count()
     print(json.dumps(out))
 
 

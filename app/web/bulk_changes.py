@@ -41,11 +41,11 @@ CHOICES = 50  # nodes offered as checkboxes at once: the search narrows them, ne
 
 def _bulk_form(errors: dict[str, str], values, status: int = 200):
     """The bulk form: the chosen nodes, then the first nodes whose name contains ``find``."""
-    store = Services.get().cluster.store
+    names = Services.get().cluster.store.objects.node_names()
     find = values.get("find", "").strip()[:253]
     chosen = list(dict.fromkeys(values.getlist("nodes"))) if hasattr(values, "getlist") else []
     needle = find.lower()
-    matching = [n for n in store.node_names() if needle in n.lower()] if needle else store.node_names()
+    matching = [n for n in names if needle in n.lower()] if needle else names
     picked = set(chosen)
     offered = [n for n in matching[: CHOICES + len(picked)] if n not in picked][:CHOICES]
     html = page_or_fragment(
@@ -66,10 +66,10 @@ def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
     """The bulk form (app.domain.bulk_form) over the nodes held: (action, resource, count, the
     target nodes); raises ChangeError."""
     state = Services.get()
-    store = state.cluster.store
-    labels = {n.name: n.labels for n in store.node_list()}
+    objects = state.cluster.store.objects
+    labels = {n.name: n.labels for n in objects.node_list()}
     change = parse_bulk(form, labels, state.read_only, state.settings.max_quantity)
-    targets = [n for n in map(store.node, change.targets) if n is not None]
+    targets = [n for n in map(objects.node, change.targets) if n is not None]
     return change.action, change.resource, change.count, targets
 
 

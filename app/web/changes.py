@@ -41,7 +41,7 @@ def writer() -> NodeWriter:
 
 
 def _node_or_404(name: str) -> NodeView:
-    node = Services.get().cluster.store.node(name)
+    node = Services.get().cluster.store.objects.node(name)
     if node is None:
         abort(404, description=f"There is no node named {name!r}.")
     return node
@@ -50,7 +50,7 @@ def _node_or_404(name: str) -> NodeView:
 def node_impact(name: str, resource: str, after: int | None) -> Impact:
     """Who requests ``resource`` on ``name`` and what setting it to ``after`` (None: removing
     it) would leave over-committed."""
-    pods = Services.get().cluster.store.pods_requesting_extended(name)
+    pods = Services.get().cluster.store.objects.pods_requesting_extended(name)
     return impact(
         name, resource, after, ((f"{p.namespace}/{p.name}", p.requests.get(resource, 0)) for p in pods)
     )
@@ -97,7 +97,7 @@ def _prompted_by(key: str, resource: str) -> dict[str, object] | None:
     namespace, _, name = key[:320].partition("/")
     if not (namespace and name and is_dns_label(namespace) and is_dns_subdomain(name)):
         return None
-    pod = Services.get().cluster.store.pod(namespace, name)
+    pod = Services.get().cluster.store.objects.pod(namespace, name)
     waiting = pod is not None and pod.unschedulable is not None
     asks = pod.extended_requests.get(resource) if pod is not None and waiting else None
     return {"key": f"{namespace}/{name}", "waiting": waiting, "asks": asks}

@@ -18,9 +18,9 @@ def index() -> str:
     state = Services.get()
     store = state.cluster.store
     allowed = viewer().may_read_devices
-    rows = store.with_dra(lambda dra: dra.class_rows()) if allowed else []
-    incomplete = store.with_dra(lambda dra: list(dra.incomplete)) if allowed else []
-    unbound = store.with_dra(lambda dra: list(dra.unbound)) if allowed else []
+    rows = store.devices.read(lambda dra: dra.class_rows()) if allowed else []
+    incomplete = store.devices.read(lambda dra: list(dra.incomplete)) if allowed else []
+    unbound = store.devices.read(lambda dra: list(dra.unbound)) if allowed else []
     return render_template(
         "devices/index.html",
         rows=rows,

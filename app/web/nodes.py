@@ -25,18 +25,20 @@ def _read(name: str) -> dict[str, Any]:
     """The node as the page shows it; 404 (or 503) when it is not there."""
     state = Services.get()
     store = state.cluster.store
-    node, row = store.node(name), store.overview_row(name)
+    node, row = store.objects.node(name), store.overview_row(name)
     if node is None or row is None:  # never there, or gone since it was read a moment ago
         _missing(name)
-    usage = node_usage(node.capacity, node.allocatable, store.requested_on(name))
-    devices = store.with_dra(lambda dra: dra.node_devices(name)) if viewer().may_read_devices else ([], set())
+    usage = node_usage(node.capacity, node.allocatable, store.objects.requested_on(name))
+    devices = (
+        store.devices.read(lambda dra: dra.node_devices(name)) if viewer().may_read_devices else ([], set())
+    )
     return {
         "node": node,
         "standard": {k: v for k, v in usage.items() if not is_requested_as_extended(k)},
         "extended": row.usage,
         "row": row,
-        "limits": store.limits_on(name),
-        "pods": store.pods_requesting_extended(name),
+        "limits": store.objects.limits_on(name),
+        "pods": store.objects.pods_requesting_extended(name),
         "devices": devices,
     }
 

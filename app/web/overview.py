@@ -122,7 +122,7 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
             compact=compact,
             cols=columns.shown(compact),
             sources=column_sources(grid, state.device_plugins.owns),
-            aliases=state.cluster.store.dra_aliases() if dra else {},
+            aliases=state.cluster.store.devices.aliases() if dra else {},
             row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact, usage, counting),
             usage=usage,
             counting=counting,

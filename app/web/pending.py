@@ -18,7 +18,7 @@ from app.domain.fit import PodShape
 from app.domain.ownership import DRA
 from app.domain.pending_query import PendingQuery, parse
 from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_message
-from app.kube.state.store_dra import ClaimHolding
+from app.kube.state.devices import ClaimHolding
 from app.kube.wire.projections import PodView
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.paging import paged
@@ -106,13 +106,17 @@ def held(pod: PodView, d: Diagnosis, where: Places, writable: bool) -> list[Held
             owner = services.ownership(fit.resource, name)
             if owner.editable and writable:
                 continue
-            holders = [p for p in store.pods_requesting_extended(name) if p.requests.get(fit.resource)]
+            holders = [
+                p for p in store.objects.pods_requesting_extended(name) if p.requests.get(fit.resource)
+            ]
             holders.sort(key=lambda p: (p.priority, p.created))
             lower = preemption.preemptible(
                 ((p.priority, p.requests[fit.resource]) for p in holders), pod.priority
             )
             claims = (
-                store.claims_holding(name, owner.dra_class) if owner.kind == DRA and owner.dra_class else []
+                store.devices.claims_holding(name, owner.dra_class)
+                if owner.kind == DRA and owner.dra_class
+                else []
             )
             out.append(
                 Held(fit.resource, name, free, holders[:HELD_PODS], lower, fit.requested, allocatable, claims)
@@ -127,7 +131,7 @@ def pending_pods(namespace: str = "", resource: str = "") -> list[PodView]:
     """Unschedulable pods matching the filters, by namespace and name."""
     return [
         pod
-        for pod in Services.get().cluster.store.unschedulable_pods()
+        for pod in Services.get().cluster.store.objects.unschedulable_pods()
         if (not namespace or pod.namespace == namespace)
         and (not resource or resource in pod.extended_requests)
     ]
@@ -162,7 +166,7 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
         if diagnosis.kind == "short":
             holding = held(pod, diagnosis, where, writable)
         message = parse_scheduler_message(pod.unschedulable or "")
-        dra = {r: c for r in pod.extended_requests if (c := store.dra_class_for(r)) is not None}
+        dra = {r: c for r in pod.extended_requests if (c := store.devices.class_for(r)) is not None}
         card = PendingPod(pod, message, diagnosis, for_pod(advice, pod), holding, dra=dra)
         if group is not None:
             cards[group] = card
@@ -201,11 +205,11 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
     store = Services.get().cluster.store
     return {
         **listing,
-        "quotas": store.quota_list(),
+        "quotas": store.objects.quota_list(),
         "namespace": query.namespace,
         "resource": query.resource,
         "args": query.args(),
-        "wide": store.wide_repelling(),
-        "featured": store.declaring_features(),
+        "wide": store.objects.wide_repelling(),
+        "featured": store.objects.declaring_features(),
         "gpu_usage": viewer().usage_reading,
     }

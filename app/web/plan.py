@@ -46,9 +46,9 @@ def _render(
             "headroom": sum(n for _, n in room),
             "wanted": wanted,
             "d": d,
-            "total": len(store.node_names()),
-            "wide": store.wide_repelling() if near is None else 0,  # else weighed
-            "featured": store.declaring_features(),
+            "total": len(store.objects.node_names()),
+            "wide": store.objects.wide_repelling() if near is None else 0,  # else weighed
+            "featured": store.objects.declaring_features(),
         }
     share = None
     if planned is not None and not errors:

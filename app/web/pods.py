@@ -24,7 +24,7 @@ def detail(namespace: str, name: str) -> str | Response:
     """Read the cache's pod and its details; render."""
     state = Services.get()
     details, problem = _details(state, namespace, name)
-    pod = state.cluster.store.pod(namespace, name)
+    pod = state.cluster.store.objects.pod(namespace, name)
     if pod is None and not details.conditions and not problem:
         _missing(namespace, name)
     reading = viewer().usage_reading

@@ -48,20 +48,20 @@ REAPPLY_LISTED = 50  # drifted nodes named on the re-apply page; the count cover
 @bp.get("/reapply")
 def reapply_preview() -> str:
     """The drifted nodes, and a form to check each write with a dry run (a background job)."""
-    names = [n.name for n in Services.get().cluster.store.drifted_nodes()]
+    names = [n.name for n in Services.get().cluster.store.objects.drifted_nodes()]
     return render_template("reapply/index.html", names=names, listed=REAPPLY_LISTED)
 
 
 @bp.post("/reapply/preview")
 def reapply_dry_run() -> Response:
-    names = [n.name for n in Services.get().cluster.store.drifted_nodes()]
+    names = [n.name for n in Services.get().cluster.store.objects.drifted_nodes()]
     return _start_reapply(names, dry_run=True)
 
 
 @bp.post("/reapply")
 def reapply_all() -> Response:
     chosen = set(request.form.getlist("nodes"))
-    drifted = [n.name for n in Services.get().cluster.store.drifted_nodes() if n.name in chosen]
+    drifted = [n.name for n in Services.get().cluster.store.objects.drifted_nodes() if n.name in chosen]
     return _start_reapply(drifted, dry_run=False)
 
 

@@ -70,7 +70,7 @@ class Services:
     def _pod_nodes(self) -> dict[PodKey, str]:
         """The running pods' nodes, as the cache knows them (empty without a cluster)."""
         try:
-            return self.cluster.store.pod_nodes()
+            return self.cluster.store.objects.pod_nodes()
         except KubeError:
             return {}
 
@@ -93,7 +93,7 @@ class Services:
             return []
 
         def holding(key: PodKey) -> Holding | None:
-            pod = store.pod(*key)
+            pod = store.objects.pod(*key)
             if pod is None or not pod.counts:
                 return None
             owner = f"{pod.owner.kind}/{pod.owner.name}" if pod.owner and pod.owner.name else ""
@@ -174,14 +174,14 @@ class Services:
 
         def dra_class_for(name: str) -> str | None:
             try:
-                return self.cluster.store.dra_class_for(name)
+                return self.cluster.store.devices.class_for(name)
             except KubeError:
                 return None
 
         if node is None:
             return ownership_of(resource, self.device_plugins.owns, dra_class_for)
         try:
-            here, dra_class = self.cluster.store.served_on(node, resource)
+            here, dra_class = self.cluster.store.devices.served_on(node, resource)
         except KubeError:
             here, dra_class = None, None
         return ownership_on(resource, here, dra_class, self.device_plugins.owns, dra_class_for)
@@ -200,7 +200,7 @@ class Services:
     def pending_count(self) -> int:
         """Unschedulable pods, for the navigation badge (0 when there is no cluster)."""
         try:
-            return len(self.cluster.store.unschedulable)
+            return self.cluster.store.objects.unschedulable_count()
         except KubeError:
             return 0
 

@@ -12,8 +12,8 @@ def summary_strip(state: Services, dra: bool) -> list[Entry]:
     """The strip (app.domain.strip) from the kept totals and the unschedulable pods, never every
     pod. ``dra``: the user may read DRA objects."""
     store = state.cluster.store
-    asked = (pod.extended_requests for pod in store.unschedulable_pods())
-    return strip(store.overview_totals(), waiting(asked, store.dra_primaries()), dra)
+    asked = (pod.extended_requests for pod in store.objects.unschedulable_pods())
+    return strip(store.overview_totals(), waiting(asked, store.devices.primaries()), dra)
 
 
 def known_names(state: Services, dra: bool) -> list[str]:

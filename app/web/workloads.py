@@ -27,7 +27,7 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
     if (rows := memo.get(("workloads", query.by))) is None:
         totals = store.overview_totals()
         allocatable = {r: u.allocatable for r, u in totals.by_resource.items()}
-        rows = memo[("workloads", query.by)] = group(store.holders(), allocatable, query.by)
+        rows = memo[("workloads", query.by)] = group(store.objects.holders(), allocatable, query.by)
     query = in_rows(query, rows, errors)
     if (chosen := memo.get(query)) is None:  # filtered and sorted once per query until the rows change
         chosen = memo[query] = query.chosen(rows)

@@ -80,7 +80,7 @@ def test_requested_per_node_equals_kubectls(app, core, control_plane, uid):
     def agree() -> bool:
         theirs = kubectl_requested(control_plane, node)
         assert theirs[r] == "21"  # plain 1, two 5, init-peak 5, sidecar 6, sidecars 4
-        assert store.requested_on(node).get(r) == int(theirs[r])
+        assert store.objects.requested_on(node).get(r) == int(theirs[r])
         return True
 
     eventually(agree, timeout=30)
@@ -199,14 +199,14 @@ def test_random_pods_and_resizes_are_counted_as_kubectl_counts_them(app, core, a
         per_pod = kubectl_pod_requests(control_plane, node)
         for body in pods:
             name = body["metadata"]["name"]
-            view = store.pods[("default", name)]
+            view = store.objects.pod("default", name)
             if "resources" in body["spec"] and not pod_level_oracle:
                 continue
             cpu, memory = per_pod[name]
             got = (view.requests.get("cpu", 0), view.requests.get("memory", 0))
             assert got == (to_amount("cpu", cpu), to_amount("memory", memory)), (name, seed, body)
         theirs = kubectl_requested(control_plane, node)
-        ours = store.requested_on(node)
+        ours = store.objects.requested_on(node)
         # kubectl's "Allocated resources" total reads the spec only (getPodsTotalRequestsAndLimits
         # leaves out UseStatusResources), unlike its per-pod rows and the scheduler: the node's cpu
         # and memory are checked against the sum of its rows; extended resources cannot be resized
@@ -216,7 +216,7 @@ def test_random_pods_and_resizes_are_counted_as_kubectl_counts_them(app, core, a
             for body in pods:
                 name = body["metadata"]["name"]
                 if "resources" in body["spec"] and not pod_level_oracle:
-                    rows += store.pods[("default", name)].requests.get(resource, 0)
+                    rows += store.objects.pod("default", name).requests.get(resource, 0)
                 else:
                     rows += to_amount(resource, per_pod[name][i])
             assert ours.get(resource, 0) == rows, (resource, seed)

@@ -249,7 +249,9 @@ def test_reapply_checks_the_annotation_like_a_form(web, core, node):
     desired = json.dumps({"cpu": "999", D: "99999999", "acme.io/fpga": "2"})
     core.patch_node(node, {"metadata": {"annotations": {"extres.dev/desired-capacity": desired}}})
     eventually(
-        lambda: getattr(web.application.extensions["extres"].cluster.store.node(node), "desired", None)
+        lambda: getattr(
+            web.application.extensions["extres"].cluster.store.objects.node(node), "desired", None
+        )
     )
     before = snapshot(core, node)
     job = web.post("/changes/reapply/preview").headers["Location"]  # dry runs, as a job

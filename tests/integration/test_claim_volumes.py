@@ -44,12 +44,14 @@ def test_the_cache_syncs_with_claim_pods_present_and_follows_one_added_later(adm
     cache.start()
     try:
         assert cache.wait_synced(30), cache.freshness()
-        assert {("db-0", namespace), ("db-1", namespace)} <= {(n, ns) for ns, n in cache.store.pods}
-        assert cache.store.requested_on(node).get("example.com/dongle") == 2
+        assert {("db-0", namespace), ("db-1", namespace)} <= {
+            (n, ns) for ns, n in cache.store.objects.pod_keys()
+        }
+        assert cache.store.objects.requested_on(node).get("example.com/dongle") == 2
         assert cache.unreadable.counts() == {}
 
         create_pod(core, "db-2", node, {"example.com/dongle": "1"}, namespace, **SPEC)
-        eventually(lambda: cache.store.requested_on(node).get("example.com/dongle") == 3)
+        eventually(lambda: cache.store.objects.requested_on(node).get("example.com/dongle") == 3)
         fresh = cache.freshness()
         assert (fresh.stale, fresh.unreadable) == (False, ())
         assert cache.status["pods"].relists == 1  # followed by the watch, never relisted

@@ -59,11 +59,11 @@ def node_body(name: str, dongles: str) -> dict:
 
 def known(cache: ClusterCache) -> dict:
     """What a cache holds, in terms two caches can be compared by."""
-    store = cache.store
-    with store._lock:
-        nodes = {n: (v.capacity, v.allocatable, v.labels, v.desired) for n, v in store.nodes.items()}
-        pods = sorted(store.pods)
-        requested = {n: dict(r) for n, r in store.requested.items() if r}
+    objects = cache.store.objects
+    with objects.lock:
+        nodes = {n: (v.capacity, v.allocatable, v.labels, v.desired) for n, v in objects.nodes.items()}
+        pods = sorted(objects.index.pods)
+        requested = {n: dict(r) for n, r in objects.index.requested.items() if r}
     return {"nodes": nodes, "pods": pods, "requested": requested}
 
 

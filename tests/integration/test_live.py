@@ -84,9 +84,11 @@ def test_kept_rows_follow_every_change_and_ignore_heartbeats(app, web, core, uid
         kept = {r.name: r for r in rows}
         fresh = {
             n.name: node_row(
-                n, store.requested_on(n.name), store.with_dra(lambda d, n=n: d.usage(n.name, n.labels))
+                n,
+                store.objects.requested_on(n.name),
+                store.devices.read(lambda d, n=n: d.usage(n.name, n.labels)),
             )
-            for n in store.node_list()
+            for n in store.objects.node_list()
         }
         assert kept == fresh
         assert totals == Totals.of(r.usage for r in fresh.values())  # kept totals moved by differences
@@ -112,17 +114,17 @@ def test_kept_rows_follow_every_change_and_ignore_heartbeats(app, web, core, uid
     ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": uid}
     rv = core.read_node(node).metadata.resource_version
     core.patch_node_status(node, {"status": {"conditions": [ready]}})
-    eventually(lambda: int(store.node(node).resource_version) > int(rv))
+    eventually(lambda: int(store.objects.node(node).resource_version) > int(rv))
     # a pod's phase changes, but it still counts against the node
     set_pod_phase(core, f"{uid}-p1", "Running")
-    eventually(lambda: cache.store.pods[("default", f"{uid}-p1")].phase == "Running")
+    eventually(lambda: cache.store.objects.pod("default", f"{uid}-p1").phase == "Running")
     assert kept_row() is row  # not rebuilt (other tests' nodes may change theirs meanwhile)
 
     # a pod ends: its request no longer counts, and the cache (watching only pods that have not
     # ended, by a field selector) is told it left the selection and drops it
     set_pod_phase(core, f"{uid}-p2", "Succeeded")
     eventually(lambda: requested_on_page(node) == "1")
-    assert ("default", f"{uid}-p2") not in cache.store.pods
+    assert cache.store.objects.pod("default", f"{uid}-p2") is None
     rows_match_fresh()
     # capacity changes, a label moves the node into a selector, a pod is deleted
     core.patch_node_status(
@@ -200,7 +202,7 @@ def test_a_410_gone_leads_to_a_relist(control_plane, core, uid):
     try:
         eventually(lambda: cache.status["pods"].relists >= 2, timeout=30)
         create_pod(core, f"{uid}-after", "nowhere", {})
-        eventually(lambda: ("default", f"{uid}-after") in cache.store.pods)
+        eventually(lambda: cache.store.objects.pod("default", f"{uid}-after") is not None)
     finally:
         cache.stop()
         api.close()

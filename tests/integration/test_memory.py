@@ -90,9 +90,9 @@ def test_cold_sync_keeps_no_page_beyond_its_projection(admin_api, real_pods):
         kept, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    pods = sum(1 for ns, _ in cache.store.pods if ns == real_pods)
+    pods = sum(1 for ns, _ in cache.store.objects.pod_keys() if ns == real_pods)
     assert pods == PODS
-    listed = len(cache.store.pods)
+    listed = cache.store.objects.pod_count()
     assert peak / listed < PEAK_PER_POD, f"peak {peak / listed:.0f} B per pod"
     assert kept / listed < KEPT_PER_POD, f"kept {kept / listed:.0f} B per pod"
-    assert cache.store.size().pods == listed
+    assert cache.store.objects.size().pods == listed

@@ -74,14 +74,14 @@ def test_an_overcommitted_cpu_keeps_out_only_pods_that_ask_for_cpu(app, core, sc
     kubelet_standin(core, node)
     create_pod(core, f"{uid}-hog", node, {"cpu": "8"})  # allocatable cpu is 4: over-committed
     store = app.extensions["extres"].cluster.store
-    eventually(lambda: store.requested_on(node).get("cpu") == 8000)
+    eventually(lambda: store.objects.requested_on(node).get("cpu") == 8000)
     [facts] = [n for n in store.node_facts() if n.name == node]
     for name, requests, placed in (
         (f"{uid}-dongle", {r: "1"}, True),
         (f"{uid}-cpu", {r: "1", "cpu": "1"}, False),
     ):
         create_pod(core, name, None, requests)
-        view = eventually(lambda name=name: store.pods.get(("default", name)))
+        view = eventually(lambda name=name: store.objects.pod("default", name))
         assert fits(view.shape, facts) is placed
 
         def decided(name: str = name) -> str | None:

@@ -36,7 +36,7 @@ def recorded(cache: ClusterCache) -> list[tuple[str, dict[str, Any]]]:
 
 
 def requested(cache: ClusterCache, node: str) -> int:
-    return cache.store.requested_on(node).get(D, 0)
+    return cache.store.objects.requested_on(node).get(D, 0)
 
 
 def test_the_cache_streams_its_lists_and_the_stream_goes_on_as_the_watch(control_plane, core, uid):

@@ -19,7 +19,7 @@ import requests
 from bs4 import BeautifulSoup
 
 from extres_demo import testenv
-from tests.conftest import eventually, repo_root
+from tests.conftest import eventually, repo_root, wait_until_serving
 from tests.kube_helpers import create_node
 
 pytestmark = pytest.mark.kube
@@ -172,16 +172,11 @@ def test_the_images_command_writes_one_json_audit_line_per_change(installed, con
         session = requests.Session()
         base = f"http://127.0.0.1:{port}"
 
-        def node_page() -> str:
-            assert proc.poll() is None, "gunicorn exited"
-            try:
-                resp = session.get(f"{base}/nodes/{name}", timeout=5)
-            except requests.ConnectionError as exc:
-                raise AssertionError(f"not serving yet: {exc}") from exc
-            assert resp.status_code == 200, resp.status_code
-            return resp.text
-
-        html = eventually(node_page, timeout=60, interval=0.3)
+        # the node page's form shows once every pod is counted (#53): /readyz says when
+        wait_until_serving(proc, f"{base}/readyz", timeout=60, interval=0.3)
+        page = session.get(f"{base}/nodes/{name}", timeout=5)
+        assert page.status_code == 200, page.status_code
+        html = page.text
         token = BeautifulSoup(html, "html.parser").select_one("input[name=csrf_token]")["value"]
         form = {"csrf_token": token, "resource": "example.com/dongle", "quantity": "6", "expected": "4"}
         sent = session.post(

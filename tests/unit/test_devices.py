@@ -199,15 +199,15 @@ def test_the_store_decides_selectors_before_its_lock_so_pages_only_read_answers(
 
     store = Store()
     facts = ClassFacts("gpus", "t", "example.com/gpu", (f'device.attributes["{GPU}"].model == "a100"',))
-    store.put_dra("deviceclasses", ClassView(facts))
+    store.devices.put("deviceclasses", ClassView(facts))
     made = tuple(gpu(f"g{i}", memory=f"{i + 1}Gi") for i in range(3))  # three unlike devices
-    store.put_dra("resourceslices", SliceView(SliceFacts("n1-s", GPU, "n1", 1, 1, "n1", made)))
+    store.devices.put("resourceslices", SliceView(SliceFacts("n1-s", GPU, "n1", 1, 1, "n1", made)))
 
     def evaluating(*_):
         raise AssertionError("a selector evaluated under the store's lock")
 
     monkeypatch.setattr(device_cel, "_matches", evaluating)
-    assert store.with_dra(lambda dra: dra.usage("n1", {}))["example.com/gpu"].capacity == 3
+    assert store.devices.read(lambda dra: dra.usage("n1", {}))["example.com/gpu"].capacity == 3
 
 
 def test_partitioned_devices_count_as_many_as_fit_the_counters_left_together():

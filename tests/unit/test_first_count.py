@@ -48,7 +48,7 @@ def test_the_first_list_of_pods_is_counted_in_page_by_page_and_a_relist_is_swapp
 
     def seen(cache: ClusterCache) -> None:
         store = cache.store
-        during.append((store.pod_count(), cache.counting(), _requested(store)))
+        during.append((store.objects.pod_count(), cache.counting(), _requested(store)))
 
     cache = ClusterCache(None, freeze_gc=False)  # type: ignore[arg-type]
     cache._by_version = readers()
@@ -96,7 +96,7 @@ def test_a_first_list_begun_again_drops_what_the_broken_one_brought():
     store.start_counting()  # the list broke off: it begins again, and "gone" was deleted meanwhile
     store.count_pods([_view(pod("p", "a", {D: 2}))])
     store.counted()
-    assert store.pod_count() == 1 and _requested(store) == 2
+    assert store.objects.pod_count() == 1 and _requested(store) == 2
 
 
 def test_a_streamed_first_list_goes_in_batches_and_the_rest_when_it_ends(monkeypatch):

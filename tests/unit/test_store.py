@@ -63,7 +63,7 @@ def test_a_heartbeat_changes_nothing_shown_so_no_row_is_rebuilt_and_no_fit_rerun
     state.apply_node(beat)
     assert (state.rows_version, state.fit_version) == (rows, fits)  # no row dirtied, no fit re-run
     assert state.overview_rows()[0][0] is row  # the kept row itself, not a rebuilt one
-    assert state.node("a").resource_version == "2"  # the node itself is current
+    assert state.objects.node("a").resource_version == "2"  # the node itself is current
     changed = node("a", rv="3", dongles="5")
     state.apply_node(changed)
     assert state.rows_version == rows + 1 and state.fit_version == fits + 1

@@ -62,22 +62,22 @@ class Events(RuleBasedStateMachine):
 
     @rule(name=PODS)
     def pod_goes(self, name: str) -> None:
-        held = self.store.pod("default", name)
+        held = self.store.objects.pod("default", name)
         if held is not None:
             self.store.apply_pod(pod(name, self._next(), held.node_name or "a", {}, "Running"), deleted=True)
 
     @rule()
     def relist_of_nodes(self) -> None:
-        self.store.replace("nodes", [self.store.node(n) for n in self.store.node_names()])
+        self.store.replace("nodes", [self.store.objects.node(n) for n in self.store.objects.node_names()])
 
     @invariant()
     def kept_totals_equal_a_rebuild(self) -> None:
         rows, kept = self.store.overview_rows()
         assert kept == Totals.of(r.usage for r in rows)
         for row in rows:
-            held = self.store.node(row.name)
+            held = self.store.objects.node(row.name)
             assert held is not None
-            fresh = node_row(held, self.store.requested_on(row.name))
+            fresh = node_row(held, self.store.objects.requested_on(row.name))
             assert row.usage == fresh.usage, row.name
 
 

@@ -53,7 +53,7 @@ def test_a_quota_event_is_decoded_and_the_resource_version_follows():
     )
     cache = cache_fed(quota)
     assert cache._watch_once("quotas", "5") == "12"
-    assert [q.key for q in cache.store.quota_list()] == [("ns", "q")]
+    assert [q.key for q in cache.store.objects.quota_list()] == [("ns", "q")]
 
 
 def pod_event(kind: str, name: str, rv: str, node_name: object = "n1") -> bytes:
@@ -73,7 +73,7 @@ def test_an_unreadable_pod_is_left_out_named_and_counted_and_the_watch_goes_on()
         pod_event("ADDED", "c", "13"),
     )
     assert cache._watch_once("pods", "5") == "13"
-    assert sorted(cache.store.pods) == [("d", "a"), ("d", "c")]  # b's earlier view is dropped
+    assert cache.store.objects.pod_keys() == [("d", "a"), ("d", "c")]  # b's earlier view is dropped
     [problem] = cache.unreadable.named()
     assert (problem.kind, problem.namespace, problem.name) == ("pods", "d", "b")
     assert "$.spec.nodeName" in problem.reason
@@ -132,7 +132,7 @@ def test_a_streamed_list_is_swapped_in_at_its_end_bookmark_and_goes_on_as_the_wa
     cache.store.put("pods", readers()["pods"].one(held)[0])  # from an earlier list
     cache.on_sync = synced.append
     assert cache._stream("pods") == "22"
-    assert sorted(cache.store.pods) == [("d", "b"), ("d", "c"), ("d", "d")]  # the old list is gone
+    assert cache.store.objects.pod_keys() == [("d", "b"), ("d", "c"), ("d", "d")]  # the old list is gone
     assert synced == ["pods"] and cache.status["pods"].synced and cache.status["pods"].relists == 1
 
 
@@ -140,4 +140,4 @@ def test_a_stream_that_ends_before_its_objects_do_is_an_error_and_changes_nothin
     cache = cache_fed(pod_event("ADDED", "a", "10"), pod_event("ADDED", "b", "11"))
     with pytest.raises(KubeError, match="ended the list's stream before every object arrived"):
         cache._stream("pods")
-    assert cache.store.pods == {} and not cache.status["pods"].synced
+    assert cache.store.objects.pod_keys() == [] and not cache.status["pods"].synced

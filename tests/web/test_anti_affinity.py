@@ -71,7 +71,7 @@ def test_the_pending_page_names_a_zone_wide_anti_affinity(client, cluster):
 
 def test_nodes_that_declare_features_are_named_not_weighed(client, cluster):
     cluster.node("n1", {D: "1"})
-    node = cluster.store.node("n1")
+    node = cluster.store.objects.node("n1")
     from dataclasses import replace
 
     cluster.store.put_node(replace(node, declares_features=True, resource_version="99"))

@@ -116,7 +116,7 @@ def test_the_reapply_preview_is_a_job_on_a_write_slot(make_app, cluster):
     done = finished(web.post("/changes/reapply", data={"nodes": ["d0", "d2"]}, headers=ann))
     assert cluster.apiserver.written() == ["d0", "d2"]
     assert cluster.objects["d0"]["status"]["capacity"][D] == "2"  # the stand-in holds the patched node
-    assert cluster.store.node("d2").capacity[D] == 2  # and the store read it back
+    assert cluster.store.objects.node("d2").capacity[D] == 2  # and the store read it back
     assert 'data-field="finished">2<' in done
 
 

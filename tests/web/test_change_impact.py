@@ -50,7 +50,7 @@ def test_a_decrease_below_what_pods_ask_is_confirmed_first(client, cluster):
     assert (node, dry_run) == ("n1", False)
     assert {"op": "add", "path": "/status/capacity/example.com~1dongle", "value": "2"} in ops
     assert {"op": "test", "path": "/status/capacity/example.com~1dongle", "value": "3"} in ops
-    assert cluster.store.node("n1").capacity[D] == 2  # read back by the store
+    assert cluster.store.objects.node("n1").capacity[D] == 2  # read back by the store
 
 
 def test_a_bulk_remove_preview_names_the_pods_per_node_and_the_total_over_commitment(client, cluster):

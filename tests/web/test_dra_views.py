@@ -24,13 +24,15 @@ def test_dra_devices_are_columns_with_their_source_and_what_claims_hold(client, 
     cluster.node("n2", {R: "2"})  # a device plugin advertises it here: status wins
     cluster.pod("user", "n1", {R: "1"})
     store = cluster.store
-    store.put_dra(
+    store.devices.put(
         "deviceclasses",
         ClassView(ClassFacts("gpus", "2026-01-01T00:00:00Z", R, ('device.driver == "gpu.example.com"',))),
     )
-    store.put_dra("resourceslices", devices("n1", 4))
-    store.put_dra("resourceslices", devices("n2", 3))
-    store.put_dra("resourceclaims", ClaimView("default", "user-gpu", ((GPU, "n1", "g0"),), ("user",), True))
+    store.devices.put("resourceslices", devices("n1", 4))
+    store.devices.put("resourceslices", devices("n2", 3))
+    store.devices.put(
+        "resourceclaims", ClaimView("default", "user-gpu", ((GPU, "n1", "g0"),), ("user",), True)
+    )
     html = client.get("/").get_data(as_text=True)
     cells = grid_cells(html)
     assert cells[("n1", R, "capacity")] == "4DRA"
@@ -41,10 +43,10 @@ def test_dra_devices_are_columns_with_their_source_and_what_claims_hold(client, 
 
 def test_a_selector_that_cannot_be_evaluated_is_shown_as_unknown(client, cluster):
     cluster.node("n1", {})
-    cluster.store.put_dra(
+    cluster.store.devices.put(
         "deviceclasses", ClassView(ClassFacts("odd", "t", R, ('device.attributes["x.io"].y == 1',)))
     )
-    cluster.store.put_dra("resourceslices", devices("n1", 2))
+    cluster.store.devices.put("resourceslices", devices("n1", 2))
     html = client.get("/").get_data(as_text=True)
     assert "data-unknown" in html and "x.io" in html
 
@@ -58,10 +60,10 @@ def test_no_right_to_read_dra_objects_is_a_note(client, cluster):
 def served(cluster, node: str = "n1", n: int = 2, held: int = 0) -> None:
     cluster.node(node, {})
     store = cluster.store
-    store.put_dra("deviceclasses", ClassView(ClassFacts("gpus", "2026-01-01T00:00:00Z", R)))
-    store.put_dra("resourceslices", devices(node, n))
+    store.devices.put("deviceclasses", ClassView(ClassFacts("gpus", "2026-01-01T00:00:00Z", R)))
+    store.devices.put("resourceslices", devices(node, n))
     for i in range(held):
-        store.put_dra(
+        store.devices.put(
             "resourceclaims", ClaimView("default", f"c{i}", ((GPU, node, f"g{i}"),), (f"user{i}",), True)
         )
 
@@ -100,10 +102,10 @@ def test_a_pod_short_of_a_dra_served_resource_is_never_told_to_add_capacity(clie
 def test_the_devices_page_lists_classes_what_they_serve_and_match(client, cluster):
     served(cluster, n=3, held=1)
     store = cluster.store
-    store.put_dra(
+    store.devices.put(
         "deviceclasses", ClassView(ClassFacts("old", "2025-01-01T00:00:00Z", R))
     )  # shadowed by gpus
-    store.put_dra("deviceclasses", ClassView(ClassFacts("broken", "t", "", ("device.driver ==",))))
+    store.devices.put("deviceclasses", ClassView(ClassFacts("broken", "t", "", ("device.driver ==",))))
     cluster.dra = "served"
     html = client.get("/devices/").get_data(as_text=True)
     from bs4 import BeautifulSoup
@@ -192,13 +194,13 @@ def test_devices_several_nodes_reach_count_on_each_node_they_reach(client, clust
     made = tuple(DeviceFacts(f"net{i}", Device(GPU, (("model", "a100"),), ())) for i in range(3))
     rack = Reach(terms=(Term((Requirement("rack", "In", ("r1",)),)),))
     store = cluster.store
-    store.put_dra("resourceslices", SliceView(SliceFacts("fabric", GPU, "fabric", 1, 1, "", made, rack)))
+    store.devices.put("resourceslices", SliceView(SliceFacts("fabric", GPU, "fabric", 1, 1, "", made, rack)))
     every = DeviceFacts("shared0", Device(GPU, (("model", "a100"),), ()), reach=Reach(all_nodes=True))
-    store.put_dra("resourceslices", SliceView(SliceFacts("wide", GPU, "wide", 1, 1, "", (every,))))
+    store.devices.put("resourceslices", SliceView(SliceFacts("wide", GPU, "wide", 1, 1, "", (every,))))
     cluster.dra = "served"
     cells = grid_cells(client.get("/").get_data(as_text=True))
     assert [cells[(n, R, "capacity")] for n in ("n1", "n2", "n3")] == ["3DRA", "4DRA", "1DRA"]
-    store.put_dra("resourceclaims", ClaimView("default", "c", ((GPU, "wide", "shared0"),), ("u",), True))
+    store.devices.put("resourceclaims", ClaimView("default", "c", ((GPU, "wide", "shared0"),), ("u",), True))
     cells = grid_cells(client.get("/").get_data(as_text=True))
     assert [cells[(n, R, "free")] for n in ("n1", "n2", "n3")] == ["2", "3", "0"]
     # n3 moves to rack r1: the fabric reaches it now

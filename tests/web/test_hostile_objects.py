@@ -199,5 +199,5 @@ def test_a_claim_with_device_data_nested_9000_deep_is_read():
     cache = fed([])
     cache._events = lambda kind, rv: iter([EVENT.decode(raw)])
     cache._watch_once("resourceclaims", "1")
-    assert cache.store.with_dra(lambda dra: len(dra.claims)) == 1
+    assert cache.store.devices.read(lambda dra: len(dra.claims)) == 1
     pages_answer(cache)

@@ -160,7 +160,7 @@ class ClusterCache:
             offered = offered and all(status[k].synced for k in DRA_KINDS if k in status)
             if not offered or status["pods"].synced:
                 return None
-        return self.store.pod_count()
+        return self.store.objects.pod_count()
 
     def freshness(self) -> Freshness:
         """Live while every watch is open and the API server says it is ready; otherwise stale,
@@ -387,7 +387,7 @@ class ClusterCache:
         view, version, problem = self._readers()[kind].one(event.object)
         rv = version or rv
         if kind == "nodes" and view is not None and event.type == "MODIFIED" and self.on_node_event:
-            self.on_node_event(self.store.node(view.name), view, event.object)
+            self.on_node_event(self.store.objects.node(view.name), view, event.object)
         if event.type != "BOOKMARK":
             self._apply(kind, event.type == "DELETED", view, problem)
         self._seen[kind] = rv

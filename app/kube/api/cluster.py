@@ -116,7 +116,7 @@ class Cluster:
             self.cache.wait_offered(first_sync_wait)
 
     def _log_size(self, kind: str) -> None:
-        log.info("cache synced %s: holds %s", kind, self.cache.store.size())
+        log.info("cache synced %s: holds %s", kind, self.cache.store.objects.size())
 
     def writer_for(self, identity: Identity, who: audit.Who | None = None) -> NodeWriter:
         """Writes go out as the acting user, so the API server's RBAC decides too; ``who`` is

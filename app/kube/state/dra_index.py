@@ -59,6 +59,11 @@ class DraIndex:
             table[view.key] = view
         return self._moved(kind, [v for v in (old, None if deleted else view) if v is not None])
 
+    def forget(self, kind: str, key: tuple[str, str]) -> frozenset[str]:
+        """Drop an object by its (namespace, name), if held; the nodes whose numbers that moves."""
+        held = self._table(kind).get(key)
+        return frozenset() if held is None else self.put(kind, held, deleted=True)
+
     def replace(self, kind: str, views: Iterable[Any]) -> frozenset[str]:
         table = self._table(kind)
         table.clear()

@@ -9,107 +9,67 @@ new index page by page, off to the side, and swaps it in under the lock.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
-from app.domain.accounting import Amounts, RunningTotals, Totals
+from app.domain.accounting import Totals
 from app.domain.fit import HostPort, NodeFacts, PodShape
 from app.domain.numbers import bounded_int
-from app.domain.overview import NodeRow, node_row
+from app.domain.overview import NodeRow
 from app.domain.pod_affinity import InterPod, Labels, PodTerms, decide
-from app.kube.state.dra_index import DraIndex
+from app.kube.state.devices import Devices
 from app.kube.state.fit_facts import FitFacts
+from app.kube.state.objects import Objects
 from app.kube.state.pod_index import PodIndex, repels
-from app.kube.state.store_dra import DraHolding
-from app.kube.state.store_lookups import Lookups
-from app.kube.wire.projections import EMPTY, NodeView, PodView, QuotaView
-
-T = TypeVar("T")
+from app.kube.state.rows import Rows
+from app.kube.wire.projections import NodeView, PodView, QuotaView
 
 
-class Store(DraHolding, Lookups):
-    """Nodes, pods and quotas with their kept aggregates; safe to read from many threads."""
+class Store:
+    """Nodes, pods, quotas and DRA objects with their kept aggregates; safe to read from many
+    threads. Made of parts that each own their state: ``objects`` (what is held, the one lock,
+    and the lookups pages make), ``devices`` (the DRA objects), the overview rows and the fit
+    facts; the writes here take the lock and tell each part what moved."""
 
     def __init__(self) -> None:
-        self._lock = threading.RLock()
-        self.nodes: dict[str, NodeView] = {}
-        self._index = PodIndex()
-        self.quotas: dict[tuple[str, str], QuotaView] = {}  # only quotas on extended resources
-        # The overview's rows, kept per node: an event marks only its node's row for rebuilding.
-        self._rows: dict[str, NodeRow] = {}
-        self._dirty: set[str] = set()
-        self._order: list[str] | None = None  # node names, sorted; None after a node came or went
-        self._totals = RunningTotals()  # of the rows in self._rows
-        self.rows_version = 0  # bumped whenever a row changes: a key for memoised grids
+        self.objects = Objects()
+        self._lock = self.objects.lock
+        self.devices = Devices(self.objects, self._dra_moved)
+        self._rows = Rows()
+        # What the fit model reads per node; its version moves with anything placement depends on
+        # (any counted pod's requests or host ports, a node's facts).
+        self._fit = FitFacts()
         self.pending_version = 0  # bumped whenever an unschedulable pod comes, changes or goes
         # bumped whenever a pod holding extended resources comes, goes, moves or changes owner
         # (adopted or orphaned): the workloads and idle lists are made from the holders
         self.holders_version = 0
-        # What the fit model reads per node; its version moves with anything placement depends on
-        # (any counted pod's requests or host ports, a node's facts).
-        self._fit = FitFacts()
-        self.dra = DraIndex()  # DeviceClasses, ResourceSlices, ResourceClaims (when served)
         # what an event, a relist and an unreadable object do, per kind (app.kube.state.kinds); a DRA
-        # kind not named here goes to the DRA index
+        # kind not named here goes to the devices
         self._kinds: dict[str, tuple[Callable[..., None], Callable[[Any], None], Callable[[Any], object]]] = {
             "nodes": (self.put_node, self.replace_nodes, lambda key: self._drop_node(key[1])),
             "pods": (
                 self.put_pod,
                 self.replace_pods,
-                lambda key: self._pod_changed(self._index.drop(key), None),
+                lambda key: self._pod_changed(self.objects.index.drop(key), None),
             ),
-            "quotas": (self.put_quota, self.replace_quotas, lambda key: self.quotas.pop(key, None)),
+            "quotas": (self.put_quota, self.replace_quotas, lambda key: self.objects.quotas.pop(key, None)),
         }
 
-    # the pod index's parts, read by pages and tests
     @property
-    def pods(self) -> dict[tuple[str, str], PodView]:
-        return self._index.pods
+    def rows_version(self) -> int:
+        """Moves whenever an overview row changes: a key for memoised grids."""
+        return self._rows.version
 
-    @property
-    def requested(self) -> dict[str, Amounts]:
-        return self._index.requested
-
-    @property
-    def unschedulable(self) -> set[tuple[str, str]]:
-        return self._index.unschedulable
-
-    # ---- reading ---------------------------------------------------------
-    def _names(self) -> list[str]:
-        if self._order is None:
-            self._order = sorted(self.nodes)
-        return self._order
-
-    def node_names(self) -> list[str]:
-        """Every node's name, sorted: read, never modify."""
-        with self._lock:
-            return self._names()
-
-    def node_list(self) -> list[NodeView]:
-        with self._lock:
-            return [self.nodes[name] for name in self._names()]
-
+    # ---- reading: the overview rows and the fit model ---------------------------
     def _refresh_rows(self) -> None:
-        """Rebuild only the rows events have touched, and move the totals by the difference
-        (caller holds the lock)."""
-        for name in self._dirty:
-            old = self._rows.pop(name, None)
-            if old is not None:
-                self._totals.add(old.usage, -1)
-            node = self.nodes.get(name)
-            if node is not None:
-                row = self._rows[name] = node_row(
-                    node, self._index.requested.get(name, EMPTY), self._dra_usage(name)
-                )
-                self._totals.add(row.usage)
-        self._dirty.clear()
+        o = self.objects
+        self._rows.refresh(o.nodes, o.index.requested, self.devices.usage)
 
     def overview_rows(self) -> tuple[list[NodeRow], Totals]:
         """Every node's overview row, by name, and their totals."""
         with self._lock:
             self._refresh_rows()
-            return [self._rows[name] for name in self._names()], self._totals.totals()
+            return self._rows.of(self.objects.names()), self._rows.totals()
 
     def overview_row(self, name: str) -> NodeRow | None:
         """One node's kept overview row (the node page shows the same numbers as the grid)."""
@@ -121,7 +81,7 @@ class Store(DraHolding, Lookups):
         """The cluster totals of every node's row, without listing the rows."""
         with self._lock:
             self._refresh_rows()
-            return self._totals.totals()
+            return self._rows.totals()
 
     @property
     def fit_version(self) -> int:
@@ -130,15 +90,15 @@ class Store(DraHolding, Lookups):
     def node_facts(self) -> list[NodeFacts]:
         """Every node as the fit model sees it, by name; rebuilt only where something changed."""
         with self._lock:
-            self._fit.refresh(self.nodes, self._index, self._dra_usage)
-            return self._fit.of(self._names())
+            self._fit.refresh(self.objects.nodes, self.objects.index, self.devices.usage)
+            return self._fit.of(self.objects.names())
 
     def inter_pod(self, shape: PodShape, namespace: str, labels: Labels, terms: PodTerms) -> InterPod | None:
         """Inter-pod affinity and topology spread decided for one pod over every node (None when
         neither it nor any placed pod has a term to weigh): the pods placed are all read when it
         has terms of its own, else only those with required anti-affinity."""
         with self._lock:  # the pods and nodes as they are; decided after the lock is let go
-            index = self._index
+            index = self.objects.index
             if not terms and not index.node_repelling:
                 return None
             if terms:
@@ -153,7 +113,7 @@ class Store(DraHolding, Lookups):
         the node went away); None instead when the log does not reach back that far (a relist
         came in between, or too much changed): read ``node_facts`` then."""
         with self._lock:
-            self._fit.refresh(self.nodes, self._index, self._dra_usage)
+            self._fit.refresh(self.objects.nodes, self.objects.index, self.devices.usage)
             return self._fit.version, self._fit.changes(since)
 
     # ---- applying changes (also used for read-your-writes) ---------------
@@ -162,29 +122,29 @@ class Store(DraHolding, Lookups):
 
     def put_node(self, view: NodeView, deleted: bool = False) -> None:
         with self._lock:
-            current = self.nodes.get(view.name)
+            current = self.objects.nodes.get(view.name)
             if deleted:
                 self._drop_node(view.name)
             elif current is None or _rv_newer(view.resource_version, current.resource_version):
-                self.nodes[view.name] = view
-                if current is None:
-                    self._order = None
+                self.objects.set_node(view)
                 relabelled = (
-                    current is not None and current.labels != view.labels and self.dra.relabelled(view.name)
+                    current is not None
+                    and current.labels != view.labels
+                    and self.devices.index.relabelled(view.name)
                 )
                 if current is None or not current.same_row(view) or relabelled:
                     self._touch(view.name)
-                    self._touch_fit(view.name)
 
     def apply_pod(self, obj: Mapping[str, Any], deleted: bool = False) -> None:
         self.put_pod(PodView.from_json(obj), deleted)
 
     def put_pod(self, view: PodView, deleted: bool = False) -> None:
         with self._lock:
+            index = self.objects.index
             if deleted:
-                self._pod_changed(self._index.drop(view.key), None)
+                self._pod_changed(index.drop(view.key), None)
             else:
-                self._pod_changed(self._index.put(view), view)
+                self._pod_changed(index.put(view), view)
 
     def _pod_changed(self, old: PodView | None, new: PodView | None) -> None:
         """Mark what a pod's change moved (caller holds the lock)."""
@@ -193,7 +153,7 @@ class Store(DraHolding, Lookups):
         if before != after:  # most pod updates (status, phase) leave the overview as it was
             for share in (before, after):
                 if share is not None:
-                    self._touch(share[0])
+                    self._rows.touch(share[0])
         if _holding(old) != _holding(new):
             self.holders_version += 1
         if (old is not None and old.unschedulable is not None) or (
@@ -204,73 +164,67 @@ class Store(DraHolding, Lookups):
         if was != now:  # what the pod takes from its node, for the fit model
             for placed in (was, now):
                 if placed is not None:
-                    self._touch_fit(placed[0])
+                    self._fit.touch(placed[0])
 
     def put(self, kind: str, view: Any, deleted: bool = False) -> None:
         """A watch event's object of ``kind``: put, or deleted."""
         if kind in self._kinds:
             self._kinds[kind][0](view, deleted)
         else:
-            self.put_dra(kind, view, deleted)
+            self.devices.put(kind, view, deleted)
 
     def replace(self, kind: str, listed: Any) -> None:
         """What a list of ``kind`` brought (the pods as their index), swapped in whole."""
         if kind in self._kinds:
             self._kinds[kind][1](listed)
         else:
-            self.replace_dra(kind, listed)
+            self.devices.replace(kind, listed)
 
     def forget(self, kind: str, key: tuple[str, str]) -> None:
         """Drop an object by its (namespace, name), if held: one that can no longer be read."""
+        if kind not in self._kinds:
+            self.devices.forget(kind, key)
+            return
         with self._lock:
-            if kind in self._kinds:
-                self._kinds[kind][2](key)
-            else:
-                held = self.dra._table(kind).get(key)
-                if held is not None:
-                    self._dra_moved(self.dra.put(kind, held, deleted=True))
+            self._kinds[kind][2](key)
 
     def _drop_node(self, name: str) -> None:
         """Remove a node, if held (caller holds the lock)."""
-        if self.nodes.pop(name, None) is not None:
-            self._order = None
+        if self.objects.drop_node(name):
             self._touch(name)
-            self._touch_fit(name)
 
     def put_quota(self, view: QuotaView, deleted: bool = False) -> None:
         with self._lock:
             if deleted or not view.items:
-                self.quotas.pop(view.key, None)
+                self.objects.quotas.pop(view.key, None)
             else:
-                self.quotas[view.key] = view
+                self.objects.quotas[view.key] = view
 
     def _touch(self, node: str) -> None:
-        """The overview row of ``node`` has changed (caller holds the lock)."""
-        self._dirty.add(node)
-        self.rows_version += 1
-
-    def _touch_fit(self, node: str) -> None:
-        """What the fit model knows of ``node`` has changed (caller holds the lock)."""
+        """The overview row and the fit facts of ``node`` have changed (caller holds the lock)."""
+        self._rows.touch(node)
         self._fit.touch(node)
+
+    def _dra_moved(self, nodes: Iterable[str]) -> None:
+        for node in nodes:
+            self._touch(node)
 
     # ---- relists: built off to the side, swapped in whole -----------------
     def replace_nodes(self, views: Iterable[NodeView]) -> None:
         nodes = {v.name: v for v in views}
         with self._lock:
-            self._dirty.update(self.nodes)  # rows of vanished nodes are dropped too
-            self.nodes, self._order = nodes, None
-            self._dirty.update(nodes)
-            self.rows_version += 1
-            self._fit.all(self.nodes, forget=True)
+            self._rows.touch_all(self.objects.nodes)  # rows of vanished nodes are dropped too
+            self.objects.set_nodes(nodes)
+            self._rows.touch_all(nodes)
+            self._fit.all(nodes, forget=True)
 
     def replace_pods(self, index: PodIndex) -> None:
         with self._lock:
-            self._index = index
-            self._dirty.update(self.nodes)
-            self.rows_version += 1
+            self.objects.index = index
+            self._rows.touch_all(self.objects.nodes)
             self.pending_version += 1
             self.holders_version += 1
-            self._fit.all(self.nodes)
+            self._fit.all(self.objects.nodes)
 
     # ---- the first list of pods: counted in as it arrives ------------------
     def start_counting(self) -> None:
@@ -283,29 +237,25 @@ class Store(DraHolding, Lookups):
         """A page of the first list of pods, counted in: the rows of the nodes they are on are
         made again (the fit model and the holders are made whole by ``counted``)."""
         with self._lock:
-            nodes, waiting = set(), False
+            index, nodes, waiting = self.objects.index, set(), False
             for view in views:
-                self._index.put(view)
+                index.put(view)
                 if (share := view.extended_share) is not None:
                     nodes.add(share[0])
                 waiting = waiting or view.unschedulable is not None
             for node in nodes:
-                self._touch(node)
+                self._rows.touch(node)
             if waiting:
                 self.pending_version += 1
 
     def counted(self) -> None:
         """The first list of pods is complete: every aggregate is made again over the whole."""
-        self.replace_pods(self._index)
-
-    def pod_count(self) -> int:
-        with self._lock:
-            return len(self._index.pods)
+        self.replace_pods(self.objects.index)
 
     def replace_quotas(self, views: Iterable[QuotaView]) -> None:
         quotas = {v.key: v for v in views if v.items}
         with self._lock:
-            self.quotas = quotas
+            self.objects.quotas = quotas
 
 
 def _holding(pod: PodView | None) -> tuple[object, ...] | None:
