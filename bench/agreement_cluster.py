@@ -12,7 +12,7 @@ import msgspec
 from kubernetes import client
 
 from app.domain.accounting import resize_rule
-from app.kube.api.cache import server_minor
+from app.kube.api.watch_wire import server_minor
 from app.kube.state.store import Store
 from app.kube.wire.decoders import Pod
 from app.kube.wire.projections import PodView

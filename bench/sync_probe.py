@@ -36,9 +36,10 @@ import msgspec
 from kubernetes import client
 
 from app import workers
-from app.kube.api.cache import EVENT, ClusterCache
+from app.kube.api.cache import ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.kube.api.listing import initial_events_end
+from app.kube.api.watch_wire import EVENT
 from app.kube.wire.decoders import ObjectList
 
 T = TypeVar("T")
@@ -172,7 +173,7 @@ def main() -> None:
         size = cache.store.objects.size()
         out.update(pods=size.pods, nodes=size.nodes, estimated=size.estimated_bytes)
     else:
-        cache.freeze_gc = False
+        cache.lists.freeze_gc = False
         tracemalloc.start()
         synced(cache)
         gc.collect()

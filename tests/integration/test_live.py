@@ -16,8 +16,9 @@ from bs4 import BeautifulSoup
 
 from app.domain.accounting import Totals
 from app.domain.overview import node_row
-from app.kube.api.cache import EVENT, ClusterCache
+from app.kube.api.cache import ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from app.kube.api.watch_wire import EVENT
 from extres_demo import testenv
 from tests.conftest import browser, eventually
 from tests.kube_helpers import api_calls, create_node, create_pod, grid_cells, set_pod_phase

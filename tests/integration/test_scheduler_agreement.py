@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from app.kube.api.admission_reads import AdmissionReads
-from app.kube.api.cache import server_minor
+from app.kube.api.watch_wire import server_minor
 from bench.agreement import run
 from bench.agreement_cases import replay
 from bench.agreement_cluster import admission_objects

@@ -54,7 +54,7 @@ def test_the_first_list_of_pods_is_counted_in_page_by_page_and_a_relist_is_swapp
     cache._by_version = readers()
     _listing(cache, pages, seen)
     cache.store.apply_node(node("a", {D: 4}))
-    cache._synced("nodes")
+    cache.status.listed("nodes")
     cache.dra = "absent"
     cache._sync("pods")
     assert during == [(1, 1, 1)]  # the second page not yet taken: one pod counted, shown
@@ -74,16 +74,16 @@ def test_counting_is_said_only_once_what_nodes_offer_is_known():
     cache = ClusterCache(None, freeze_gc=False)  # type: ignore[arg-type]
     cache.store.count_pods([])
     assert cache.counting() is None  # nodes not listed yet: nothing is known
-    cache._synced("nodes")
+    cache.status.listed("nodes")
     assert cache.counting() is None  # whether DRA devices are served is not known yet
     cache.dra = "served"
-    cache.status["resourceslices"] = type(cache.status["nodes"])()
+    cache.status.add("resourceslices")
     assert cache.counting() is None  # DRA devices not listed yet
-    cache._synced("resourceslices")
+    cache.status.listed("resourceslices")
     assert cache.counting() == 0
     fresh = cache.freshness()
     assert fresh.counting == 0 and not fresh.synced
-    cache._synced("pods")
+    cache.status.listed("pods")
     assert cache.counting() is None
 
 

@@ -2,7 +2,7 @@
 
 import json
 
-from app.kube.api.cache import EVENT
+from app.kube.api.watch_wire import EVENT
 from app.kube.wire.reading import NODES, PODS, QUOTAS
 
 # A watch bookmark for pods, byte for byte as kube-apiserver v1.20 sends it.

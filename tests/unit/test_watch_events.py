@@ -7,10 +7,11 @@ from types import SimpleNamespace
 import pytest
 from kubernetes import client
 
-from app.kube.api.cache import EVENT, ClusterCache
+from app.kube.api.cache import ClusterCache
 from app.kube.api.errors import Gone, KubeError
 from app.kube.api.freshness import Freshness
 from app.kube.api.revocations import Revocations
+from app.kube.api.watch_wire import EVENT
 from app.kube.wire.reading import Unreadable, UnreadableLog, readers
 from app.metrics import ClusterCollector
 

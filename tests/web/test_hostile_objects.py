@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from kubernetes import client
 
 from app import create_app
-from app.kube.api.cache import EVENT, ClusterCache, KindStatus
+from app.kube.api.cache import ClusterCache
+from app.kube.api.watch_wire import EVENT
 from app.kube.wire.reading import readers
 from tests.conftest import browser
 from tests.web.fake import FakeCluster
@@ -156,7 +157,7 @@ def fed(events: list[tuple[str, dict[str, Any]]]) -> ClusterCache:
     cache = ClusterCache(client.ApiClient(client.Configuration()))
     cache._by_version = readers()  # no /version to ask: the newest rules
     for kind in ("deviceclasses", "resourceslices", "resourceclaims"):  # as when DRA is served
-        cache.status[kind] = KindStatus()
+        cache.status.add(kind)
     for kind, obj in events:
         cache._events = lambda kind, rv, obj=obj: iter([EVENT.decode(line(obj))])
         cache._watch_once(kind, "1")

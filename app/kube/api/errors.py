@@ -101,6 +101,13 @@ class Invalid(KubeError):
         self.causes = causes or []
 
 
+class BadRequest(KubeError):
+    """400: the API server did not take a parameter (an older server, a feature gate off)."""
+
+    status = 400
+    title = "Not understood by the API server"
+
+
 class Gone(KubeError):
     status = 410
     title = "Resource version too old"
@@ -157,6 +164,7 @@ def _phrase(status: int) -> str:
 
 # What each status the API server answers becomes: one table (422 and 429 have a word more below)
 BY_STATUS: dict[int, tuple[type[KubeError], str]] = {
+    400: (BadRequest, "The API server did not understand the request."),
     401: (Unauthorized, "The API server did not accept the credentials."),
     403: (Forbidden, "The API server refused this request: the account may not do it."),
     404: (NotFound, "It does not exist (any more)."),

@@ -3,7 +3,10 @@ shows, and the freshness every page and /readyz report (live, or stale since whe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 
 from app.kube.state import kinds
 
@@ -46,6 +49,107 @@ class Freshness:
             return ""
         listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
         return f"{listed} could not be read"
+
+
+class Statuses:
+    """Each watched kind's status, under a lock of its own: the watch threads mark it, pages and
+    /metrics read copies."""
+
+    def __init__(self, kinds: Iterable[str]) -> None:
+        self._lock = threading.Lock()
+        self._of = {kind: KindStatus() for kind in kinds}
+
+    def __getitem__(self, kind: str) -> KindStatus:
+        """A copy of ``kind``'s status."""
+        with self._lock:
+            return replace(self._of[kind])
+
+    def __contains__(self, kind: str) -> bool:
+        with self._lock:
+            return kind in self._of
+
+    def add(self, kind: str) -> None:
+        """``kind`` is watched from now on (the DRA kinds, once the API server says it serves them)."""
+        with self._lock:
+            self._of[kind] = KindStatus()
+
+    def drop(self, kind: str) -> None:
+        """``kind`` is no longer watched (the app may not read it)."""
+        with self._lock:
+            self._of.pop(kind, None)
+
+    def mark(
+        self,
+        kind: str,
+        *,
+        connected: bool,
+        error: str | None = None,
+        synced: bool | None = None,
+        forbidden: bool = False,
+    ) -> None:
+        with self._lock:
+            st = self._of[kind]
+            st.connected = connected
+            st.error = error
+            st.forbidden = forbidden
+            if synced is not None:
+                st.synced = st.synced or synced
+            if connected:
+                st.last_ok = time.monotonic()
+
+    def listed(self, kind: str) -> None:
+        """A (re)list of ``kind`` is in: synced, and counted."""
+        self.mark(kind, connected=True, synced=True)
+        with self._lock:
+            self._of[kind].relists += 1
+
+    def restarted(self, kind: str, error: str, forbidden: bool) -> None:
+        """The watch of ``kind`` broke with ``error`` and is to be reopened."""
+        self.mark(kind, connected=False, error=error, forbidden=forbidden)
+        with self._lock:
+            self._of[kind].restarts += 1
+
+    def synced(self, *kinds: str) -> bool:
+        """Whether each kind named (every kind, when none is) has been listed."""
+        with self._lock:
+            return all(s.synced for k, s in self._of.items() if not kinds or k in kinds)
+
+    def counters(self, failures: Mapping[str, int]) -> dict[str, WatchCounters]:
+        with self._lock:
+            of = self._of.items()
+            return {kind: WatchCounters(s.relists, s.restarts, failures.get(kind, 0)) for kind, s in of}
+
+    def freshness(
+        self,
+        not_ready: str | None,
+        last_ready: float | None,
+        unreadable: tuple[tuple[str, int], ...],
+        counting: Callable[[], int | None],
+    ) -> Freshness:
+        """Live while every watch is open and the API server says it is ready (``not_ready`` is
+        None); otherwise stale, with the age of the last contact and the error to show."""
+        with self._lock:
+            statuses = [replace(s) for s in self._of.values()]
+        synced = all(s.synced for s in statuses)
+        if synced and all(s.connected for s in statuses) and not_ready is None:
+            return Freshness(synced=True, stale=False, age_seconds=0.0, error=None, unreadable=unreadable)
+        lasts: list[float | None] = [s.last_ok for s in statuses]
+        if not_ready is not None:
+            lasts.append(last_ready)
+        age = time.monotonic() - min(x for x in lasts if x) if all(lasts) else None
+        refused = next((s for s in statuses if s.forbidden), None)
+        error = not_ready or (
+            refused.error if refused else next((s.error for s in statuses if s.error), None)
+        )
+        return Freshness(
+            synced=synced,
+            stale=True,
+            age_seconds=age,
+            error=error,
+            unreadable=unreadable,
+            forbidden=refused is not None and not_ready is None,
+            counting=None if synced else counting(),
+        )
 
 
 def missing_right(kind: str) -> str:
