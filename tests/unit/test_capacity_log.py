@@ -192,27 +192,30 @@ def test_a_day_refuses_new_records_past_its_size_before_the_write():
     assert refused and len(out) + len(refused) == 1000  # each one kept or counted, none lost
 
 
-@pytest.mark.parametrize(("status", "kept"), [(422, 0), (503, 1)])
+@pytest.mark.parametrize(("status", "kept"), [(400, 0), (413, 0), (422, 0), (503, 1), (409, 1)])
 def test_a_write_refused_for_what_it_is_is_counted_not_retried_forever(monkeypatch, status, kept):
-    """A batch the API server refuses as invalid (422, 413) would be refused again: its records
-    are counted as not recorded and the problem shown; one refused for now (503) waits again."""
+    """A batch the API server refuses for what it is (400, 413, 422) would be refused again: its
+    records are counted as not recorded and the problem shown; one refused for now (503, or a
+    409 the merge's own retries did not get past) waits again. The error is the API server's
+    answer as the client raises it, translated as every caller's is."""
     from kubernetes import client
 
     from app.kube.api.capacity_log import CapacityLog
-    from app.kube.api.errors import KubeError
+    from app.kube.api.errors import translate
 
     log = CapacityLog(client.ApiClient(client.Configuration()), "ns/h", ("k",))
 
     class Refusing:
         def merge(self, change, what):
-            raise KubeError("refused", status)
+            raise translate(client.ApiException(status=status, reason="refused"))
 
     monkeypatch.setattr(log, "_doc", lambda day: Refusing())
     monkeypatch.setattr(log, "start", lambda: None)
     log._put(Record("2026-12-04T00:00:00Z", "n1", "capacity", D, 1, 2, "", "", "1"))
     log.flush()
     assert (len(log._queue), log.dropped) == (kept, 1 - kept)
-    assert log.problem and "refused" in log.problem
+    said = translate(client.ApiException(status=status)).message
+    assert log.problem == (said if kept else f"1 changes not recorded: {said}")
 
 
 def test_a_change_made_here_is_read_back_before_it_is_written(monkeypatch):

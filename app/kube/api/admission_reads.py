@@ -14,7 +14,7 @@ from kubernetes import client
 
 from app.domain.admission import LimitRange, Namespace, RuntimeClass
 from app.kube.api import raw
-from app.kube.api.errors import KubeError
+from app.kube.api.errors import KubeError, NotFound, translate
 from app.kube.api.kept import KeptRead
 from app.kube.wire.decoders import RAW_LIST, ListMeta
 
@@ -102,8 +102,8 @@ class AdmissionReads:
     def _read_classes(self) -> dict[str, RuntimeClass] | None:
         try:
             raw, whole = _items(self.api, "/apis/node.k8s.io/v1/runtimeclasses", self.timeout)
-        except client.ApiException as exc:
-            if exc.status == 404:  # no node.k8s.io/v1 here: no RuntimeClass either
+        except Exception as exc:
+            if isinstance(translate(exc), NotFound):  # no node.k8s.io/v1 here: no RuntimeClass either
                 return {}
             raise
         if not whole:

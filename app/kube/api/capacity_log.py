@@ -48,7 +48,7 @@ from app.domain.capacity_log import (
 )
 from app.domain.names import is_native_resource
 from app.kube.api.configmap_doc import ConfigMapDoc
-from app.kube.api.errors import KubeError
+from app.kube.api.errors import BadRequest, Invalid, KubeError, TooLarge
 from app.kube.api.kept import KeptRead
 from app.kube.wire.projections import NodeView
 
@@ -60,7 +60,8 @@ LABELS = {"app.kubernetes.io/managed-by": "extres", "app.kubernetes.io/component
 QUEUE = 10_000  # records waiting to be written at most (a flood beyond is dropped and counted)
 KEPT_SECONDS = 5.0
 FIELD_MANAGER = "extres"
-REFUSED_FOR_GOOD = (400, 413, 422)  # a write refused for what it is, not for now: never retried
+# a write refused for what it is, not for now: never retried
+REFUSED_FOR_GOOD = (BadRequest, TooLarge, Invalid)
 
 
 class _Entry(msgspec.Struct, rename="camel"):
@@ -239,7 +240,7 @@ class CapacityLog:
             except KubeError as err:
                 log.warning("capacity history for %s not written: %s [%s]", day, err.message, err.detail)
                 self.problem = err.message
-                if err.status in REFUSED_FOR_GOOD:  # the same write would be refused again
+                if isinstance(err, REFUSED_FOR_GOOD):  # the same write would be refused again
                     self.dropped += len(records)
                     self.problem = f"{len(records)} changes not recorded: {err.message}"
                 else:

@@ -79,10 +79,7 @@ class ConfigMapDoc:
                 path = f"{self._path}/{quote(self.name, safe='')}"
                 raw.call(self.api, "PUT", path, self.timeout, payload=body)
         except Exception as exc:
-            err = translate(exc)
-            if err.status == 409:  # a stale resourceVersion, or created meanwhile
-                raise Conflict(err.message) from exc
-            raise err from exc
+            raise translate(exc) from exc  # Conflict: a stale resourceVersion, or created meanwhile
 
     def merge(self, change: Callable[[dict[str, str]], dict[str, str]], what: str) -> dict[str, str]:
         """Apply ``change`` to the current data and write it; what was written. ``what`` names

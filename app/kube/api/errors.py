@@ -108,6 +108,13 @@ class BadRequest(KubeError):
     title = "Not understood by the API server"
 
 
+class TooLarge(KubeError):
+    """413: the request's body is larger than the API server takes."""
+
+    status = 413
+    title = "Too large for the API server"
+
+
 class Gone(KubeError):
     status = 410
     title = "Resource version too old"
@@ -170,6 +177,7 @@ BY_STATUS: dict[int, tuple[type[KubeError], str]] = {
     404: (NotFound, "It does not exist (any more)."),
     409: (Conflict, "It changed since you loaded it; reload and try again."),
     410: (Gone, "The resource version is too old."),
+    413: (TooLarge, "The API server refused the request as too large."),
     422: (Invalid, "The API server refused the change as invalid."),
     429: (Busy, "The API server is busy (429 Too Many Requests); nothing was done. Try again shortly."),
 }
