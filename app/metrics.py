@@ -50,17 +50,23 @@ class ClusterCollector(Collector):
         if cluster is None:
             return
         store = cluster.store
-        if self._pending is None or self._pending[:2] != (store, store.pending_version):
-            version = store.pending_version
-            self._pending = (store, version, [_pending_family(store.objects.unschedulable_pods())])
-            self.built += 1
-        yield from self._pending[2]
-
         fresh = cluster.freshness()
+        if fresh.synced:  # while pods are being counted the pending pods are not all known
+            if self._pending is None or self._pending[:2] != (store, store.pending_version):
+                version = store.pending_version
+                self._pending = (store, version, [_pending_family(store.objects.unschedulable_pods())])
+                self.built += 1
+            yield from self._pending[2]
         yield GaugeMetricFamily(
             "extres_cache_synced",
             "1 when the cache has synced and its watches are open.",
             int(not fresh.stale),
+        )
+        yield GaugeMetricFamily(
+            "extres_cache_complete",
+            "1 once every kind has been listed (every pod counted); until then the per-node "
+            "families and extres_pending_pods are left out, never exported from part of the pods.",
+            int(fresh.synced),
         )
         yield GaugeMetricFamily(
             "extres_cache_age_seconds",
@@ -283,7 +289,9 @@ class Metrics:
     def exposition(self) -> bytes:
         """The scrape: the per-node families (kept text), then the registry's."""
         cluster = self._cluster()
-        nodes = self.nodes.text(cluster.store) if cluster is not None else b""
+        nodes = b""
+        if cluster is not None and cluster.freshness().synced:  # never from part of the pods
+            nodes = self.nodes.text(cluster.store)
         return nodes + generate_latest(self.registry)
 
     def observe(self, endpoint: str, method: str, seconds: float, status: int = 200) -> None:

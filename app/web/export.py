@@ -19,6 +19,12 @@ def cell(value: object) -> object:
     return value
 
 
+UNTIL_COUNTED = (
+    "Exports open once every pod is counted{so_far}: one made now would hold only part of the "
+    "requests. Try again shortly."
+)
+
+
 def csv_response(rows: Iterable[Mapping[str, object]], fields: Sequence[str], filename: str) -> Response:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(fields))

@@ -7,11 +7,11 @@ from flask import Response, request
 
 from app.domain.gpu_usage import Idle
 from app.domain.idle_query import parse, select
-from app.web.export import csv_response
+from app.web.export import UNTIL_COUNTED, csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
 from app.web.paging import paged
 from app.web.services import Services
-from app.web.viewer import viewer
+from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("idle", __name__, url_prefix="/idle", reads=NODES_AND_PODS)
 PAGE_SIZE = 100
@@ -49,6 +49,7 @@ def _records(rows: list[Idle], as_of: str) -> list[dict[str, object]]:
 
 @bp.get("/export.csv")
 def export_csv() -> Response:
+    refuse_until_counted(UNTIL_COUNTED)
     query, errors = parse(request.args)
     if errors:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")

@@ -14,13 +14,13 @@ from app.domain.names import unknown_resource
 from app.domain.overview import HEAT_BANDS, Filters, NodeRow, build_grid, heat_band, without_dra
 from app.domain.overview_query import parse_query
 from app.domain.ownership import served_on_row, sources
-from app.web.export import csv_response
+from app.web.export import UNTIL_COUNTED, csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg, typed
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
 from app.web.strip import summary_strip
-from app.web.viewer import viewer
+from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("overview", __name__, reads=NODES_AND_PODS)
 
@@ -169,6 +169,7 @@ def _records(grid) -> list[dict[str, object]]:
 
 @bp.get("/export.json")
 def export_json() -> Response:
+    refuse_until_counted(UNTIL_COUNTED)
     grid, _, errors, _ = _grid()
     if errors:
         return jsonify({"errors": errors}), 422  # type: ignore[return-value]
@@ -178,6 +179,7 @@ def export_json() -> Response:
 
 @bp.get("/export.csv")
 def export_csv() -> Response:
+    refuse_until_counted(UNTIL_COUNTED)
     grid, _, errors, _ = _grid()
     if errors:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from flask import current_app, g
+from flask import abort, current_app, g
 
 from app.domain.gpu_usage import Reading
 from app.domain.ownership import Ownership
@@ -100,3 +100,13 @@ def viewer() -> Viewer:
     if found is None:
         found = g.viewer = Viewer(Services.get())
     return found
+
+
+def refuse_until_counted(said: str) -> None:
+    """503 while the first list of pods is under way (or nothing is known yet): what needs every
+    pod (a change's impact, an export's numbers) waits for the count, never given part of it.
+    ``said`` is the message, with ``{so_far}`` where the count so far goes."""
+    fresh = viewer().freshness  # the request's one answer, which its page shows too
+    if not fresh.synced:
+        so_far = f" ({fresh.counting} so far)" if fresh.counting is not None else ""
+        abort(503, description=said.format(so_far=so_far))

@@ -6,12 +6,12 @@ from flask import Response, jsonify, request
 
 from app.domain.workloads import WorkloadRow, group
 from app.domain.workloads_query import in_rows, parse
-from app.web.export import csv_response
+from app.web.export import UNTIL_COUNTED, csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
 from app.web.paging import paged
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
-from app.web.viewer import viewer
+from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("workloads", __name__, url_prefix="/workloads", reads=NODES_AND_PODS)
 PAGE_SIZE = 100
@@ -66,11 +66,13 @@ def _records(rows: list[WorkloadRow]) -> list[dict[str, object]]:
 
 @bp.get("/export.json")
 def export_json() -> Response:
+    refuse_until_counted(UNTIL_COUNTED)
     rows, args, errors = _query()
     return jsonify({"rows": _records(rows), "filters": args, "errors": errors})
 
 
 @bp.get("/export.csv")
 def export_csv() -> Response:
+    refuse_until_counted(UNTIL_COUNTED)
     rows, _, _ = _query()
     return csv_response(_records(rows), FIELDS, "extres-workloads.csv")

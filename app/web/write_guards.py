@@ -9,10 +9,11 @@ from flask import abort, g, request
 from app.web.hx import Page
 from app.web.security import identity, refused
 from app.web.services import Services
-from app.web.viewer import viewer
+from app.web.viewer import refuse_until_counted
 
 REPEATABLE = frozenset({"nodes"})  # the bulk form's node list; every other field is given once
 BUSY = "Too many changes are waiting on the API server; nothing was changed. Try again."
+UNTIL_COUNTED = "Changes open once every pod is counted{so_far}; nothing was changed. Try again shortly."
 
 
 def hold_a_write_slot() -> None:
@@ -44,11 +45,7 @@ def require_edit_right() -> None:
 def require_every_pod_counted() -> None:
     """A change is checked against the pods that request it: none is offered or taken while the
     first list of pods is under way (or nothing is known yet)."""
-    fresh = viewer().freshness  # the request's one answer, which its page shows too
-    if not fresh.synced:
-        so_far = f" ({fresh.counting} so far)" if fresh.counting is not None else ""
-        said = f"Changes open once every pod is counted{so_far}; nothing was changed. Try again shortly."
-        abort(503, description=said)
+    refuse_until_counted(UNTIL_COUNTED)
 
 
 def refuse_repeated_fields() -> None:

@@ -74,3 +74,28 @@ def test_once_every_pod_is_counted_the_same_pages_decide(client, counting):
 
 def test_a_node_missing_while_pods_count_is_missing_the_node_list_is_complete(client, counting):
     assert client.get("/nodes/nope").status_code == 404
+
+
+def test_exports_and_metrics_wait_for_every_pod_never_part_of_them(app, client, counting):
+    """An export or a scrape made while pods are counted would hold part of the requests: the
+    exports answer 503, and /metrics leaves out the per-node and pending families."""
+    for url in (
+        "/export.csv",
+        "/export.json",
+        "/workloads/export.csv",
+        "/workloads/export.json",
+        "/idle/export.csv",
+    ):
+        refused = client.get(url)
+        assert refused.status_code == 503, url
+        assert "once every pod is counted (2 so far)" in refused.get_data(as_text=True), url
+    text = app.extensions["extres"].metrics.exposition().decode()
+    assert "extres_cache_complete 0.0" in text
+    samples = [line for line in text.splitlines() if not line.startswith("#")]
+    assert not [line for line in samples if line.startswith(("extres_node_", "extres_pending_pods"))]
+    counting.fresh = LIVE
+    assert client.get("/export.csv").status_code == 200
+    text = app.extensions["extres"].metrics.exposition().decode()
+    assert "extres_cache_complete 1.0" in text
+    assert 'extres_node_extended_resource_requested{node="n2",resource="example.com/dongle"} 3.0' in text
+    assert "extres_pending_pods" in text
