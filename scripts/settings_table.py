@@ -56,10 +56,11 @@ def table() -> str:
 
     said = comments()
     rows = ["| variable | default | meaning |", "| --- | --- | --- |"]
-    for name, info in Settings.model_fields.items():
+    defaults = Settings()  # every default (a Settings made directly keeps an unset secret key unset)
+    for name in Settings.names():
         if not said.get(name):
             raise SystemExit(f"app/config.py: the setting {name!r} has no comment saying what it is for")
-        default: object = info.default
+        default: object = getattr(defaults, name)
         if name == "device_plugin_resources":
             default = "well-known plugins"
         text = shown(default).replace("|", "\\|")

@@ -21,7 +21,7 @@ def test_the_settings_table_is_made_from_settings():
     from app.config import Settings
 
     text = README.read_text()
-    for name in Settings.model_fields:
+    for name in Settings.names():
         assert f"`EXTRES_{name.upper()}`" in text, name
 
 
