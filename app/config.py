@@ -206,6 +206,10 @@ _CHOICES = {
 }
 
 
+_BOOLS = frozenset(name for name, kind in Settings.__annotations__.items() if kind == "bool")
+_BOOL_WORDS = {w: True for w in ("yes", "on", "y", "t")} | {w: False for w in ("no", "off", "n", "f")}
+
+
 def _checked(values: Mapping[str, Any]) -> Settings:
     """``values`` (strings from the environment, or Python values) as Settings, converted the same
     way: a list from "a,b", None from "", a log level in any case; ValueError naming the setting."""
@@ -221,6 +225,8 @@ def _checked(values: Mapping[str, Any]) -> Settings:
             prepared[name] = value.strip().upper()
         elif name == "prometheus_url":
             prepared[name] = value.rstrip("/")
+        elif name in _BOOLS:  # the words pydantic took too (msgspec takes true/false/1/0)
+            prepared[name] = _BOOL_WORDS.get(value.strip().lower(), value)
     try:
         return msgspec.convert(prepared, Settings, strict=False)
     except msgspec.ValidationError as exc:

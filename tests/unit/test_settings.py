@@ -91,3 +91,11 @@ def test_replaced_settings_are_checked_as_any_settings_are():
     assert s.replaced(port="81").port == 81
     with pytest.raises(ValueError, match="EXTRES_PORT: expected an integer <= 65535"):
         s.replaced(port=70000)
+
+
+SWITCH_WORDS = [("yes", True), ("Off", False), ("1", True), ("FALSE", False), ("on", True)]
+
+
+@pytest.mark.parametrize(("word", "read_only"), SWITCH_WORDS)
+def test_a_switch_takes_the_words_an_operator_writes(word, read_only):
+    assert Settings.from_env({"EXTRES_READ_ONLY": word}).read_only is read_only
