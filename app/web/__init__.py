@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from importlib import import_module
 
@@ -104,14 +105,23 @@ def turned_off(rest: str) -> str:
     return ""  # not reached: abort raises
 
 
+COMPILE_AFTER = 600.0  # seconds the templates wait for every pod to be counted, at most
+
+
 def on_worker_start(app: Flask) -> None:
     """In the served worker, once the app is loaded (never before the fork): the cluster's watches
     and the usage refresh start, and the templates compile, in the background: the worker serves
     at once (/healthz answers while the Kubernetes client is still being loaded). The templates
-    compile once the lists have gone out, while their answers are on the way."""
+    compile once every pod is counted: compiled while the first lists were decoded they took
+    ~0.2 s of the first complete answer at 5,000 pods (docs/performance.md); a page asked
+    before then compiles what it uses."""
 
     def start() -> None:
-        app.extensions["extres"].connect()
+        services = app.extensions["extres"]
+        services.connect()
+        deadline = time.monotonic() + COMPILE_AFTER
+        while not services.freshness().synced and time.monotonic() < deadline:
+            time.sleep(0.1)
         compile_templates(app)
 
     workers.start("connect", start)

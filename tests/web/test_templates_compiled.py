@@ -15,3 +15,36 @@ def test_every_template_is_compiled_at_start(app):
         p.relative_to(Path(app.template_folder)).as_posix() for p in Path(app.template_folder).rglob("*.html")
     }
     assert shipped and shipped <= loaded
+
+
+def test_the_templates_compile_once_every_pod_is_counted_not_while_the_lists_decode(monkeypatch):
+    """Compiling while the first lists are decoded took their time (docs/performance.md): the
+    worker's start thread connects, waits for the count, then compiles."""
+    import threading
+
+    import app.web as web
+    from app.kube.api.freshness import Freshness
+
+    said: list[str] = []
+    compiled = threading.Event()
+
+    class Services:
+        asked = 0
+
+        def connect(self) -> None:
+            said.append("connect")
+
+        def freshness(self) -> Freshness:
+            self.asked += 1
+            counted = self.asked > 3  # counting on the first three asks
+            said.append("counted" if counted else "counting")
+            return Freshness(synced=counted, stale=not counted, age_seconds=None, error=None)
+
+    class App:
+        extensions = {"extres": Services()}
+
+    monkeypatch.setattr(web.time, "sleep", lambda s: None)
+    monkeypatch.setattr(web, "compile_templates", lambda app: (said.append("compile"), compiled.set()))
+    web.on_worker_start(App())  # type: ignore[arg-type]
+    assert compiled.wait(10)
+    assert said == ["connect", "counting", "counting", "counting", "counted", "compile"]
