@@ -17,22 +17,19 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-from prometheus_client.utils import floatToGoString
 
 from app import cel_sandbox
-from app.domain import columns, device_cel
+from app.domain import device_cel
 from app.domain.scheduler_message import parse_scheduler_message
+from app.node_metrics import NodeFamilies
 
 if TYPE_CHECKING:
     from app.domain.gpu_usage import Idle
-    from app.domain.overview import NodeRow
     from app.kube.api.ports import ClusterPort
-    from app.kube.state.store import Store
     from app.kube.wire.projections import PodView
     from app.usage.poller import UsageStatus
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
-PREFIX = "extres_node_extended_resource_"
 
 
 class ClusterCollector(Collector):
@@ -120,70 +117,6 @@ class ClusterCollector(Collector):
             "Selector evaluator processes lost (a crash, a stall or past their memory), each replaced.",
             cel_sandbox.lost(),
         )
-
-
-# The grid's exported columns (app/domain/columns.py), then two that are no column of it
-NODE_FAMILIES = (
-    *((c.field, c.metric) for c in columns.exported()),
-    ("allocated", "DRA devices serving an extended resource on a node that claims hold."),
-    ("drift", "1 when a node's capacity differs from the desired state set through the dashboard."),
-)
-
-
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _row_lines(row: NodeRow) -> tuple[str, ...]:
-    """One row's samples of each node family, in Prometheus' text format."""
-    out: dict[str, list[str]] = {name: [] for name, _ in NODE_FAMILIES}
-
-    def add(family: str, resource: str, value: float) -> None:
-        labels = f'node="{_label(row.name)}",resource="{_label(resource)}"'
-        out[family].append(f"{PREFIX}{family}{{{labels}}} {floatToGoString(value)}\n")
-
-    for resource, u in row.usage.items():
-        for c in columns.exported():  # what the node advertises, and what is requested there
-            if (value := c.value(u) if c.value else 0) or u.advertised:
-                add(c.field, resource, value)
-        if u.allocated is not None:
-            add("allocated", resource, u.allocated)
-    for resource in sorted(row.drifted):
-        add("drift", resource, 1)
-    return tuple("".join(out[name]) for name, _ in NODE_FAMILIES)
-
-
-class NodeFamilies:
-    """The per-node families as text, kept per row: the store rebuilds a row object only when its
-    node changed, so a scrape after an event formats one row, not every sample (45,000 at 5,000
-    nodes and three resources); between changes the whole text is reused."""
-
-    def __init__(self) -> None:
-        self._rows: dict[str, tuple[NodeRow, tuple[str, ...]]] = {}
-        self._text: tuple[object, int, bytes] | None = None
-        self.formatted = 0  # rows formatted, over the app's life
-
-    def text(self, store: Store) -> bytes:
-        if self._text is not None and self._text[:2] == (store, store.rows_version):
-            return self._text[2]
-        version = store.rows_version
-        rows = store.overview_rows()[0]
-        kept = self._rows
-        fresh: dict[str, tuple[NodeRow, tuple[str, ...]]] = {}
-        for row in rows:
-            hit = kept.get(row.name)
-            if hit is None or hit[0] is not row:
-                hit = (row, _row_lines(row))
-                self.formatted += 1
-            fresh[row.name] = hit
-        self._rows = fresh
-        parts = []
-        for i, (name, help_text) in enumerate(NODE_FAMILIES):
-            parts.append(f"# HELP {PREFIX}{name} {help_text}\n# TYPE {PREFIX}{name} gauge\n")
-            parts.extend(lines[i] for _, lines in fresh.values())
-        text = "".join(parts).encode()
-        self._text = (store, version, text)
-        return text
 
 
 def _pending_family(pods: Iterable[PodView]) -> Metric:

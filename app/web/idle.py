@@ -22,7 +22,8 @@ FIELDS = ("namespace", "pod", "owner", "node", "devices", "utilization", "since"
 def index() -> str | Response:
     query, errors = parse(request.args)
     state = Services.get()
-    rows = select(state.idle_pods(viewer().usage_reading), query)  # the reading the page says it shows
+    counted = viewer().freshness.synced  # while pods are counted the page says so, and lists none
+    rows = select(state.idle_pods(viewer().usage_reading), query) if counted else []  # the reading shown
     listing = {**paged("rows", rows, PAGE_SIZE), "hours": sum(r.device_hours for r in rows)}
     said = {"status": viewer().usage, "settings": state.settings, "query": query, "args": query.args()}
     said["typed"] = typed("min_hours")

@@ -9,7 +9,7 @@ from flask import abort, g, request
 from app.web.hx import Page
 from app.web.security import identity, refused
 from app.web.services import Services
-from app.web.viewer import refuse_until_counted
+from app.web.viewer import refuse_until_counted, viewer
 
 REPEATABLE = frozenset({"nodes"})  # the bulk form's node list; every other field is given once
 BUSY = "Too many changes are waiting on the API server; nothing was changed. Try again."
@@ -22,6 +22,7 @@ def hold_a_write_slot() -> None:
     that is refused at once (nothing is sent; the user retries), never queued or retried."""
     if request.method == "POST":
         if not Services.get().write_slots.acquire(blocking=False):
+            refused("too many changes waiting on the API server", 503)
             abort(503, description=BUSY)
         g.write_slot = True
 
@@ -45,6 +46,8 @@ def require_edit_right() -> None:
 def require_every_pod_counted() -> None:
     """A change is checked against the pods that request it: none is offered or taken while the
     first list of pods is under way (or nothing is known yet)."""
+    if request.method == "POST" and not viewer().freshness.synced:
+        refused("pods still being counted", 503)
     refuse_until_counted(UNTIL_COUNTED)
 
 

@@ -16,7 +16,7 @@ from werkzeug.serving import make_server
 from app import create_app
 from app.kube.api.listing import Requests
 from extres_demo import testenv
-from tests.browser.conftest import open_page
+from tests.browser.conftest import axe_context, open_page, violations_here
 from tests.conftest import eventually
 from tests.kube_helpers import create_node, create_pod, ready
 
@@ -69,7 +69,7 @@ def fresh_app(control_plane: testenv.ControlPlane, held: HeldPods) -> Iterator[s
 
 
 def test_the_first_page_shows_what_nodes_offer_while_pods_count_then_turns_complete(
-    browser: Any, control_plane: Any, core: Any, uid: str, held: HeldPods, fresh_app: str
+    browser: Any, control_plane: Any, core: Any, uid: str, held: HeldPods, fresh_app: str, axe: str
 ) -> None:
     node = f"{uid}-n"
     create_node(core, node, {D: "4"})
@@ -91,6 +91,16 @@ def test_the_first_page_shows_what_nodes_offer_while_pods_count_then_turns_compl
     page.goto(f"{fresh_app}/?q={node}")  # the cluster may hold more than a page of nodes
     cell = page.locator(f'tr[data-node="{node}"] [data-field="free"]')
     assert cell.inner_text().startswith("≤")
+    for width in (1440, 390):  # the counting state, on a desktop and a phone: axe finds nothing
+        context = axe_context(browser, width)
+        try:
+            seen = context.new_page()
+            for path in (f"/?q={node}", f"/nodes/{node}", "/pending/", "/idle/"):
+                seen.goto(fresh_app + path)
+                assert seen.locator("[data-counting], [data-until-counted]").count(), path
+                assert violations_here(seen, axe) == [], (width, path)
+        finally:
+            context.close()
     held.released.set()
     # the open page's poll (every 5 s) brings the complete numbers and takes the banner away
     page.locator("[data-counting]").wait_for(state="detached", timeout=30_000)

@@ -79,7 +79,7 @@ def test_only_records_sealed_with_a_known_key_are_read():
 def test_managed_fields_name_who_owns_which_extended_amounts():
     import json
 
-    from app.kube.api.capacity_log import managed
+    from app.kube.wire.managed_fields import managed
 
     node = {
         "metadata": {

@@ -99,3 +99,16 @@ def test_exports_and_metrics_wait_for_every_pod_never_part_of_them(app, client, 
     assert "extres_cache_complete 1.0" in text
     assert 'extres_node_extended_resource_requested{node="n2",resource="example.com/dongle"} 3.0' in text
     assert "extres_pending_pods" in text
+
+
+def test_a_write_refused_while_pods_are_counted_leaves_an_audit_line(client, counting, caplog):
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="extres.audit"):
+        resp = client.post(
+            "/changes/nodes/n1/resources", data={"resource": D, "quantity": "5", "expected": "4"}
+        )
+    assert resp.status_code == 503
+    [line] = [r.audit for r in caplog.records if r.name == "extres.audit"]
+    assert (line["outcome"], line["reason"], line["status"]) == ("refused", "pods still being counted", 503)
+    assert line["request_id"] == resp.headers["X-Request-Id"]

@@ -26,16 +26,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, Any
-
-import msgspec
+from typing import TYPE_CHECKING
 
 from app import workers
 from app.domain.accounting import extended_only
 from app.domain.capacity_log import (
     DAY_KEY,
     SLOTS,
-    Managed,
     Record,
     decode,
     including,
@@ -46,10 +43,10 @@ from app.domain.capacity_log import (
     slot,
     when,
 )
-from app.domain.names import is_native_resource
 from app.kube.api.configmap_doc import ConfigMapDoc
 from app.kube.api.errors import BadRequest, Invalid, KubeError, TooLarge
 from app.kube.api.kept import KeptRead
+from app.kube.wire.managed_fields import managed
 from app.kube.wire.projections import NodeView
 
 if TYPE_CHECKING:
@@ -62,46 +59,6 @@ KEPT_SECONDS = 5.0
 FIELD_MANAGER = "extres"
 # a write refused for what it is, not for now: never retried
 REFUSED_FOR_GOOD = (BadRequest, TooLarge, Invalid)
-
-
-class _Entry(msgspec.Struct, rename="camel"):
-    manager: str = ""
-    time: str = ""
-    fields_v1: dict[str, Any] | None = None
-
-
-class _Meta(msgspec.Struct, rename="camel"):
-    managed_fields: list[_Entry] | None = None
-
-
-class _Node(msgspec.Struct):
-    metadata: _Meta | None = None
-
-
-MANAGED = msgspec.json.Decoder(_Node)
-
-
-def managed(raw: bytes) -> list[Managed]:
-    """Who owns which extended amounts of a node's status, from its ``managedFields``."""
-    try:
-        node = MANAGED.decode(raw)
-    except msgspec.DecodeError:
-        return []
-    out = []
-    for e in (node.metadata.managed_fields if node.metadata else None) or ():
-        status = (e.fields_v1 or {}).get("f:status")
-        if not isinstance(status, dict):
-            continue
-        owns = {}
-        for field in ("capacity", "allocatable"):
-            held = status.get(f"f:{field}")
-            if isinstance(held, dict):
-                owns[field] = frozenset(
-                    k[2:] for k in held if k.startswith("f:") and not is_native_resource(k[2:])
-                )
-        if owns:
-            out.append(Managed(e.manager[:128], e.time, owns))
-    return out
 
 
 def _extended(view: NodeView) -> dict[str, dict[str, int]]:

@@ -1,0 +1,81 @@
+"""The per-node metric families (``extres_node_extended_resource_*``), as Prometheus text kept per
+overview row: the store rebuilds a row object only when its node changed, so a scrape after an
+event formats that row alone; the families are the grid's exported columns
+(``app.domain.columns``) and two that are no column of it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prometheus_client.utils import floatToGoString
+
+from app.domain import columns
+
+if TYPE_CHECKING:
+    from app.domain.overview import NodeRow
+    from app.kube.state.store import Store
+
+PREFIX = "extres_node_extended_resource_"
+
+# The grid's exported columns (app/domain/columns.py), then two that are no column of it
+NODE_FAMILIES = (
+    *((c.field, c.metric) for c in columns.exported()),
+    ("allocated", "DRA devices serving an extended resource on a node that claims hold."),
+    ("drift", "1 when a node's capacity differs from the desired state set through the dashboard."),
+)
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _row_lines(row: NodeRow) -> tuple[str, ...]:
+    """One row's samples of each node family, in Prometheus' text format."""
+    out: dict[str, list[str]] = {name: [] for name, _ in NODE_FAMILIES}
+
+    def add(family: str, resource: str, value: float) -> None:
+        labels = f'node="{_label(row.name)}",resource="{_label(resource)}"'
+        out[family].append(f"{PREFIX}{family}{{{labels}}} {floatToGoString(value)}\n")
+
+    for resource, u in row.usage.items():
+        for c in columns.exported():  # what the node advertises, and what is requested there
+            if (value := c.value(u) if c.value else 0) or u.advertised:
+                add(c.field, resource, value)
+        if u.allocated is not None:
+            add("allocated", resource, u.allocated)
+    for resource in sorted(row.drifted):
+        add("drift", resource, 1)
+    return tuple("".join(out[name]) for name, _ in NODE_FAMILIES)
+
+
+class NodeFamilies:
+    """The per-node families as text, kept per row: the store rebuilds a row object only when its
+    node changed, so a scrape after an event formats one row, not every sample (45,000 at 5,000
+    nodes and three resources); between changes the whole text is reused."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple[NodeRow, tuple[str, ...]]] = {}
+        self._text: tuple[object, int, bytes] | None = None
+        self.formatted = 0  # rows formatted, over the app's life
+
+    def text(self, store: Store) -> bytes:
+        if self._text is not None and self._text[:2] == (store, store.rows_version):
+            return self._text[2]
+        version = store.rows_version
+        rows = store.overview_rows()[0]
+        kept = self._rows
+        fresh: dict[str, tuple[NodeRow, tuple[str, ...]]] = {}
+        for row in rows:
+            hit = kept.get(row.name)
+            if hit is None or hit[0] is not row:
+                hit = (row, _row_lines(row))
+                self.formatted += 1
+            fresh[row.name] = hit
+        self._rows = fresh
+        parts = []
+        for i, (name, help_text) in enumerate(NODE_FAMILIES):
+            parts.append(f"# HELP {PREFIX}{name} {help_text}\n# TYPE {PREFIX}{name} gauge\n")
+            parts.extend(lines[i] for _, lines in fresh.values())
+        text = "".join(parts).encode()
+        self._text = (store, version, text)
+        return text
