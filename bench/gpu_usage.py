@@ -44,7 +44,7 @@ from app.domain.gpu_usage import DCGM  # noqa: E402
 from app.usage.prometheus import Prometheus  # noqa: E402
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, Holder, families  # noqa: E402
 from extres_demo.prometheus import PrometheusProcess  # noqa: E402
-from tests.conftest import browser  # noqa: E402
+from tests.helpers import browser  # noqa: E402
 from tests.web.fake import FakeCluster  # noqa: E402
 
 GPU = "nvidia.com/gpu"

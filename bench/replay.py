@@ -219,7 +219,7 @@ def replay(path: Path, copies: int, rates: list[float]) -> None:
     from app.domain.accounting import resize_rule
     from app.kube.api.cache import ClusterCache
     from app.kube.wire.reading import readers as readers_for
-    from tests.conftest import browser
+    from tests.helpers import browser
     from tests.web.fake import FakeCluster
 
     lists, events = load(path, copies)

@@ -11,21 +11,16 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from flask.testing import FlaskClient
 from kubernetes import client
-from werkzeug.datastructures import Headers
 
 from app import create_app
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
-from app.web import security
 from extres_demo import testenv
+from tests.helpers import browser
 
 _counter = itertools.count()
 
@@ -109,81 +104,6 @@ def app(make_app: Callable[..., Any]) -> Any:
     return app
 
 
-CSRF = "test-csrf-token"
-
-
-class Browser(FlaskClient):
-    """A test client that speaks HTTPS (the session cookie is Secure) and sends, with every form,
-    the CSRF token the dashboard's own pages would carry for the identity the request presents."""
-
-    def open(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("base_url", "https://localhost")
-        data = kwargs.get("data")
-        wants = kwargs.pop("csrf", True) and kwargs.get("method") == "POST"
-        if wants and (data is None or isinstance(data, dict)) and "csrf_token" not in (data or {}):
-            kwargs["data"] = {**(data or {}), "csrf_token": self.csrf_for(kwargs.get("headers"))}
-        return super().open(*args, **kwargs)
-
-    def csrf_for(self, headers: Any = None) -> str:
-        settings = self.application.config["EXTRES"]
-        with self.session_transaction(base_url="https://localhost") as session:
-            token = self.application.extensions["extres_tokens"].token(dict(session))
-            nonce = session.setdefault("csrf", CSRF)  # as a page of the dashboard would have set it
-        try:
-            who = security.identity_from(
-                settings,
-                security.networks(settings.trusted_proxies),
-                Headers(headers or {}),
-                "127.0.0.1",
-                token,
-            )
-        except security.IdentityError:
-            return "refused-identity"
-        return security.csrf_for(self.application.secret_key, nonce, who)
-
-
-def browser(app: Any) -> Browser:
-    app.test_client_class = Browser
-    client = app.test_client()
-    with client.session_transaction(base_url="https://localhost") as session:
-        session["csrf"] = CSRF
-    return client
-
-
 @pytest.fixture
 def web(app: Any) -> Any:
     return browser(app)
-
-
-def eventually(check: Callable[[], Any], timeout: float = 15.0, interval: float = 0.1) -> Any:
-    """Call ``check`` until it returns a truthy value without failing an assertion or lookup."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            result = check()
-            if result:
-                return result
-        except (AssertionError, LookupError):
-            if time.monotonic() > deadline:
-                raise
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        time.sleep(interval)
-
-
-def wait_until_serving(proc: Any, url: str, timeout: float, interval: float = 0.1) -> None:
-    """Until ``url`` answers 200; fails at once if ``proc`` (a Popen) has exited."""
-
-    def up() -> bool:
-        assert proc.poll() is None, f"{proc.args[0]} exited"
-        try:
-            with urllib.request.urlopen(url, timeout=3) as resp:
-                return resp.status == 200
-        except OSError as exc:
-            raise AssertionError(str(exc)) from exc
-
-    eventually(up, timeout=timeout, interval=interval)
-
-
-def repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 from kubernetes import client
 
 from extres_demo import standin
-from tests.conftest import eventually
+from tests.helpers import eventually
 
 BASE = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 

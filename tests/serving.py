@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from extres_demo import testenv
-from tests.conftest import repo_root, wait_until_serving
+from tests.helpers import repo_root, wait_until_serving
 
 
 class Server:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import axe_context, violations_here
+from tests.browser.pages import axe_context, violations_here
 from tests.browser.test_views import held  # noqa: F401 - the pages show a workload's pods
 
 PAGES = ["/", "/heat", "/pending/", "/plan/", "/workloads/", "/history/", "/devices/", "/changes/bulk"]

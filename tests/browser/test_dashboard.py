@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_page
-from tests.conftest import eventually
+from tests.browser.pages import open_page
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, create_pod, kubelet_standin, own_resource
 
 pytestmark = pytest.mark.browser

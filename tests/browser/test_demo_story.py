@@ -21,9 +21,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from extres_demo import testenv
-from tests.browser.conftest import DOCS, axe_context, open_page, violations_here
+from tests.browser.pages import DOCS, axe_context, open_page, violations_here
 from tests.browser.test_walk import tabs_to_content
-from tests.conftest import wait_until_serving
+from tests.helpers import wait_until_serving
 
 pytestmark = pytest.mark.browser
 

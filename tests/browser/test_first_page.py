@@ -16,8 +16,8 @@ from werkzeug.serving import make_server
 from app import create_app
 from app.kube.api.listing import Requests
 from extres_demo import testenv
-from tests.browser.conftest import axe_context, open_page, violations_here
-from tests.conftest import eventually
+from tests.browser.pages import axe_context, open_page, violations_here
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, create_pod, ready
 
 D = "example.com/dongle"

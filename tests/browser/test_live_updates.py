@@ -10,7 +10,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_page
+from tests.browser.pages import open_page
 from tests.kube_helpers import create_node, kubelet_standin, own_resource
 
 pytestmark = pytest.mark.browser

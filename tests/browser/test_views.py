@@ -13,8 +13,8 @@ from playwright.sync_api import expect
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from bench.load import seed
 from extres_demo import testenv
-from tests.browser.conftest import DOCS, open_page
-from tests.conftest import eventually
+from tests.browser.pages import DOCS, open_page
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, kubelet_standin, own_resource, workload
 from tests.serving import Server
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import axe_context, violations_here
+from tests.browser.pages import axe_context, violations_here
 from tests.browser.test_views import held  # noqa: F401 - two nodes whose dongles pods hold
 
 VIEWPORTS = [pytest.param(1440, 900, id="desktop"), pytest.param(390, 844, id="phone")]

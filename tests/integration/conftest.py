@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, ready
 
 

@@ -14,7 +14,7 @@ import pytest
 from kubernetes import client
 
 from app.domain.quantity import to_amount
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import container, create_node, own_resource, ready
 
 pytestmark = [pytest.mark.kube, pytest.mark.compat]

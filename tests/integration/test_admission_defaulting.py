@@ -21,7 +21,7 @@ from app.domain.admission import Rejected, admit
 from app.domain.quantity import to_amount
 from app.kube.api import raw
 from app.kube.api.admission_reads import AdmissionReads
-from tests.conftest import eventually
+from tests.helpers import eventually
 
 pytestmark = [pytest.mark.kube, pytest.mark.compat]
 D = "example.com/dongle"

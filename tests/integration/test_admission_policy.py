@@ -13,7 +13,7 @@ import pytest
 from kubernetes import client
 
 from tests.chart_helpers import IMPERSONATE, render
-from tests.conftest import browser, eventually
+from tests.helpers import browser, eventually
 from tests.kube_helpers import create_node
 
 pytestmark = [pytest.mark.kube, pytest.mark.compat, pytest.mark.usefixtures("chart_roles")]

@@ -15,7 +15,7 @@ from app import create_app
 from app.config import Settings
 from app.serving import gunicorn_options
 from app.web.security import safe_next
-from tests.conftest import browser, eventually
+from tests.helpers import browser, eventually
 from tests.kube_helpers import create_node, create_pod, snapshot
 from tests.serving import Server
 

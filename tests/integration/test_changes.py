@@ -11,7 +11,7 @@ from kubernetes import client
 from app.domain import changes
 from app.kube.api.access import Identity
 from app.kube.api.errors import Conflict, translate
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, create_pod, grid_cells, ready
 
 D, F = "example.com/dongle", "acme.io/fpga"

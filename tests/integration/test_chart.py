@@ -10,7 +10,7 @@ import pytest
 from kubernetes import client
 
 from tests.chart_helpers import CHART, IMPERSONATE, NAMESPACE, apply_rbac, render
-from tests.conftest import eventually
+from tests.helpers import eventually
 
 VALUE_SETS = {
     "viewer-only": {"auth": {"mode": "service-account", "readOnly": True}},

@@ -14,7 +14,7 @@ import yaml
 from kubernetes import client
 
 from tests.chart_helpers import CHART, render
-from tests.conftest import repo_root
+from tests.helpers import repo_root
 
 CRDS = {"ServiceMonitor", "PrometheusRule"}  # Prometheus Operator kinds: no schema to validate
 EVERYTHING = {

@@ -8,7 +8,7 @@ import pytest
 from kubernetes import client
 
 from app.kube.api.cache import ClusterCache
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, create_pod
 
 pytestmark = pytest.mark.kube

@@ -10,7 +10,7 @@ import sys
 import urllib.request
 
 from extres_demo import testenv
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import grid_cells
 
 

@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 from extres_demo import testenv
-from tests.conftest import eventually, repo_root
+from tests.helpers import eventually, repo_root
 
 DOCKERFILE = repo_root() / "Dockerfile"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, create_pod, grid_cells, pending_card, ready, unschedulable_message
 
 pytestmark = [pytest.mark.kube, pytest.mark.scheduler]

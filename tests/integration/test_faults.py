@@ -21,7 +21,7 @@ from kubernetes import client
 from app.kube.api.cache import ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from extres_demo import testenv
-from tests.conftest import browser, eventually
+from tests.helpers import browser, eventually
 from tests.kube_helpers import grid_cells, snapshot
 from tests.serving import Server
 from tests.tcpproxy import TCPProxy

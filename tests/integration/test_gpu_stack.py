@@ -21,7 +21,7 @@ from bs4 import BeautifulSoup
 
 from app.kube.api import raw
 from extres_demo import gpu_stack
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, create_pod, grid_cells, pending_card, ready, unschedulable_message
 
 pytestmark = [pytest.mark.kube, pytest.mark.compat, pytest.mark.scheduler]

@@ -21,7 +21,7 @@ from bs4 import BeautifulSoup
 from extres_demo import gpu_stack
 from extres_demo.dcgm_exporter import DcgmExporter
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import container, create_node, ready
 from tests.prometheus import Prometheus
 from tests.serving import Server

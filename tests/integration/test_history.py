@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 
 from app.domain.capacity_log import Record
 from app.kube.api.capacity_log import CapacityLog
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, kubelet_standin
 
 pytestmark = pytest.mark.kube

@@ -13,7 +13,7 @@ from bs4 import BeautifulSoup
 
 from app.domain import changes
 from app.web.export import cell
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_pod, snapshot
 from tests.serving import Server
 

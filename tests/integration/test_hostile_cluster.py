@@ -20,7 +20,7 @@ import pytest
 from kubernetes import client
 
 from app.kube.api import raw
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, create_pod
 from tests.serving import Server
 

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from app.domain import changes
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node
 from tests.serving import Server
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, create_pod, ready, workload
 
 pytestmark = pytest.mark.kube

@@ -20,7 +20,7 @@ from app.kube.api.cache import ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.kube.api.watch_wire import EVENT
 from extres_demo import testenv
-from tests.conftest import browser, eventually
+from tests.helpers import browser, eventually
 from tests.kube_helpers import api_calls, create_node, create_pod, grid_cells, set_pod_phase
 from tests.kube_helpers import ready as nodes_ready
 from tests.serving import Server

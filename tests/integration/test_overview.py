@@ -6,7 +6,7 @@ import pytest
 from bs4 import BeautifulSoup
 from kubernetes import client
 
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import container, create_node, create_pod, grid_cells, node_cells, set_pod_phase
 
 D, F = "example.com/dongle", "acme.io/fpga"

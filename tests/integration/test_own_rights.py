@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
-from tests.conftest import browser, eventually
+from tests.helpers import browser, eventually
 
 pytestmark = pytest.mark.kube
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import api_calls, create_node, kubelet_standin, own_resource
 
 pytestmark = pytest.mark.kube

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from tests.chart_helpers import CHART
-from tests.conftest import eventually, repo_root
+from tests.helpers import eventually, repo_root
 from tests.kube_helpers import create_node, create_pod, kubelet_standin, own_resource
 from tests.prometheus import ALERTS, Prometheus
 from tests.serving import Server

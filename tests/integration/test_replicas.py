@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 from kubernetes import client
 
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, snapshot
 from tests.serving import Server
 from tests.tcpproxy import TCPProxy

@@ -18,7 +18,7 @@ from app.kube.api.watch_wire import server_minor
 from bench.agreement import run
 from bench.agreement_cases import replay
 from bench.agreement_cluster import admission_objects
-from tests.conftest import repo_root
+from tests.helpers import repo_root
 
 KEPT = sorted((repo_root() / "tests" / "agreement_cases").glob("*.yaml"))
 
@@ -65,7 +65,7 @@ def test_an_overcommitted_cpu_keeps_out_only_pods_that_ask_for_cpu(app, core, sc
     """1.27+ (kubernetes#116408): the model and the scheduler agree that a node whose cpu is
     over-committed (a pod bound by name, past the scheduler) still takes a dongle-only pod."""
     from app.domain.fit import fits
-    from tests.conftest import eventually
+    from tests.helpers import eventually
     from tests.kube_helpers import create_node, create_pod, kubelet_standin, own_resource
 
     r = own_resource(uid, "o")

@@ -9,7 +9,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app.kube.api.access import Identity
-from tests.conftest import browser, eventually
+from tests.helpers import browser, eventually
 from tests.kube_helpers import create_node, snapshot
 
 pytestmark = pytest.mark.usefixtures("chart_roles")

@@ -13,7 +13,7 @@ from flask.sessions import SecureCookieSessionInterface
 from kubernetes import client
 
 from app.config import Settings
-from tests.conftest import browser
+from tests.helpers import browser
 from tests.kube_helpers import create_node
 
 pytestmark = [pytest.mark.kube, pytest.mark.usefixtures("chart_roles")]

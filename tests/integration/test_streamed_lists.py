@@ -15,7 +15,7 @@ from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.kube.api.listing import initial_events_end
 from app.kube.api.watch_wire import EVENT
 from extres_demo import testenv
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, create_pod
 
 pytestmark = pytest.mark.kube

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import create_node, kubelet_standin, node_cells, ready
 from tests.prometheus import ALERTS, Prometheus
 from tests.serving import Server

@@ -19,7 +19,7 @@ import requests
 from bs4 import BeautifulSoup
 
 from extres_demo import testenv
-from tests.conftest import eventually, repo_root, wait_until_serving
+from tests.helpers import eventually, repo_root, wait_until_serving
 from tests.kube_helpers import create_node
 
 pytestmark = pytest.mark.kube

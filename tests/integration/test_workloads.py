@@ -10,7 +10,7 @@ import pytest
 from bs4 import BeautifulSoup
 from kubernetes import client
 
-from tests.conftest import eventually
+from tests.helpers import eventually
 from tests.kube_helpers import api_calls, create_node, create_pod, kubelet_standin, own_resource, workload
 
 pytestmark = pytest.mark.kube

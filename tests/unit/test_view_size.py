@@ -8,7 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from tests.conftest import repo_root
+from tests.helpers import repo_root
 
 _spec = importlib.util.spec_from_file_location("view_sizes", repo_root() / "scripts" / "view_sizes.py")
 assert _spec is not None and _spec.loader is not None

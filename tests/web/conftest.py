@@ -10,7 +10,7 @@ import jinja2.bccache
 import pytest
 
 from app import create_app
-from tests.conftest import browser
+from tests.helpers import browser
 from tests.web.fake import FakeCluster
 
 

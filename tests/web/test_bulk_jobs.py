@@ -11,7 +11,7 @@ import pytest
 
 from app.domain.changes import DESIRED_ANNOTATION
 from app.kube.api.writer import Outcome
-from tests.conftest import browser, eventually
+from tests.helpers import browser, eventually
 from tests.web.apiserver import ApiServerStandIn
 
 D = "example.com/dongle"

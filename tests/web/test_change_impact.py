@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bs4 import BeautifulSoup
 
-from tests.conftest import eventually
+from tests.helpers import eventually
 
 D = "example.com/dongle"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
-from tests.conftest import browser
+from tests.helpers import browser
 
 PAGES = ["/", "/pending/", "/plan/", "/workloads/", "/history/", "/changes/bulk", "/nodes/n1", "/devices/"]
 

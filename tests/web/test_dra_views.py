@@ -159,7 +159,7 @@ def test_exports_and_metrics_carry_dra_served_resources(client, cluster, app):
 
 
 def test_a_user_who_may_not_read_dra_objects_gets_a_note_not_an_error(make_app, cluster):
-    from tests.conftest import browser
+    from tests.helpers import browser
 
     served(cluster, n=2)
     cluster.node("n2", {R: "3"})  # a device plugin's, on another node: alice sees this one

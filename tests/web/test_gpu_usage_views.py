@@ -18,7 +18,7 @@ from bs4 import BeautifulSoup
 from app.domain.gpu_usage import DCGM, SEPARATOR
 from app.usage.poller import UsageUnavailable
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, families, holders_from_pods
-from tests.conftest import browser
+from tests.helpers import browser
 
 GPU = "nvidia.com/gpu"
 PROMETHEUS = {"prometheus_url": "http://prometheus.monitoring:9090"}

@@ -30,7 +30,7 @@ def test_readyz_counts_unreadable_objects_without_naming_them(client, cluster):
 
 
 def test_a_403_page_names_the_missing_right_in_the_apps_words(make_app, cluster):
-    from tests.conftest import browser
+    from tests.helpers import browser
 
     cluster.access.denied = {("list", "pods")}
     resp = browser(make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1",))).get(

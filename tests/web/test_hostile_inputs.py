@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.domain.changes import validate_resource
-from tests.conftest import browser
+from tests.helpers import browser
 
 D = "example.com/dongle"
 BIG = "9" * 5000

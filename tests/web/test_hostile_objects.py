@@ -19,7 +19,7 @@ from app import create_app
 from app.kube.api.cache import ClusterCache
 from app.kube.api.watch_wire import EVENT
 from app.kube.wire.reading import readers
-from tests.conftest import browser
+from tests.helpers import browser
 from tests.web.fake import FakeCluster
 
 D = "example.com/dongle"

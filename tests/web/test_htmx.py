@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint
 
 from app.web.hx import POLL_MARK
-from tests.conftest import browser
+from tests.helpers import browser
 
 POLL = {"HX-Request": "true", "HX-Target": "grid"}
 

@@ -3,7 +3,7 @@ while the old key is listed in EXTRES_PREVIOUS_SECRET_KEYS, and stop once it is 
 
 from __future__ import annotations
 
-from tests.conftest import browser
+from tests.helpers import browser
 
 OLD, NEW = "o" * 64, "n" * 64
 

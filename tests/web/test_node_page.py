@@ -113,7 +113,7 @@ def test_back_or_reload_of_a_remove_confirmation_after_the_remove_lands_on_the_n
 
 
 def test_a_shared_change_link_on_a_read_only_dashboard_says_changes_are_off(make_app, cluster):
-    from tests.conftest import browser
+    from tests.helpers import browser
 
     cluster.node("n1", {D: "2"})
     web = browser(make_app(read_only=True))

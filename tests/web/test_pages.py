@@ -10,7 +10,7 @@ from prometheus_client import generate_latest
 from app.domain.capacity_log import Record
 from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
-from tests.conftest import browser
+from tests.helpers import browser
 
 D, GPU = "example.com/dongle", "nvidia.com/gpu"
 SHORT = f"0/2 nodes are available: 2 Insufficient {D}. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."  # noqa: E501
@@ -181,7 +181,7 @@ def test_unreadable_objects_are_named_in_a_banner(client, cluster, two):
 
 
 def test_a_viewer_sees_no_forms_and_device_plugin_resources_offer_none(make_app, cluster, two):
-    from tests.conftest import browser
+    from tests.helpers import browser
 
     editor = browser(make_app())
     node = soup(editor.get("/nodes/n1"))
@@ -194,7 +194,7 @@ def test_a_viewer_sees_no_forms_and_device_plugin_resources_offer_none(make_app,
 
 
 def test_impersonated_users_who_may_not_list_pods_are_refused_by_name(make_app, cluster, two):
-    from tests.conftest import browser
+    from tests.helpers import browser
 
     cluster.access.denied.add(("list", "pods"))
     app = make_app(auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",))

@@ -6,7 +6,7 @@ from urllib.parse import quote
 
 from bs4 import BeautifulSoup
 
-from tests.conftest import browser
+from tests.helpers import browser
 
 D, GPU = "example.com/dongle", "nvidia.com/gpu"
 

@@ -7,7 +7,7 @@ from bs4 import BeautifulSoup
 
 from app.web.auth import MAX_TOKEN
 from app.web.sign_in_limits import PER_CLIENT, PER_TOKEN
-from tests.conftest import browser
+from tests.helpers import browser
 
 
 def error(resp) -> str:

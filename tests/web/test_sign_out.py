@@ -5,7 +5,7 @@ so instead of claiming success."""
 from __future__ import annotations
 
 from app.kube.api.errors import Unavailable
-from tests.conftest import browser
+from tests.helpers import browser
 
 COOKIE = "__Host-extres_session"
 

@@ -1,0 +1,90 @@
+"""Helpers the tests share (not fixtures: those are in the conftest modules): waiting for a
+condition or a served process, the checkout's root, and the Flask test client that speaks
+HTTPS and carries the CSRF token a dashboard page would."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from flask.testing import FlaskClient
+from werkzeug.datastructures import Headers
+
+from app.web import security
+
+CSRF = "test-csrf-token"
+
+
+class Browser(FlaskClient):
+    """A test client that speaks HTTPS (the session cookie is Secure) and sends, with every form,
+    the CSRF token the dashboard's own pages would carry for the identity the request presents."""
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("base_url", "https://localhost")
+        data = kwargs.get("data")
+        wants = kwargs.pop("csrf", True) and kwargs.get("method") == "POST"
+        if wants and (data is None or isinstance(data, dict)) and "csrf_token" not in (data or {}):
+            kwargs["data"] = {**(data or {}), "csrf_token": self.csrf_for(kwargs.get("headers"))}
+        return super().open(*args, **kwargs)
+
+    def csrf_for(self, headers: Any = None) -> str:
+        settings = self.application.config["EXTRES"]
+        with self.session_transaction(base_url="https://localhost") as session:
+            token = self.application.extensions["extres_tokens"].token(dict(session))
+            nonce = session.setdefault("csrf", CSRF)  # as a page of the dashboard would have set it
+        try:
+            who = security.identity_from(
+                settings,
+                security.networks(settings.trusted_proxies),
+                Headers(headers or {}),
+                "127.0.0.1",
+                token,
+            )
+        except security.IdentityError:
+            return "refused-identity"
+        return security.csrf_for(self.application.secret_key, nonce, who)
+
+
+def browser(app: Any) -> Browser:
+    app.test_client_class = Browser
+    client = app.test_client()
+    with client.session_transaction(base_url="https://localhost") as session:
+        session["csrf"] = CSRF
+    return client
+
+
+def eventually(check: Callable[[], Any], timeout: float = 15.0, interval: float = 0.1) -> Any:
+    """Call ``check`` until it returns a truthy value without failing an assertion or lookup."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            result = check()
+            if result:
+                return result
+        except (AssertionError, LookupError):
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        time.sleep(interval)
+
+
+def wait_until_serving(proc: Any, url: str, timeout: float, interval: float = 0.1) -> None:
+    """Until ``url`` answers 200; fails at once if ``proc`` (a Popen) has exited."""
+
+    def up() -> bool:
+        assert proc.poll() is None, f"{proc.args[0]} exited"
+        try:
+            with urllib.request.urlopen(url, timeout=3) as resp:
+                return resp.status == 200
+        except OSError as exc:
+            raise AssertionError(str(exc)) from exc
+
+    eventually(up, timeout=timeout, interval=interval)
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent
