@@ -80,8 +80,9 @@ def _get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
         return 0, b""
 
 
-def first_answer(plane: testenv.ControlPlane, stream: bool) -> Answer:
-    """A fresh ``extres serve``: seconds to /healthz, to ready, to the overview served; its peak."""
+def first_answer(plane: testenv.ControlPlane, stream: bool, poll: float = 0.25) -> Answer:
+    """A fresh ``extres serve``: seconds to /healthz, to ready, to the overview served; its peak.
+    ``poll``: seconds between two asks of the overview while it waits (a reader reloading)."""
     port = testenv.free_port()
     base = f"http://127.0.0.1:{port}"
     env = {
@@ -123,7 +124,7 @@ def first_answer(plane: testenv.ControlPlane, stream: bool) -> Answer:
                 raise RuntimeError("extres serve was not ready in 900 s")
             # the overview is asked for four times a second (a page is work the sync waits on:
             # a reader reloading, not a loop), /healthz and /readyz a hundred
-            time.sleep(0.25 if asked == "/" else 0.01)
+            time.sleep(poll if asked == "/" else 0.01)
         status, page = _get(base + "/", timeout=60)
         wall = time.perf_counter() - t
         if status != 200 or b"n00000" not in page:
@@ -206,7 +207,7 @@ def apiserver_memory(plane: testenv.ControlPlane) -> tuple[float, float]:
     return field["VmRSS"] / MIB, field["VmHWM"] / MIB
 
 
-def step(nodes: int, pods: int, rounds: int) -> dict[str, Any]:
+def step(nodes: int, pods: int, rounds: int, polls: tuple[float, ...] = ()) -> dict[str, Any]:
     plane, restored = snapshot.restore(nodes, pods)
     label = f"{pods // 1000}k/{nodes}"
     try:
@@ -236,10 +237,16 @@ def step(nodes: int, pods: int, rounds: int) -> dict[str, Any]:
             keep("stream apiserver", apiserver_memory(plane)[0])
             keep("extres pages", first_answer(plane, stream=False))
             keep("pages apiserver", apiserver_memory(plane)[0])
+            for poll in polls:  # the same, the overview asked less often while it waits
+                keep(f"extres pages, poll {poll:g}s", first_answer(plane, stream=False, poll=poll))
+                keep(f"pages, poll {poll:g}s apiserver", apiserver_memory(plane)[0])
         return report(label, figures, base_rss, apiserver_memory(plane)[1] - base_peak)
     finally:
         plane.stop()
         shutil.rmtree(plane.state_dir, ignore_errors=True)
+
+
+NAMES = {"stream": "streamed", "pages": "in pages"}
 
 
 def report(label: str, f: dict[str, list[Any]], base_rss: float, peak_growth: float) -> dict[str, Any]:
@@ -282,14 +289,15 @@ def report(label: str, f: dict[str, list[Any]], base_rss: float, peak_growth: fl
         + ("  (stopped: memory)" if kva.stopped else "")
     )
     rows = {}
-    for mode in ("stream", "pages"):
+    polled = [k.removeprefix("extres ") for k in f if k.startswith("extres pages, poll")]
+    for mode in ("stream", "pages", *polled):
         answers = f[f"extres {mode}"]
         a = min(answers, key=lambda r: r.wall)
         peak = max(r.peak_mib for r in answers)
         pss = max(r.pss_mib for r in answers)
         rows[mode] = a
         print(
-            f"[{label}] {'extres serve, lists ' + ('streamed' if mode == 'stream' else 'in pages'):36} "
+            f"[{label}] {'extres serve, lists ' + NAMES.get(mode, mode):36} "
             f"{a.wall:7.2f} {a.ready:8.2f} {a.partial:10.2f} {a.up:6.2f} {peak:9.0f} {pss:8.0f} "
             f"{a.wall / kva.wall:11.2f} "
             f"{peak / kva_peak:10.3f} {pss / kva_peak:10.3f} {max(f[mode + ' apiserver']):14.0f}"
@@ -317,6 +325,11 @@ def main() -> None:
     p.add_argument("--nodes", type=int, default=5000)
     p.add_argument("--steps", default="100:5000,10000,50000", help="pods per step, or nodes:pods")
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument(
+        "--polls",
+        default="",
+        help="more runs in pages, the overview asked every N s while waiting (default 0.25)",
+    )
     a = p.parse_args()
     tools.header("first_answer.py")
     # the app's modules byte-compiled, as the image's pip install leaves them
@@ -326,7 +339,8 @@ def main() -> None:
     failures = 0
     for s in a.steps.split(","):  # pods, or nodes:pods
         nodes, _, pods = s.rpartition(":")
-        failures += step(int(nodes or a.nodes), int(pods), a.rounds)["disagreements"]
+        polls = tuple(float(x) for x in a.polls.split(",") if x)
+        failures += step(int(nodes or a.nodes), int(pods), a.rounds, polls)["disagreements"]
     sys.exit(1 if failures else 0)
 
 
