@@ -245,15 +245,11 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
     # 9. Idle GPUs: the notebook on demo-node-7 holds two GPUs idle (the dcgm-exporter stand-in
     #    and Debian's Prometheus, which the demo runs when prometheus is installed); the three on
     #    demo-node-3 are busy
-    #    The page shows usage as last read (every 10 s in the demo) and does not poll: reload, as a
-    #    reader would, until a read has seen the notebook's GPUs scraped
-    notebook = page.locator('table.idle tr[data-pod="default/notebook-0"]')
-    deadline = time.monotonic() + SLOW / 1000
+    #    The list follows each usage read (every 10 s in the demo) by its own poll, so the open
+    #    page shows the notebook once a read has seen its GPUs scraped
     page.goto(demo.url + "/idle/")
-    while not notebook.count() and time.monotonic() < deadline:
-        page.wait_for_timeout(2_000)
-        page.reload()
-    expect(notebook).to_be_visible()
+    notebook = page.locator('table.idle tr[data-pod="default/notebook-0"]')
+    expect(notebook).to_be_visible(timeout=SLOW)
     expect(notebook.locator('[data-field="devices"]')).to_have_text("2")
     expect(page.locator("table.idle tbody tr")).to_have_count(1)  # the busy GPUs are not idle
     shot(page, "demo-10-idle", full=False)

@@ -212,3 +212,21 @@ def test_the_idle_metrics_feed_the_alert(usage_app, gpu_cluster, source):
     assert 'extres_idle_gpu_device_hours{namespace="ml"} 2.0' in text
     assert 'extres_idle_gpu_pods{namespace="ml"} 1.0' in text
     assert 'extres_usage_refresh_duration_seconds_count{outcome="ok"} 1.0' in text
+
+
+def test_an_open_idle_page_follows_the_next_usage_read(usage_app, gpu_cluster, source):
+    """The Idle GPUs list is a live region, as the overview and Pending are: its own poll brings
+    what the next usage read says (the notebook got busy: it leaves the list)."""
+    app = polled(usage_app())
+    client = browser(app)
+    region = page(client, "/idle/").select_one("#idle")
+    assert region.has_attr("data-poll") and "every 5s" in region["hx-trigger"]
+    assert [r["data-pod"] for r in region.select("table.idle tbody tr")] == ["ml/notebook"]
+    notebook = next(p for p in source.pods if p["metadata"]["name"] == "notebook")
+    notebook["metadata"]["annotations"][UTILIZATION_ANNOTATION] = "80-100"
+    polled(app)
+    answer = client.get(region["hx-get"], headers={"HX-Request": "true", "HX-Target": "idle"})
+    assert answer.status_code == 200
+    after = BeautifulSoup(answer.get_data(as_text=True), "html.parser")
+    assert after.select_one("#idle") is not None and not after.select("table.idle tbody tr")
+    assert after.select_one("#pending-badge[hx-swap-oob]") is not None  # what goes beside the region
