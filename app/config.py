@@ -11,6 +11,7 @@ import json
 import os
 import re
 import secrets
+import typing
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -21,7 +22,6 @@ from app.domain.device_plugins import DEFAULT_DEVICE_PLUGIN_PATTERNS
 from app.domain.gpu_usage import DCGM, UsageMapping, mappings_from
 
 PREFIX = "EXTRES_"
-AUTH_MODES = ("service-account", "impersonate", "token")
 LISTS = ("previous_secret_keys", "device_plugin_resources", "trusted_proxies", "previous_history_keys")
 OPTIONAL = (
     "kubeconfig",
@@ -198,14 +198,6 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
 
 
 WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "text"}
-# the choices of each Literal setting, for messages
-_CHOICES = {
-    "in_cluster": ("auto", "true", "false"),
-    "log_level": ("DEBUG", "INFO", "WARNING", "ERROR"),
-    "auth_mode": AUTH_MODES,
-}
-
-
 _BOOLS = frozenset(name for name, kind in Settings.__annotations__.items() if kind == "bool")
 _BOOL_WORDS = {w: True for w in ("yes", "on", "y", "t")} | {w: False for w in ("no", "off", "n", "f")}
 
@@ -259,8 +251,8 @@ def _readable(exc: msgspec.ValidationError) -> str:
     said, name = found.groups()
     for kind, word in WORDS.items():
         said = said.replace(f"Expected `{kind}`", f"expected {word}")
-    choices = _CHOICES.get(name)
-    if choices and said.startswith("Invalid enum value"):
+    if said.startswith("Invalid enum value"):  # a Literal setting: its choices, from its annotation
+        choices = typing.get_args(typing.get_type_hints(Settings)[name])
         said = f"{said.removeprefix('Invalid enum value ')} is not one of {', '.join(choices)}"
     elif said.startswith("Expected `array`"):
         said = "expected a comma-separated list"

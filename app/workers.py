@@ -1,12 +1,14 @@
 """Background work: every thread the app starts goes through here, named ``extres-…``, a daemon
 (the process never waits on one to exit), and never ended by an exception: it is logged and a
 loop goes on. Two shapes: ``start`` runs something once (a watch's own loop, a bulk job, a read),
-``every`` runs something every few seconds until told to stop, sooner when woken."""
+``every`` runs something every few seconds until told to stop, sooner when woken; ``until``
+waits, in the calling thread, for a condition another thread brings about."""
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 log = logging.getLogger(__name__)
@@ -52,3 +54,13 @@ def every(
                 log.exception("background work %s failed; it goes on", name)
 
     return start(name, loop)
+
+
+def until(done: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
+    """Whether ``done`` came true within ``timeout`` seconds (asked every ``interval``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if done():
+            return True
+        time.sleep(interval)
+    return False

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from importlib import import_module
 
@@ -43,9 +42,8 @@ def init_app(
         settings, security.networks(settings.trusted_proxies), app.extensions["extres_tokens"]
     )
     app.before_request(lambda: request_pipeline.run(steps))  # who asks, and may they: in order
-    for (
-        page
-    ) in PAGES:  # a page is its module (app/web/<page>.py, with ``bp``), its templates, and its name here
+    # a page is its module (app/web/<page>.py, with ``bp``), its templates, and its name here
+    for page in PAGES:
         app.register_blueprint(import_module(f"app.web.{page}").bp)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     app.config["EXTRES_WRITES"] = writes
@@ -119,9 +117,7 @@ def on_worker_start(app: Flask) -> None:
     def start() -> None:
         services = app.extensions["extres"]
         services.connect()
-        deadline = time.monotonic() + COMPILE_AFTER
-        while not services.freshness().synced and time.monotonic() < deadline:
-            time.sleep(0.1)
+        workers.until(lambda: services.freshness().synced, COMPILE_AFTER, interval=0.1)
         compile_templates(app)
 
     workers.start("connect", start)

@@ -23,6 +23,7 @@ def test_the_templates_compile_once_every_pod_is_counted_not_while_the_lists_dec
     import threading
 
     import app.web as web
+    from app import workers
     from app.kube.api.freshness import Freshness
 
     said: list[str] = []
@@ -43,7 +44,7 @@ def test_the_templates_compile_once_every_pod_is_counted_not_while_the_lists_dec
     class App:
         extensions = {"extres": Services()}
 
-    monkeypatch.setattr(web.time, "sleep", lambda s: None)
+    monkeypatch.setattr(workers.time, "sleep", lambda s: None)
     monkeypatch.setattr(web, "compile_templates", lambda app: (said.append("compile"), compiled.set()))
     web.on_worker_start(App())  # type: ignore[arg-type]
     assert compiled.wait(10)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -129,11 +128,11 @@ class ClusterCache:
 
     def wait_synced(self, timeout: float = 30.0) -> bool:
         """Until every kind is listed (every pod counted), or ``timeout``."""
-        return _until(self.status.synced, timeout)
+        return workers.until(self.status.synced, timeout)
 
     def wait_offered(self, timeout: float) -> bool:
         """Until what nodes offer is known (pods may still be counting), or ``timeout``."""
-        return _until(lambda: self.counting() is not None or self.status.synced(), timeout)
+        return workers.until(lambda: self.counting() is not None or self.status.synced(), timeout)
 
     def counting(self) -> int | None:
         """Pods counted so far while the first list of pods is under way and what nodes offer is
@@ -289,13 +288,3 @@ class ClusterCache:
             return
         self.store.put(kind, view, deleted)
         self.unreadable.read(kind, view.key)
-
-
-def _until(done: Callable[[], bool], timeout: float) -> bool:
-    """Whether ``done`` came true within ``timeout`` seconds (asked every 50 ms)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if done():
-            return True
-        time.sleep(0.05)
-    return False
