@@ -253,7 +253,9 @@ def _readable(exc: msgspec.ValidationError) -> str:
         said = said.replace(f"Expected `{kind}`", f"expected {word}")
     if said.startswith("Invalid enum value"):  # a Literal setting: its choices, from its annotation
         choices = typing.get_args(typing.get_type_hints(Settings)[name])
-        said = f"{said.removeprefix('Invalid enum value ')} is not one of {', '.join(choices)}"
+        given = said.removeprefix("Invalid enum value ")
+        given = given if len(given) <= 62 else f"{given[:60]}…'"  # msgspec echoes the whole value
+        said = f"{given} is not one of {', '.join(choices)}"
     elif said.startswith("Expected `array`"):
         said = "expected a comma-separated list"
     return f"{PREFIX}{name.upper()}: {said.replace(', got `str`', '')}"

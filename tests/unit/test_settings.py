@@ -99,3 +99,11 @@ SWITCH_WORDS = [("yes", True), ("Off", False), ("1", True), ("FALSE", False), ("
 @pytest.mark.parametrize(("word", "read_only"), SWITCH_WORDS)
 def test_a_switch_takes_the_words_an_operator_writes(word, read_only):
     assert Settings.from_env({"EXTRES_READ_ONLY": word}).read_only is read_only
+
+
+def test_a_huge_value_is_refused_with_a_bounded_message():
+    for variable, value in (("EXTRES_LOG_LEVEL", "x" * 100_000), ("EXTRES_PORT", "9" * 5000)):
+        with pytest.raises(ValueError) as caught:
+            Settings.from_env({variable: value})
+        said = str(caught.value)
+        assert said.startswith(f"{variable}: ") and len(said) < 300, said[:400]
