@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable, Mapping
 from app.domain.devices import DraUsage, on_node
 from app.domain.fit import NodeFacts
 from app.kube.state.pod_index import PodIndex
-from app.kube.wire.projections import EMPTY, NodeView
+from app.kube.wire.projections import NodeView
+from app.kube.wire.shared import EMPTY
 
 FIT_LOG_KEPT = 8192  # node changes a reader of changes() can catch up on
 

@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable, Mapping
 from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.devices import DraUsage
 from app.domain.overview import NodeRow, node_row
-from app.kube.wire.projections import EMPTY, NodeView
+from app.kube.wire.projections import NodeView
+from app.kube.wire.shared import EMPTY
 
 
 class Rows:

@@ -13,31 +13,31 @@ from app.domain.pod_affinity import PodTerm, TermError, pod_term
 from app.domain.shape import Placement
 
 
-class _Requirement(msgspec.Struct):
+class _Requirement(msgspec.Struct, gc=False):
     key: str = ""
     operator: str = ""
     values: list[str] | None = None
 
 
-class _Term(msgspec.Struct, rename="camel"):
+class _Term(msgspec.Struct, gc=False, rename="camel"):
     match_expressions: list[_Requirement] | None = None
     match_fields: list[_Requirement] | None = None
 
 
-class NodeSelector(msgspec.Struct, rename="camel"):
+class NodeSelector(msgspec.Struct, gc=False, rename="camel"):
     node_selector_terms: list[_Term] | None = None
 
 
-class _NodeAffinity(msgspec.Struct):
+class _NodeAffinity(msgspec.Struct, gc=False):
     requiredDuringSchedulingIgnoredDuringExecution: NodeSelector | None = None
 
 
-class Present(msgspec.Struct):
+class Present(msgspec.Struct, gc=False):
     """An object whose presence is what matters (an inter-pod affinity term, a claim volume's
     source): decodes any object, keeps none of it."""
 
 
-class _PodAffinityTerm(msgspec.Struct, rename="camel"):
+class _PodAffinityTerm(msgspec.Struct, gc=False, rename="camel"):
     topology_key: str = ""
     label_selector: dict[str, Any] | None = None
     namespaces: list[str] | None = None
@@ -60,36 +60,36 @@ class _PodAffinityTerm(msgspec.Struct, rename="camel"):
 HOSTNAME = "kubernetes.io/hostname"
 
 
-class _PodAffinity(msgspec.Struct):
+class _PodAffinity(msgspec.Struct, gc=False):
     requiredDuringSchedulingIgnoredDuringExecution: list[_PodAffinityTerm] | None = None
 
 
-class Affinity(msgspec.Struct, rename="camel"):
+class Affinity(msgspec.Struct, gc=False, rename="camel"):
     node_affinity: _NodeAffinity | None = None
     pod_affinity: _PodAffinity | None = None
     pod_anti_affinity: _PodAffinity | None = None
 
 
-class TolerationJSON(msgspec.Struct):
+class TolerationJSON(msgspec.Struct, gc=False):
     key: str | None = None
     operator: str | None = None
     value: str | None = None
     effect: str | None = None
 
 
-class TaintJSON(msgspec.Struct):
+class TaintJSON(msgspec.Struct, gc=False):
     key: str = ""
     value: str | None = None
     effect: str = ""
 
 
-class PortJSON(msgspec.Struct, rename={"host_port": "hostPort", "host_ip": "hostIP"}):
+class PortJSON(msgspec.Struct, gc=False, rename={"host_port": "hostPort", "host_ip": "hostIP"}):
     host_port: int | None = None
     protocol: str | None = None
     host_ip: str | None = None
 
 
-class SpreadJSON(msgspec.Struct, rename="camel"):
+class SpreadJSON(msgspec.Struct, gc=False, rename="camel"):
     when_unsatisfiable: str = ""
 
 

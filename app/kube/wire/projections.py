@@ -1,7 +1,9 @@
 """Slim views of decoded pods, nodes and quotas: only what accounting and the pages need.
 
 The structs they are made from are in ``app.kube.wire.decoders``. A view keeps nothing of what it
-was decoded from. Pods mostly repeat a few request shapes and selectors: equal dicts are shared.
+was decoded from. Pods mostly repeat a few request shapes and selectors: equal dicts are shared
+(``app.kube.wire.shared``), and what pods of one template share is computed once
+(``app.kube.wire.pod_template``).
 """
 
 from __future__ import annotations
@@ -15,59 +17,22 @@ from typing import Any
 
 import msgspec
 
-from app.domain.accounting import (
-    PER_SOURCE,
-    Amounts,
-    Part,
-    Reported,
-    counts_on_node,
-    extended_only,
-    pod_limit_amounts,
-    pod_request_amounts,
-)
+from app.domain.accounting import PER_SOURCE, Amounts, counts_on_node
 from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
 from app.domain.fit import PodShape, Taint
 from app.domain.names import is_native_resource
 from app.domain.pod_affinity import PodTerm
 from app.domain.quantity import QuantityError, to_amount
-from app.domain.shape import NONE, Placement, pod_shape, running
-from app.kube.wire.decoders import (
-    EMPTY_META,
-    EMPTY_POD_SPEC,
-    EMPTY_POD_STATUS,
-    Container,
-    Node,
-    OwnerRef,
-    Pod,
-    PodSpec,
-    PodStatus,
-    Quota,
-    Resources,
-)
-from app.kube.wire.placement import placement, taints
+from app.domain.shape import NONE, Placement, pod_shape
+from app.kube.wire.decoders import EMPTY_META, EMPTY_POD_SPEC, EMPTY_POD_STATUS, Node, OwnerRef, Pod, Quota
+from app.kube.wire.placement import taints
+from app.kube.wire.pod_template import NO_AMOUNTS, amounts, pod_placement
+from app.kube.wire.shared import EMPTY, shared
 
 log = logging.getLogger(__name__)
 
 ANNOTATION_PREFIX = "extres.dev/"
 REQUESTS = "requests."
-
-EMPTY: dict[str, Any] = {}
-EMPTY_RESOURCES = Resources()
-_SHARED: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
-_SHARED_MAX = 100_000
-
-
-def _shared(values: dict[str, Any]) -> dict[str, Any]:
-    """One dict per distinct content (pods mostly repeat a few request shapes): never mutate it."""
-    if not values:
-        return EMPTY
-    key = tuple(sorted(values.items()))
-    found = _SHARED.get(key)
-    if found is None:
-        if len(_SHARED) >= _SHARED_MAX:
-            return values
-        found = _SHARED[key] = {sys.intern(k): v for k, v in key}
-    return found
 
 
 def _amounts(raw: Mapping[str, Any] | None) -> Amounts:
@@ -221,63 +186,29 @@ class PodView:
                 if cond.type == "PodScheduled" and cond.status == "False" and cond.reason == "Unschedulable":
                     unschedulable = cond.message or ""
         try:
-            requests, limits = _pod_amounts(spec, status, rule)
+            amounted = amounts(spec, status, rule)
         except QuantityError:
             log.warning("pod %s/%s has an unparsable quantity", meta.namespace or "", meta.name or "")
-            requests = limits = EMPTY
+            amounted = NO_AMOUNTS
         selector = spec.node_selector
-        extended = _shared(extended_only(requests))
+        extended = amounted.extended
         return cls(
             namespace=sys.intern(meta.namespace or ""),
             name=meta.name or "",
             node_name=sys.intern(spec.node_name or ""),
             phase=sys.intern(status.phase or "Pending"),
-            requests=requests,
-            limits=limits,
+            requests=amounted.requests,
+            limits=amounted.limits,
             created=meta.creation_timestamp or "",
             extended_requests=extended,
             unschedulable=unschedulable,
             owner=workload(meta.owner_references, meta.labels) if extended else None,
-            node_selector=_shared(selector) if selector else EMPTY,
+            node_selector=shared(selector) if selector else EMPTY,
             priority=spec.priority or 0,
             terminating=meta.deletion_timestamp is not None,
-            labels=_shared(meta.labels) if meta.labels else EMPTY,
-            placement=placement(
-                spec.tolerations,
-                spec.affinity,
-                [p for c in _running(spec) for p in c.ports or ()],
-                spec.topology_spread_constraints,
-                any(v.persistent_volume_claim or v.ephemeral for v in spec.volumes or ()),
-                bool(spec.resource_claims),
-            ),
+            labels=shared(meta.labels) if meta.labels else EMPTY,
+            placement=pod_placement(spec),
         )
-
-
-def _pod_amounts(spec: PodSpec, status: PodStatus, rule: str) -> tuple[Amounts, Amounts]:
-    """A pod's effective requests and limits; the container statuses count only on a bound pod
-    (the kubelet writes them once it runs the pod)."""
-    reported: dict[str, Reported] = {}
-    if spec.node_name:
-        for cs in [*(status.container_statuses or ()), *(status.init_container_statuses or ())]:
-            if cs.name is not None:
-                actuated = cs.resources.requests if cs.resources is not None else None
-                reported[cs.name] = Reported(cs.allocated_resources, actuated, cs.resources is not None)
-    parts = [Part(c.amounts, reported=reported.get(c.name or "")) for c in spec.containers or ()]
-    parts += [
-        Part(c.amounts, c.restart_policy == "Always", True, reported.get(c.name or ""))
-        for c in spec.init_containers or ()
-    ]
-    infeasible = any(
-        c.type == "PodResizePending" and c.reason == "Infeasible" for c in status.conditions or ()
-    )
-    pod_level = spec.resources or EMPTY_RESOURCES
-    requests = pod_request_amounts(parts, spec.overhead, pod_level.requests, infeasible=infeasible, rule=rule)
-    limits = pod_limit_amounts(parts, spec.overhead, pod_level.limits)
-    return _shared(requests), _shared(limits)
-
-
-def _running(spec: PodSpec) -> list[Container]:
-    return running(spec.init_containers or [], spec.containers or [], lambda c: c.restart_policy)
 
 
 def workload(refs: list[OwnerRef] | None, labels: Mapping[str, str] | None) -> Owner:
