@@ -80,9 +80,12 @@ def _get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
         return 0, b""
 
 
-def first_answer(plane: testenv.ControlPlane, stream: bool, poll: float = 0.25) -> Answer:
+def first_answer(
+    plane: testenv.ControlPlane, stream: bool, poll: float = 0.25, page_size: int | None = None
+) -> Answer:
     """A fresh ``extres serve``: seconds to /healthz, to ready, to the overview served; its peak.
-    ``poll``: seconds between two asks of the overview while it waits (a reader reloading)."""
+    ``poll``: seconds between two asks of the overview while it waits (a reader reloading);
+    ``page_size``: objects a list page asks for (the app's default when None)."""
     port = testenv.free_port()
     base = f"http://127.0.0.1:{port}"
     env = {
@@ -94,6 +97,7 @@ def first_answer(plane: testenv.ControlPlane, stream: bool, poll: float = 0.25) 
         "EXTRES_HISTORY_STORE": "off",
         "EXTRES_COOKIE_SECURE": "false",
         "EXTRES_STREAM_LISTS": "true" if stream else "false",
+        **({"EXTRES_LIST_PAGE_SIZE": str(page_size)} if page_size else {}),
     }
     t = time.perf_counter()
     proc = subprocess.Popen(
@@ -207,7 +211,9 @@ def apiserver_memory(plane: testenv.ControlPlane) -> tuple[float, float]:
     return field["VmRSS"] / MIB, field["VmHWM"] / MIB
 
 
-def step(nodes: int, pods: int, rounds: int, polls: tuple[float, ...] = ()) -> dict[str, Any]:
+def step(
+    nodes: int, pods: int, rounds: int, polls: tuple[float, ...] = (), sizes: tuple[int, ...] = ()
+) -> dict[str, Any]:
     plane, restored = snapshot.restore(nodes, pods)
     label = f"{pods // 1000}k/{nodes}"
     try:
@@ -231,7 +237,7 @@ def step(nodes: int, pods: int, rounds: int, polls: tuple[float, ...] = ()) -> d
                 keep(mode, probe(plane.kubeconfig, mode, *extra))
             keep("sync stream", probe(plane.kubeconfig, "sync"))
             keep("sync pages", probe(plane.kubeconfig, "sync", "--pages"))
-            keep("kva", tools.measured([str(tools.kva()), "-o", "csv"], env))
+            keep("kva", kva(env))
             keep("kva apiserver", apiserver_memory(plane)[0])
             keep("extres stream", first_answer(plane, stream=True))
             keep("stream apiserver", apiserver_memory(plane)[0])
@@ -240,10 +246,23 @@ def step(nodes: int, pods: int, rounds: int, polls: tuple[float, ...] = ()) -> d
             for poll in polls:  # the same, the overview asked less often while it waits
                 keep(f"extres pages, poll {poll:g}s", first_answer(plane, stream=False, poll=poll))
                 keep(f"pages, poll {poll:g}s apiserver", apiserver_memory(plane)[0])
+            for size in sizes:  # the same, pages of another size
+                keep(f"extres pages of {size}", first_answer(plane, stream=False, page_size=size))
+                keep(f"pages of {size} apiserver", apiserver_memory(plane)[0])
         return report(label, figures, base_rss, apiserver_memory(plane)[1] - base_peak)
     finally:
         plane.stop()
         shutil.rmtree(plane.state_dir, ignore_errors=True)
+
+
+def kva(env: dict[str, str]) -> tools.Run:
+    """kubectl-view-allocations once; again once if it fails (its requests can time out while 5,000
+    kwok nodes keep the API server busy), the failure printed."""
+    try:
+        return tools.measured([str(tools.kva()), "-o", "csv"], env)
+    except RuntimeError as exc:
+        print(f"  ({exc}; run again)", flush=True)
+        return tools.measured([str(tools.kva()), "-o", "csv"], env)
 
 
 NAMES = {"stream": "streamed", "pages": "in pages"}
@@ -289,7 +308,7 @@ def report(label: str, f: dict[str, list[Any]], base_rss: float, peak_growth: fl
         + ("  (stopped: memory)" if kva.stopped else "")
     )
     rows = {}
-    polled = [k.removeprefix("extres ") for k in f if k.startswith("extres pages, poll")]
+    polled = [k.removeprefix("extres ") for k in f if k.startswith(("extres pages, poll", "extres pages of"))]
     for mode in ("stream", "pages", *polled):
         answers = f[f"extres {mode}"]
         a = min(answers, key=lambda r: r.wall)
@@ -330,6 +349,7 @@ def main() -> None:
         default="",
         help="more runs in pages, the overview asked every N s while waiting (default 0.25)",
     )
+    p.add_argument("--page-sizes", default="", help="more runs in pages of N objects (default 500)")
     a = p.parse_args()
     tools.header("first_answer.py")
     # the app's modules byte-compiled, as the image's pip install leaves them
@@ -340,7 +360,8 @@ def main() -> None:
     for s in a.steps.split(","):  # pods, or nodes:pods
         nodes, _, pods = s.rpartition(":")
         polls = tuple(float(x) for x in a.polls.split(",") if x)
-        failures += step(int(nodes or a.nodes), int(pods), a.rounds, polls)["disagreements"]
+        sizes = tuple(int(x) for x in a.page_sizes.split(",") if x)
+        failures += step(int(nodes or a.nodes), int(pods), a.rounds, polls, sizes)["disagreements"]
     sys.exit(1 if failures else 0)
 
 

@@ -112,15 +112,17 @@ def measured(cmd: list[str], env: dict[str, str] | None = None) -> Run:
     """Wall time, peak RSS (GNU time's maximum resident set) and stdout of one command."""
     limit = available() - HEADROOM
     report = Path(os.environ.get("TMPDIR", "/tmp")) / f"extres-time-{os.getpid()}-{threading.get_ident()}"
+    errors = report.with_suffix(".err")
     out = io.StringIO()
     t = time.perf_counter()
-    proc = subprocess.Popen(
-        ["/usr/bin/time", "-f", "%M", "-o", str(report), *cmd],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
+    with errors.open("w") as stderr:  # the child holds its own copy
+        proc = subprocess.Popen(
+            ["/usr/bin/time", "-f", "%M", "-o", str(report), *cmd],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
     assert proc.stdout is not None
     reader = threading.Thread(target=lambda: out.write(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
     reader.start()
@@ -136,8 +138,10 @@ def measured(cmd: list[str], env: dict[str, str] | None = None) -> Run:
     lines = report.read_text().strip().splitlines() if report.exists() else []
     report.unlink(missing_ok=True)
     peak_kb = float(lines[-1]) if lines and lines[-1].isdigit() else limit / 1024
+    said = errors.read_text(errors="replace").strip().splitlines()[-3:]
+    errors.unlink(missing_ok=True)
     if proc.returncode and not stopped:
-        raise RuntimeError(f"{cmd[0]} failed ({proc.returncode})")
+        raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}): {' | '.join(said)[:600]}")
     return Run(wall, peak_kb / 1024, out.getvalue(), stopped)
 
 
