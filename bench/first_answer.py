@@ -21,6 +21,8 @@ runs so that drift hits each alike (best of ``--rounds`` for every figure):
     with lists streamed and in pages; the app byte-compiled first, as the image has it; beside
     it kubectl-view-allocations (``-o csv``), its wall time and peak RSS (GNU time);
   * kube-apiserver's RSS after each, and the growth of its peak (VmHWM) over the step;
+  * once, before the steps: the PSS of an ``extres serve`` holding no object (its cluster
+    unreachable), the floor of the memory ratio at each step;
   * agreement: every (node, resource) requested amount kubectl-view-allocations reports for the
     bench's resources against the served app's /export.csv.
 Ratios are the claim (extres / kubectl-view-allocations: the targets are 0.5x the time and 0.1x
@@ -37,6 +39,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -86,27 +89,11 @@ def first_answer(
     """A fresh ``extres serve``: seconds to /healthz, to ready, to the overview served; its peak.
     ``poll``: seconds between two asks of the overview while it waits (a reader reloading);
     ``page_size``: objects a list page asks for (the app's default when None)."""
-    port = testenv.free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "EXTRES_KUBECONFIG": str(plane.kubeconfig),
-        "EXTRES_IN_CLUSTER": "false",
-        "EXTRES_PORT": str(port),
-        "EXTRES_METRICS_PORT": "0",
-        "EXTRES_HISTORY_STORE": "off",
-        "EXTRES_COOKIE_SECURE": "false",
-        "EXTRES_STREAM_LISTS": "true" if stream else "false",
-        **({"EXTRES_LIST_PAGE_SIZE": str(page_size)} if page_size else {}),
-    }
     t = time.perf_counter()
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "extres"), "serve"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+    proc, base = _serve(
+        plane.kubeconfig,
+        EXTRES_STREAM_LISTS="true" if stream else "false",
+        **({"EXTRES_LIST_PAGE_SIZE": str(page_size)} if page_size else {}),
     )
     up = partial = ready = 0.0
     sampler = _PssPeak(proc.pid)
@@ -148,6 +135,61 @@ def first_answer(
         if row["resource"] in RESOURCES
     }
     return Answer(up, partial, ready, wall, peak / MIB, pss / MIB, requested)
+
+
+def _serve(kubeconfig: Path, **extra: str) -> tuple[subprocess.Popen[bytes], str]:
+    """A fresh ``extres serve`` for ``kubeconfig`` with what the image installs
+    (``tools.shipped_serve``), in its own process group; its base URL."""
+    port = testenv.free_port()
+    env = tools.shipped_env(
+        EXTRES_KUBECONFIG=str(kubeconfig),
+        EXTRES_IN_CLUSTER="false",
+        EXTRES_PORT=str(port),
+        EXTRES_METRICS_PORT="0",
+        EXTRES_HISTORY_STORE="off",
+        EXTRES_COOKIE_SECURE="false",
+        **extra,
+    )
+    proc = subprocess.Popen(
+        tools.shipped_serve(),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    return proc, f"http://127.0.0.1:{port}"
+
+
+UNREACHABLE = """apiVersion: v1
+kind: Config
+clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: none, user: {token: none}}]
+contexts: [{name: none, context: {cluster: none, user: none}}]
+current-context: none
+"""
+
+
+def floor_pss(seconds: float = 5.0) -> float:
+    """MiB: the PSS peak of an ``extres serve`` that holds no object, its cluster unreachable: it has
+    loaded all it loads for a cluster (the Kubernetes client, the templates) and keeps trying."""
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = Path(tmp) / "kubeconfig"
+        kubeconfig.write_text(UNREACHABLE)
+        proc, base = _serve(kubeconfig)
+        sampler = _PssPeak(proc.pid)
+        try:
+            deadline = time.monotonic() + 30
+            while _get(base + "/healthz", timeout=1)[0] != 200:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("extres serve did not answer /healthz")
+                time.sleep(0.01)
+            time.sleep(seconds)
+            return sampler.stop() / MIB
+        finally:
+            sampler.stop()
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
 
 
 def _group(pgid: int) -> list[str]:
@@ -212,7 +254,12 @@ def apiserver_memory(plane: testenv.ControlPlane) -> tuple[float, float]:
 
 
 def step(
-    nodes: int, pods: int, rounds: int, polls: tuple[float, ...] = (), sizes: tuple[int, ...] = ()
+    nodes: int,
+    pods: int,
+    rounds: int,
+    polls: tuple[float, ...] = (),
+    sizes: tuple[int, ...] = (),
+    floor: float = 0.0,
 ) -> dict[str, Any]:
     plane, restored = snapshot.restore(nodes, pods)
     label = f"{pods // 1000}k/{nodes}"
@@ -249,7 +296,7 @@ def step(
             for size in sizes:  # the same, pages of another size
                 keep(f"extres pages of {size}", first_answer(plane, stream=False, page_size=size))
                 keep(f"pages of {size} apiserver", apiserver_memory(plane)[0])
-        return report(label, figures, base_rss, apiserver_memory(plane)[1] - base_peak)
+        return report(label, figures, base_rss, apiserver_memory(plane)[1] - base_peak, floor)
     finally:
         plane.stop()
         shutil.rmtree(plane.state_dir, ignore_errors=True)
@@ -268,7 +315,9 @@ def kva(env: dict[str, str]) -> tools.Run:
 NAMES = {"stream": "streamed", "pages": "in pages"}
 
 
-def report(label: str, f: dict[str, list[Any]], base_rss: float, peak_growth: float) -> dict[str, Any]:
+def report(
+    label: str, f: dict[str, list[Any]], base_rss: float, peak_growth: float, floor: float
+) -> dict[str, Any]:
     def best(name: str) -> float:
         return min(r["seconds"] for r in f[name])
 
@@ -325,6 +374,11 @@ def report(label: str, f: dict[str, list[Any]], base_rss: float, peak_growth: fl
         f"[{label}] kube-apiserver: RSS {base_rss:.0f} MiB settled; its peak grew {peak_growth:.0f} MiB "
         "over the step"
     )
+    if floor:
+        print(
+            f"[{label}] extres serve holding no object (its cluster unreachable): PSS {floor:.0f} MiB = "
+            f"{floor / kva_peak:.3f}x kubectl-view-allocations' peak here"
+        )
     said = {} if kva.stopped else tools.kva_requested(kva.stdout, RESOURCES)
     disagreements = 0
     for mode, a in rows.items():
@@ -356,12 +410,14 @@ def main() -> None:
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", str(ROOT / "app")], check=True, stdout=subprocess.DEVNULL
     )
+    floor = floor_pss()
+    print(f"[floor] extres serve holding no object (cluster unreachable): PSS {floor:.0f} MiB", flush=True)
     failures = 0
     for s in a.steps.split(","):  # pods, or nodes:pods
         nodes, _, pods = s.rpartition(":")
         polls = tuple(float(x) for x in a.polls.split(",") if x)
         sizes = tuple(int(x) for x in a.page_sizes.split(",") if x)
-        failures += step(int(nodes or a.nodes), int(pods), a.rounds, polls, sizes)["disagreements"]
+        failures += step(int(nodes or a.nodes), int(pods), a.rounds, polls, sizes, floor)["disagreements"]
     sys.exit(1 if failures else 0)
 
 
