@@ -98,3 +98,12 @@ def test_the_memo_is_bounded(extra: int):
         one = [{"name": f"c{i}", "resources": {"requests": {"cpu": "1"}}}]
         PODS.one(pod(f"p{i}", containers=one))
     assert _amounted.cache_info().currsize <= MEMO_SIZE
+
+
+def test_a_pod_of_unusual_size_is_counted_and_not_remembered():
+    many = [{"name": f"c{i:05}", "resources": {"requests": {"example.com/dongle": "1"}}} for i in range(2000)]
+    _amounted.cache_clear()
+    view, _, problem = PODS.one(pod("huge", containers=many))
+    assert problem is None and view is not None
+    assert view.requests == {"example.com/dongle": 2000}
+    assert _amounted.cache_info().currsize == 0  # its ~100 KB key is not kept

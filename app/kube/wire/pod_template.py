@@ -6,13 +6,17 @@ are the same. Each is computed from a key that is the JSON encoding of exactly t
 (msgspec, a few microseconds), and the computation reads those parts back from the key: the
 result is a function of the key alone, so two pods with equal keys cannot get different answers.
 A miss costs the computation plus a decode; at 5,000 real pods of a few dozen templates the
-projection of a pod takes a quarter of the time it took computed each time (bench note in
-docs/performance.md). Each memo is an LRU of bounded size.
+projection of a pod takes a fifth of the time it took computed each time (docs/performance.md,
+"Pods of one template, projected once"). Each memo is an LRU of bounded size, and a key past
+``KEY_MAX`` (a pod of unusual size: thousands of containers or resources) is computed and not
+remembered, so the memos hold at most ``MEMO_SIZE`` x ``KEY_MAX`` bytes of keys whatever the
+cluster sends.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
@@ -29,8 +33,13 @@ from app.kube.wire.decoders import Container, ContainerStatus, PodSpec, PodStatu
 from app.kube.wire.placement import Affinity, PortJSON, SpreadJSON, TolerationJSON, placement
 from app.kube.wire.shared import shared
 
+if TYPE_CHECKING:
+    from functools import _lru_cache_wrapper
+
 MEMO_SIZE = 2048  # distinct templates remembered per memo (~1 KB each)
+KEY_MAX = 16 * 1024  # bytes of a key that is remembered
 _ENCODE = msgspec.json.Encoder().encode
+T = TypeVar("T")
 
 
 class _AmountParts(msgspec.Struct, array_like=True):
@@ -88,7 +97,7 @@ def amounts(spec: PodSpec, status: PodStatus, rule: str) -> Amounted:
         infeasible,
         rule,
     )
-    return _amounted(_ENCODE(parts))
+    return _remembered(_amounted, _ENCODE(parts))
 
 
 def pod_placement(spec: PodSpec) -> Placement:
@@ -101,7 +110,12 @@ def pod_placement(spec: PodSpec) -> Placement:
         any(v.persistent_volume_claim or v.ephemeral for v in spec.volumes or ()),
         bool(spec.resource_claims),
     )
-    return _placed(_ENCODE(parts))
+    return _remembered(_placed, _ENCODE(parts))
+
+
+def _remembered(memo: _lru_cache_wrapper[T], key: bytes) -> T:
+    """``memo``'s answer for ``key``; computed without remembering it when the key is too large."""
+    return memo(key) if len(key) <= KEY_MAX else memo.__wrapped__(key)
 
 
 @lru_cache(maxsize=MEMO_SIZE)
