@@ -165,7 +165,7 @@ def measured(cmd: list[str], env: dict[str, str] | None = None) -> Run:
     lines = report.read_text().strip().splitlines() if report.exists() else []
     report.unlink(missing_ok=True)
     peak_kb = float(lines[-1]) if lines and lines[-1].isdigit() else limit / 1024
-    said = errors.read_text(errors="replace").strip().splitlines()[-3:]
+    said = [line for line in errors.read_text(errors="replace").splitlines() if line.strip()][:4]
     errors.unlink(missing_ok=True)
     if proc.returncode and not stopped:
         raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}): {' | '.join(said)[:600]}")
