@@ -47,7 +47,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -94,8 +94,10 @@ def first_answer(
     t = time.perf_counter()
     proc, base = _serve(
         plane.kubeconfig,
-        EXTRES_STREAM_LISTS="true" if stream else "false",
-        **({"EXTRES_LIST_PAGE_SIZE": str(page_size)} if page_size else {}),
+        {
+            "EXTRES_STREAM_LISTS": "true" if stream else "false",
+            **({"EXTRES_LIST_PAGE_SIZE": str(page_size)} if page_size else {}),
+        },
     )
     up = partial = ready = 0.0
     sampler = _PssPeak(proc.pid)
@@ -142,9 +144,12 @@ def first_answer(
     return Answer(up, partial, ready, wall, peak / MIB, pss / MIB, requested)
 
 
-def _serve(kubeconfig: Path, **extra: str) -> tuple[subprocess.Popen[bytes], str]:
+def _serve(
+    kubeconfig: Path, extra: dict[str, str] | None = None, stderr: IO[Any] | int = subprocess.DEVNULL
+) -> tuple[subprocess.Popen[bytes], str]:
     """A fresh ``extres serve`` for ``kubeconfig`` with what the image installs
-    (``tools.shipped_serve``), in its own process group; its base URL."""
+    (``tools.shipped_serve``), in its own process group, ``extra`` in its environment; its base
+    URL."""
     port = testenv.free_port()
     env = tools.shipped_env(
         EXTRES_KUBECONFIG=str(kubeconfig),
@@ -153,14 +158,14 @@ def _serve(kubeconfig: Path, **extra: str) -> tuple[subprocess.Popen[bytes], str
         EXTRES_METRICS_PORT="0",
         EXTRES_HISTORY_STORE="off",
         EXTRES_COOKIE_SECURE="false",
-        **extra,
+        **(extra or {}),
     )
     proc = subprocess.Popen(
         tools.shipped_serve(),
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         start_new_session=True,
     )
     return proc, f"http://127.0.0.1:{port}"

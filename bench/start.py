@@ -33,8 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import tools  # noqa: E402
-from bench.first_answer import UNREACHABLE, _get  # noqa: E402
-from extres_demo import testenv  # noqa: E402
+from bench.first_answer import UNREACHABLE, _get, _serve  # noqa: E402
 
 IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 # what the worker has loaded once it answers /healthz: the app built, one request served
@@ -49,27 +48,11 @@ print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
 
 def start(kubeconfig: Path, importtime: bool = False) -> tuple[float, str]:
     """Seconds from exec to /healthz answering 200; with ``importtime``, the processes' stderr."""
-    port = testenv.free_port()
-    env = tools.shipped_env(
-        EXTRES_KUBECONFIG=str(kubeconfig),
-        EXTRES_IN_CLUSTER="false",
-        EXTRES_PORT=str(port),
-        EXTRES_METRICS_PORT="0",
-        EXTRES_HISTORY_STORE="off",
-        EXTRES_COOKIE_SECURE="false",
-        **({"PYTHONPROFILEIMPORTTIME": "1"} if importtime else {}),
-    )
     with tempfile.TemporaryFile("w+") as err:
         t = time.perf_counter()
-        proc = subprocess.Popen(
-            tools.shipped_serve(),
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            start_new_session=True,
-        )
+        proc, base = _serve(kubeconfig, {"PYTHONPROFILEIMPORTTIME": "1"} if importtime else None, err)
         try:
-            while _get(f"http://127.0.0.1:{port}/healthz", timeout=1)[0] != 200:
+            while _get(base + "/healthz", timeout=1)[0] != 200:
                 if proc.poll() is not None or time.perf_counter() - t > 30:
                     raise RuntimeError("extres serve did not answer /healthz")
                 time.sleep(0.005)
