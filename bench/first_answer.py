@@ -33,6 +33,7 @@ the memory); seconds and MiB are this machine's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import os
@@ -45,6 +46,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -134,8 +136,7 @@ def first_answer(
             raise RuntimeError(f"/export.csv answered {status}")
     finally:
         sampler.stop()
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        _stop(proc)
     requested = {
         (row["node"], row["resource"]): int(row["requested"] or 0)
         for row in csv.DictReader(io.StringIO(body.decode()))
@@ -171,6 +172,22 @@ def _serve(
     return proc, f"http://127.0.0.1:{port}"
 
 
+def _until_healthy(proc: subprocess.Popen[bytes], base: str, within: float = 30.0) -> None:
+    """Until ``/healthz`` answers 200, asked every 5 ms; raises if the server ends or ``within``
+    seconds pass."""
+    deadline = time.monotonic() + within
+    while _get(base + "/healthz", timeout=1)[0] != 200:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("extres serve did not answer /healthz")
+        time.sleep(0.005)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """The server and every process of its group, at once."""
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
 UNREACHABLE = """apiVersion: v1
 kind: Config
 clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]
@@ -183,23 +200,25 @@ current-context: none
 def floor_pss(seconds: float = 5.0) -> float:
     """MiB: the PSS peak of an ``extres serve`` that holds no object, its cluster unreachable: it has
     loaded all it loads for a cluster (the Kubernetes client, the templates) and keeps trying."""
-    with tempfile.TemporaryDirectory() as tmp:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        kubeconfig.write_text(UNREACHABLE)
+    with unreachable() as kubeconfig:
         proc, base = _serve(kubeconfig)
         sampler = _PssPeak(proc.pid)
         try:
-            deadline = time.monotonic() + 30
-            while _get(base + "/healthz", timeout=1)[0] != 200:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("extres serve did not answer /healthz")
-                time.sleep(0.01)
+            _until_healthy(proc, base)
             time.sleep(seconds)
             return sampler.stop() / MIB
         finally:
             sampler.stop()
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
+            _stop(proc)
+
+
+@contextlib.contextmanager
+def unreachable() -> Iterator[Path]:
+    """A kubeconfig whose cluster cannot be reached, for as long as the block runs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = Path(tmp) / "kubeconfig"
+        kubeconfig.write_text(UNREACHABLE)
+        yield kubeconfig
 
 
 def _group(pgid: int) -> list[str]:

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import signal
 import statistics
 import subprocess
 import sys
@@ -33,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import tools  # noqa: E402
-from bench.first_answer import UNREACHABLE, _get, _serve  # noqa: E402
+from bench.first_answer import _serve, _stop, _until_healthy, unreachable  # noqa: E402
 
 IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 # what the worker has loaded once it answers /healthz: the app built, one request served
@@ -52,16 +50,12 @@ def start(kubeconfig: Path, importtime: bool = False) -> tuple[float, str]:
         t = time.perf_counter()
         proc, base = _serve(kubeconfig, {"PYTHONPROFILEIMPORTTIME": "1"} if importtime else None, err)
         try:
-            while _get(base + "/healthz", timeout=1)[0] != 200:
-                if proc.poll() is not None or time.perf_counter() - t > 30:
-                    raise RuntimeError("extres serve did not answer /healthz")
-                time.sleep(0.005)
+            _until_healthy(proc, base)
             up = time.perf_counter() - t
             if importtime:
                 time.sleep(3)  # the connection thread loads the client after /healthz
         finally:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
+            _stop(proc)
         err.seek(0)
         return up, err.read()
 
@@ -108,9 +102,7 @@ def main() -> None:
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", str(ROOT / "app")], check=True, stdout=subprocess.DEVNULL
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        kubeconfig.write_text(UNREACHABLE)
+    with unreachable() as kubeconfig:
         ups = [start(kubeconfig)[0] for _ in range(a.runs)]
         print(
             f"exec to /healthz: median {statistics.median(ups):.3f} s over {a.runs} starts "
