@@ -7,19 +7,28 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from app.kube.api.listing import Requests
+from app.kube.api.raw import body
 
 
 class _Body:
+    """A response whose body arrives in pieces of at most 7 bytes, as a chunked one does."""
+
     def __init__(self, data: bytes) -> None:
         self.data = data
+        self.released = False
+
+    def stream(self, amt: int | None = None, decode_content: bool | None = None) -> Iterator[bytes]:
+        for at in range(0, len(self.data), 7):
+            yield self.data[at : at + 7]
 
     def release_conn(self) -> None:
-        pass
+        self.released = True
 
 
 def _page(n: int, last: int) -> bytes:
@@ -91,3 +100,9 @@ def test_a_failure_taking_a_page_stops_the_fetching():
         assert time.monotonic() < deadline, "the fetcher did not end"
         time.sleep(0.05)
     assert len(asked) <= 3  # it gave up: not every page was fetched
+
+
+def test_a_body_arriving_in_pieces_is_read_whole_and_its_connection_released():
+    answer = _Body(_page(3, 5))
+    assert body(answer) == _page(3, 5)
+    assert answer.released

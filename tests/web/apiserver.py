@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -39,6 +40,9 @@ class _Answer:
 
     def read(self) -> bytes:
         return self.data
+
+    def stream(self, amt: int | None = None, decode_content: bool | None = None) -> Iterator[bytes]:
+        yield self.data
 
     def release_conn(self) -> None:
         pass

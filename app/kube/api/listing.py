@@ -63,16 +63,16 @@ class Requests:
     def selection(self, kind: str) -> dict[str, str]:
         return {"fieldSelector": LIVE_PODS} if kind == "pods" and self.live_pods_only else {}
 
-    def pages(self, kind: str, take: Callable[[bytes], object]) -> str:
+    def pages(self, kind: str, take: Callable[[bytearray], object]) -> str:
         """Fetch a paginated list page by page, each handed to ``take`` (which decodes and projects
         it); returns the list's resourceVersion. The next page is fetched while ``take`` works on
         this one (the API server encodes while this process decodes), one page ahead at most: at
         most three pages are held at once (taken, waiting, arriving)."""
-        ahead: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=1)
+        ahead: queue.Queue[bytearray | BaseException | None] = queue.Queue(maxsize=1)
         done = threading.Event()
         meta = ListMeta()
 
-        def put(item: bytes | BaseException | None) -> None:
+        def put(item: bytearray | BaseException | None) -> None:
             while not done.is_set():
                 try:
                     ahead.put(item, timeout=0.5)
@@ -88,6 +88,7 @@ class Requests:
                     data = self._page(kind, cont)
                     meta = _PAGE_META.decode(data).metadata or ListMeta()
                     put(data)
+                    del data  # held by the queue or the taker alone, not while the next one arrives
                     if not (cont := meta.cont):
                         break
                 put(None)
@@ -105,7 +106,7 @@ class Requests:
         finally:
             done.set()
 
-    def _page(self, kind: str, cont: str | None) -> bytes:
+    def _page(self, kind: str, cont: str | None) -> bytearray:
         query: dict[str, Any] = {**self.selection(kind), "limit": self.page_size}
         if cont:
             query["continue"] = cont

@@ -60,10 +60,18 @@ def get(api: client.ApiClient, path: str, query: dict[str, Any], timeout: float 
     return request(api, "GET", path, query, timeout)
 
 
-def body(resp: Any) -> bytes:
-    """A raw response's whole body; its connection goes back to the pool."""
+READ_PIECE = 256 * 1024  # bytes asked of the connection at a time
+
+
+def body(resp: Any) -> bytearray:
+    """A raw response's whole body, grown in one buffer as it arrives; its connection goes back to
+    the pool. Read in one call (``resp.data``), a chunked body - every list - is held twice at its
+    end: http.client keeps its pieces and then joins them (a 6 MiB page of 500 pods, 12 MiB)."""
+    whole = bytearray()
     try:
-        return resp.data
+        for piece in resp.stream(READ_PIECE, decode_content=True):
+            whole += piece
+        return whole
     finally:
         resp.release_conn()
 

@@ -37,7 +37,7 @@ class StoreLists:
         ``first``: no list of it is in yet."""
         listed = self._listed(kind, first)
 
-        def take(data: bytes) -> None:
+        def take(data: bytearray) -> None:
             page = reader.page(data)
             listed.take(page.views, page.unreadable)
             listed.flush()  # a page goes in whole as it arrives

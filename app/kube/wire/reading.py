@@ -95,7 +95,7 @@ class Reader(Generic[S, V]):
         self._item = msgspec.json.Decoder(struct)
         self._page = msgspec.json.Decoder(ObjectList[struct])  # type: ignore[valid-type]
 
-    def page(self, data: bytes) -> Page[V]:
+    def page(self, data: bytes | bytearray) -> Page[V]:
         try:
             whole = self._page.decode(data)
             views = list(map(self.project, whole.items or ()))
