@@ -16,6 +16,11 @@ COPY static ./static
 # the wheel is built with the locked backend (no build isolation: nothing fetched unpinned)
 RUN /opt/build/bin/pip wheel --no-deps --no-build-isolation -w /tmp/wheel . \
     && /opt/extres/bin/pip install --no-deps /tmp/wheel/extres-*.whl
+# every template compiled once, here, and read (never written) at each start: ~0.3 s of CPU less
+# per start (app/web/template_cache.py)
+WORKDIR /tmp
+RUN /opt/extres/bin/python -c 'from app.web.template_cache import fill; fill("/opt/extres/templates-compiled")' \
+    && chmod -R a+rX,go-w /opt/extres/templates-compiled
 
 FROM python:3.11-slim-bookworm
 RUN useradd --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin extres
@@ -25,7 +30,8 @@ ENV PATH=/opt/extres/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     EXTRES_HOST=0.0.0.0 \
-    EXTRES_PORT=8080
+    EXTRES_PORT=8080 \
+    EXTRES_TEMPLATE_CACHE=/opt/extres/templates-compiled
 USER 10001:10001
 EXPOSE 8080
 CMD ["gunicorn", "--config", "python:app.gunicorn_conf", "app:create_app()"]

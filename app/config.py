@@ -92,6 +92,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     # the durable capacity history: namespace/prefix of its 32 ConfigMaps (prefix-00 to -31);
     # "" puts them in event_namespace with the prefix extres-history; "off" keeps none
     history_store: str = ""
+    # compiled templates kept between starts (a directory); "" the user's cache directory
+    # (~/.cache/extres/templates), "off" none: compiled at each start
+    template_cache: str = ""
     history_days: Annotated[int, Meta(ge=1, le=31)] = 31  # days of capacity history kept (1 to 31)
     # seals the capacity history's records; its own key, never rotated with secret_key (the chart
     # makes one and keeps it); unset: no history is written

@@ -39,6 +39,13 @@ def test_final_stage_is_slim_and_non_root():
     assert "apt-get" not in final and "gcc" not in final and "pip install" not in final
 
 
+def test_the_image_reads_the_templates_its_build_compiled():
+    build, final = stages()
+    cache = re.search(r"EXTRES_TEMPLATE_CACHE=(\S+)", final).group(1)
+    assert cache.startswith("/opt/extres/")  # copied with the venv
+    assert f'fill("{cache}")' in build and f"chmod -R a+rX,go-w {cache}" in build
+
+
 def test_the_image_command_starts_the_app(control_plane, tmp_path):
     cmd = json.loads(re.search(r"(?m)^CMD (\[.*\])$", stages()[-1]).group(1))
     assert cmd[0] == "gunicorn"

@@ -85,8 +85,18 @@ def test_the_wheel_serves_from_anywhere(installed, control_plane, tmp_path):
     )
     assert no_cluster.returncode == 2 and "extres demo" in no_cluster.stderr  # says how; starts nothing
 
+    cache = tmp_path / "templates-compiled"  # as the image's build fills it
+    fill = f"from app.web.template_cache import fill; fill({str(cache)!r})"
+    run(installed, "python", "-c", fill, cwd=elsewhere)
+    filled = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+    assert len(filled) > 40
     port = testenv.free_port()
-    env = {**_env(installed), "EXTRES_PORT": str(port), "EXTRES_KUBECONFIG": str(control_plane.kubeconfig)}
+    env = {
+        **_env(installed),
+        "EXTRES_PORT": str(port),
+        "EXTRES_KUBECONFIG": str(control_plane.kubeconfig),
+        "EXTRES_TEMPLATE_CACHE": str(cache),
+    }
     proc = subprocess.Popen(
         ["extres", "serve"],
         cwd=elsewhere,
@@ -109,6 +119,7 @@ def test_the_wheel_serves_from_anywhere(installed, control_plane, tmp_path):
         assert status == 200 and b"selector-error" in body and b"/static/htmx.min.js" in body
         status, js = get("/static/htmx.min.js")
         assert status == 200 and js == (repo_root() / "static" / "htmx.min.js").read_bytes()
+        assert {p.name: p.stat().st_mtime_ns for p in cache.iterdir()} == filled  # read, none compiled anew
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
