@@ -92,9 +92,6 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     # the durable capacity history: namespace/prefix of its 32 ConfigMaps (prefix-00 to -31);
     # "" puts them in event_namespace with the prefix extres-history; "off" keeps none
     history_store: str = ""
-    # compiled templates kept between starts (a directory); "" the user's cache directory
-    # (~/.cache/extres/templates), "off" none: compiled at each start
-    template_cache: str = ""
     history_days: Annotated[int, Meta(ge=1, le=31)] = 31  # days of capacity history kept (1 to 31)
     # seals the capacity history's records; its own key, never rotated with secret_key (the chart
     # makes one and keeps it); unset: no history is written
@@ -107,6 +104,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     # gunicorn's threads in the one worker; changes may hold all but two of them
     threads: Annotated[int, Meta(ge=4, le=256)] = 8
     start_watches: bool = True  # start the cache's watches on the first request
+    # compiled templates kept between starts (a directory); "" the user's cache directory
+    # (~/.cache/extres/templates), "off" none: compiled at each start
+    template_cache: str = ""
     # GPU usage: the Prometheus that scrapes the GPUs' exporter (http(s)://host:port); unset: no
     # usage is shown anywhere. Only the operator sets it; no user ever sends a query
     prometheus_url: str | None = None
