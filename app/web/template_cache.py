@@ -2,12 +2,12 @@
 
 Compiling the 47 templates (parse, generate Python, compile it) takes ~0.3 s of CPU; loading
 them from this cache ~0.01 s. Compiled after the first sync, that CPU was taken from the first
-page served after it (docs/performance.md "Templates compiled once"). Each entry is checked
-against its template's source and Jinja's and Python's versions, so an edited template is
-compiled again, never served stale. The image fills its cache when it is built (``fill``) and
-reads it read-only; a directory that cannot be
-written is read and never written, and one that another user could write is not used at all
-(its entries are code this process would run).
+page served after it (docs/performance.md "The floor, the pages in flight, and the templates").
+Each entry is checked against its template's source and Jinja's and Python's versions, so an
+edited template is compiled again, never served stale. The image fills its cache when it is
+built (``fill``) and reads it read-only: a directory that cannot be written is read and never
+written. One that another user owns or could write is not used at all (its entries are code
+this process would run).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def template_cache(setting: str) -> BytecodeCache | None:
     except (OSError, RuntimeError):  # RuntimeError: no home directory to find
         return None
     if st.st_uid not in (os.getuid(), 0) or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        log.warning("template cache %s is writable by others: not used", directory)
+        log.warning("template cache %s is owned or writable by another user: not used", directory)
         return None
     return KeptTemplates(str(directory))
 
