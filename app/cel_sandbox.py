@@ -16,6 +16,7 @@ the child answers one JSON line per pair: ``true``, ``false`` or ``[expression, 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -123,7 +124,10 @@ def _end(child: subprocess.Popen[bytes]) -> None:
     child.wait()
     for pipe in (child.stdin, child.stdout):
         if pipe is not None:
-            pipe.close()
+            # a request the dead child never read may still sit in stdin's buffer: closing tries
+            # to write it once more (EPIPE); the pipe is closed all the same
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 def _lines(stream: IO[bytes], timeout: float, count: int) -> Any:

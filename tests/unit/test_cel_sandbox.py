@@ -3,6 +3,7 @@ and a crash, a stall or a memory blow-up costs the one pair that caused it, neve
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -92,3 +93,15 @@ def test_a_huge_quantity_is_unknown_never_handed_to_the_runtime():
     beyond = Device(GPU, (("big", 2**70),), (("memory", "10E"),))  # 10E milli-units: past int64
     with pytest.raises(Unknown, match="64-bit"):
         device_cel.matches(('device.driver != ""',), beyond)
+
+
+def test_a_child_that_died_with_a_request_still_buffered_ends_quietly():
+    """The evaluator can die between the write of a request and its flush: the bytes stay in
+    stdin's buffer, and closing the pipe tries them again (EPIPE). Ending the child must not
+    raise (it did, as a 500 from the page that asked)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    child.wait()
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write(b"a request never read")  # held in the buffer: smaller than it
+    cel_sandbox._end(child)
+    assert child.stdin.closed and child.stdout.closed
