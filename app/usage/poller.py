@@ -22,6 +22,11 @@ class UsageUnavailable(Exception):
     """Prometheus did not answer, or not in time, or not as its query API does; in words."""
 
 
+class UsageStopped(UsageUnavailable):
+    """The refresh's child was stopped by a signal to the whole process group (a terminal's ^C,
+    the demo or a supervisor stopping the server): said, not warned of."""
+
+
 class Source(Protocol):
     """Where usage is asked (app.usage.prometheus.Prometheus; tests give their own)."""
 
@@ -78,7 +83,8 @@ class UsagePoller:
             reading = self.fetch()
         except UsageUnavailable as exc:
             self._error, self._tried = f"Prometheus: {exc}", True
-            log.warning("usage refresh failed: %s", self._error)
+            level = logging.INFO if isinstance(exc, UsageStopped) else logging.WARNING
+            log.log(level, "usage refresh failed: %s", self._error)
             self.on_refresh(time.monotonic() - began, False)
             return
         self._reading, self._error, self._tried = reading, "", True

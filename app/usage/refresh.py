@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pickle
 import resource
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -20,10 +21,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from app.domain.gpu_usage import PodKey, Reading, UsageMapping, read
-from app.usage.poller import Source, UsageUnavailable
+from app.usage.poller import Source, UsageStopped, UsageUnavailable
 
 MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map
 START_ALLOWANCE = 10.0  # seconds for the child to start, on top of its queries' time
+# the child ended by the signal that stops the whole process group with the server (killpg, ^C):
+# the server is stopping, not the refresh failing
+STOPPED_BY = (-signal.SIGTERM, -signal.SIGINT)
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ def in_child(job: Job, start_allowance: float = START_ALLOWANCE) -> Reading:
         child.kill()
         child.communicate()
         raise UsageUnavailable(f"the refresh took longer than {deadline:g} s and was stopped") from None
+    if child.returncode in STOPPED_BY:
+        raise UsageStopped(f"the refresh was stopped by a signal (exit {child.returncode})")
     if child.returncode != 0 or not out:
         raise UsageUnavailable(f"the refresh stopped (exit {child.returncode})")
     outcome, value = pickle.loads(out)

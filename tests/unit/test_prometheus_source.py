@@ -7,6 +7,9 @@ UsageUnavailable in words, asked once (never retried); a child that stalls is st
 from __future__ import annotations
 
 import json
+import logging
+import signal
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -17,7 +20,8 @@ from typing import Any
 import pytest
 
 from app.domain.gpu_usage import DCGM, KEY, SEPARATOR
-from app.usage.poller import UsageUnavailable
+from app.usage import refresh
+from app.usage.poller import UsagePoller, UsageUnavailable
 from app.usage.prometheus import Prometheus
 from app.usage.refresh import Job, in_child
 
@@ -160,3 +164,24 @@ def test_a_refresh_that_fails_or_stalls_in_its_child_is_unavailable(fake):
     state.trickle = 1.0  # the child waits on a 30 s query; the worker stops it at its deadline
     with pytest.raises(UsageUnavailable, match=r"took longer than 0\.5 s and was stopped"):
         in_child(job(url, timeout=30), start_allowance=0.5 - 30 * 3)
+
+
+def test_a_refresh_stopped_with_its_process_group_is_said_not_warned_of(fake, monkeypatch, caplog):
+    """killpg(SIGTERM) stops the server and the refresh's child at once: the poller may see the
+    child's end before its own stop. That is the server stopping, not Prometheus failing."""
+    state, url = fake
+    state.trickle = 1.0  # the child waits on its query until the signal
+    children: list[subprocess.Popen[bytes]] = []
+    spawn = subprocess.Popen
+
+    def tracked(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        children.append(spawn(*args, **kwargs))
+        return children[-1]
+
+    monkeypatch.setattr(refresh.subprocess, "Popen", tracked)
+    threading.Timer(1.0, lambda: children[0].send_signal(signal.SIGTERM)).start()
+    poller = UsagePoller(lambda: in_child(job(url, timeout=20)), refresh=60)
+    with caplog.at_level(logging.INFO, logger="app.usage.poller"):
+        poller.poll()
+    assert [r.levelno for r in caplog.records] == [logging.INFO]
+    assert "stopped by a signal" in poller.status().error
