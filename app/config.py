@@ -103,6 +103,14 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     replicas: Annotated[int, Meta(ge=1)] = 1  # how many copies serve this dashboard (the chart sets it)
     # gunicorn's threads in the one worker; changes may hold all but two of them
     threads: Annotated[int, Meta(ge=4, le=256)] = 8
+    # connections open at once (gunicorn's worker_connections); at the limit the oldest one with
+    # no request in a thread is closed to make room
+    connections: Annotated[int, Meta(ge=16, le=65_536)] = 1000
+    # connections open at once from one client address (an IPv6 /64); the trusted proxies are not
+    # limited
+    connections_per_client: Annotated[int, Meta(ge=1, le=65_536)] = 64
+    # MiB of requests arriving and answers leaving held at once, every connection's together
+    intake_mib: Annotated[int, Meta(ge=1, le=4096)] = 32
     start_watches: bool = True  # start the cache's watches on the first request
     # compiled templates kept between starts (a directory); "" the user's cache directory
     # (~/.cache/extres/templates), "off" none: compiled at each start

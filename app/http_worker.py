@@ -1,66 +1,252 @@
-"""gunicorn's threaded worker, but a request reaches one of its threads only once it has arrived
-whole: its head and, by Content-Length, its body (or the first 1 MiB of it).
+"""gunicorn's threaded worker, with its connections' bytes moved by its own event loop: a thread
+gets a request only once it has arrived whole, and the answer it writes is sent by the loop.
 
-Why: the gthread worker hands a connection to a thread as soon as its first byte arrives, and
-the thread then reads the rest blocking. A client that trickles a byte a second (slowloris) holds
-a thread for as long as it likes; eight such clients took every thread and ``/healthz`` went
-unanswered for 20 s. Here the worker's own event loop reads each connection's bytes without
-blocking as they come, and a request still incomplete ``HEAD_DEADLINE`` seconds after it began
-(the connection opened, or a kept-alive one sent its first byte) is cut. An ingress in front
-buffers the same way; this keeps a pod reached directly (a port forward, a Service without the
-ingress) answering too.
-Tested by ``tests/integration/test_slow_clients.py`` (50 trickling clients).
+Why: gthread hands a connection to a thread at its first byte, and the thread then reads the
+rest and writes the answer on a blocking socket. Eight clients sending ~100 bytes each (a
+request trickled, or one whole request followed by the start of the next, or an answer never
+read) held all eight threads and every page, ``/healthz`` too. Here:
+
+* the loop reads every connection without blocking until gunicorn's own incremental parser says
+  the request is whole (app/http_intake.py): head, body by length or chunked (extensions,
+  trailers), ``Expect: 100-continue`` answered by the loop; a request still incomplete
+  ``request_deadline`` seconds after its first byte is cut, one that can never be served
+  (malformed, over the limits) is answered 400/413/431 by the loop;
+* what follows a request (pipelined) is framed again by the loop after the answer;
+* an answer up to ``answer_held`` bytes is held and sent by the loop within ``write_deadline``;
+  a larger one is written by its thread, each write within the deadline; a connection closed
+  after its answer lingers in the loop, not in a thread (gunicorn drains it for up to 2 s);
+* every byte held, requests and answers, counts against one budget for the worker (past it, the
+  connection holding the most is cut); connections per address (IPv6: per /64) are capped, the
+  trusted proxies excepted; at ``worker_connections`` the oldest connection with no request in a
+  thread is closed to make room rather than accepting nothing;
+* every socket has kernel send and receive timeouts as a backstop.
+TLS is not served in the process (an ingress in front terminates it). Tested per shape by
+tests/web/test_intake.py; measured against the alternatives by bench/intake.py.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
+import errno
 import selectors
 import socket
+import struct
 import time
+from collections import Counter
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
-from gunicorn.workers.gthread import ThreadWorker
+from gunicorn.workers.gthread import TConn, ThreadWorker
 
-HEAD_DEADLINE = 10.0  # seconds a request may take to arrive
-HANDED_AT = 1 << 20  # bytes buffered: past that the thread reads the rest (the app refuses it)
-_LENGTH = re.compile(rb"^content-length:[ \t]*([0-9]{1,12})[ \t]*\r?$", re.I | re.M)
-_CHUNKED = re.compile(rb"^transfer-encoding:[^\r\n]*chunked", re.I | re.M)
-_CONTINUE = re.compile(rb"^expect:[ \t]*100-continue", re.I | re.M)
+from app.http_intake import CONTINUE, Arrival, Budget, Limits, Refused, client_key
+
+LINGER = 2.0  # seconds a closed connection is drained for, as gunicorn does (RFC 9112 9.6)
 
 
-def complete(data: bytes | bytearray) -> bool:
-    """Whether ``data`` holds a whole request: its head and all of its body."""
-    end = data.find(b"\r\n\r\n")
-    if end < 0:
-        return False
-    head, body = data[:end], data[end + 4 :]
-    if _CONTINUE.search(head):
-        return True  # the client waits for "100 Continue" before its body: the thread sends it
-    if _CHUNKED.search(head):
-        return body.endswith(b"0\r\n\r\n")
-    length = _LENGTH.search(head)
-    return len(body) >= (int(length.group(1)) if length else 0)
+class Conn(TConn):
+    """gthread's connection, whose close the worker hears of (and makes graceful in its loop)."""
+
+    def __init__(self, worker: BufferingWorker, *args: Any) -> None:
+        super().__init__(*args)
+        self.worker = worker
+        self.continued = False  # the loop answered "100 Continue" for the request in hand
+
+    def close(self, graceful: bool = False) -> None:
+        if graceful and self.worker.linger(self):
+            return
+        super().close()
+        self.worker.closed(self)
+
+
+class Outbox:
+    """The socket a thread answers on: what it writes is held, up to ``held_max`` bytes within
+    the budget, and sent by the loop; past that the thread sends, within the write deadline."""
+
+    def __init__(self, conn: Conn, budget: Budget, limits: Limits) -> None:
+        self.sock, self.continued = conn.sock, conn.continued
+        self.budget, self.held_max, self.deadline = budget, limits.answer_held, limits.write_deadline
+        self.parts: list[bytes] = []
+        self.held = 0
+        self.direct = False
+
+    def sendall(self, data: Any) -> None:
+        data = bytes(data)
+        if not self.direct and self.held + len(data) <= self.held_max and self.budget.take(len(data)):
+            self.parts.append(data)
+            self.held += len(data)
+            return
+        self.direct = True
+        self.flush()
+        self.sock.settimeout(self.deadline)
+        self.sock.sendall(data)
+
+    def send(self, data: Any) -> int:
+        if self.continued and bytes(data) == CONTINUE:
+            return len(data)  # the loop said it already
+        self.sendall(data)
+        return len(data)
+
+    def flush(self) -> None:
+        """Sends what is held, from the thread (a large answer, or a close)."""
+        parts, held = self.parts, self.held
+        self.parts, self.held = [], 0
+        try:
+            if parts:
+                self.sock.settimeout(self.deadline)
+                self.sock.sendall(b"".join(parts))
+        finally:
+            self.budget.give(held)
+
+    def shutdown(self, how: int) -> None:
+        self.flush()
+        self.sock.shutdown(how)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sock, name)
+
+
+class Leaving:
+    """An answer the loop is sending."""
+
+    __slots__ = ("data", "deadline", "future", "held")
+
+    def __init__(self, outbox: Outbox, deadline: float, future: Any) -> None:
+        self.data = memoryview(b"".join(outbox.parts))
+        self.held, self.deadline, self.future = outbox.held, deadline, future
 
 
 class BufferingWorker(ThreadWorker):
+    limits: ClassVar[Limits] = Limits()
+
+    @classmethod
+    def configured(cls, limits: Limits) -> type[BufferingWorker]:
+        return type(cls.__name__, (cls,), {"limits": limits, "__module__": __name__})
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.arriving: dict[Any, tuple[float, bytearray]] = {}  # connection -> (deadline, bytes)
+        self.budget = Budget(self.limits.budget)
+        self.arriving: dict[Conn, Arrival] = {}  # insertion order: oldest first
+        self.leaving: dict[Conn, Leaving] = {}
+        self.lingering: dict[Conn, float] = {}
+        self.answered: dict[Conn, Outbox] = {}  # set by a thread, taken by the loop
+        self.clients: Counter[str] = Counter()
+        self.client_of: dict[Conn, str] = {}
+
+    # -- connections come and go (the loop) -------------------------------------------------------
+
+    def accept(self, listener: Any) -> None:
+        try:
+            sock, addr = listener.accept()
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
+                raise
+            return
+        key = client_key(addr, self.limits.exempt)
+        if key is not None and self.clients[key] >= self.limits.per_client:
+            _answer_and_close(sock, Refused(429, "Too Many Connections From One Address"))
+            return
+        _kernel_deadlines(sock, self.limits.write_deadline)
+        conn = Conn(self, self.cfg, sock, addr, listener.getsockname())
+        self.nr_conns += 1
+        if key is not None:
+            self.clients[key] += 1
+            self.client_of[conn] = key
+        self.enqueue_req(conn)
+        while self.nr_conns >= self.worker_connections and self._make_room():
+            pass
+
+    def _make_room(self) -> bool:
+        """Closes the oldest connection no thread holds: one arriving, else one kept alive."""
+        if self.arriving:
+            self._drop(next(iter(self.arriving)))
+            return True
+        if self.keepalived_conns:
+            conn = self.keepalived_conns.popleft()
+            with contextlib.suppress(OSError, KeyError, ValueError):
+                self.poller.unregister(conn.sock)
+            self.nr_conns -= 1
+            conn.close()
+            return True
+        return False
+
+    def closed(self, conn: Conn) -> None:
+        """Whatever a closed connection held is let go."""
+        if (key := self.client_of.pop(conn, None)) is not None:
+            self.clients[key] -= 1
+            if not self.clients[key]:
+                del self.clients[key]
+        if (arrival := self.arriving.pop(conn, None)) is not None:
+            self.budget.give(len(arrival.data))
+        if (leaving := self.leaving.pop(conn, None)) is not None:
+            self.budget.give(leaving.held)
+        self.lingering.pop(conn, None)
+
+    def _drop(self, conn: Conn, answer: Refused | None = None) -> None:
+        with contextlib.suppress(OSError, KeyError, ValueError):
+            self.poller.unregister(conn.sock)
+        if answer is not None:
+            with contextlib.suppress(OSError):
+                conn.sock.send(answer.answer())  # non-blocking: what fits, or nothing
+        self.nr_conns -= 1
+        conn.close()
+
+    def linger(self, conn: Conn) -> bool:
+        """A graceful close in the loop: our side shut, the client's bytes drained until it
+        closes or ``LINGER`` s pass (gunicorn does this in its loop, blocking it)."""
+        try:
+            conn.sock.shutdown(socket.SHUT_WR)
+            conn.sock.setblocking(False)
+            self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._drain, conn))
+        except (OSError, ValueError, KeyError):
+            return False
+        self.lingering[conn] = time.monotonic() + LINGER
+        return True
+
+    def _drain(self, conn: Conn, _sock: Any) -> None:
+        try:
+            if conn.sock.recv(65536):
+                return
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            pass
+        self._end_linger(conn)
+
+    def _end_linger(self, conn: Conn) -> None:
+        with contextlib.suppress(OSError, KeyError, ValueError):
+            self.poller.unregister(conn.sock)
+        conn.close()
+
+    def murder_pending(self) -> None:
+        super().murder_pending()
+        now = time.monotonic()
+        stopping = not self.alive  # then a connection that has sent nothing is not waited for
+        for conn in [c for c, a in self.arriving.items() if a.deadline < now or (stopping and not a.data)]:
+            self._drop(conn, Refused(408, "Request Timeout") if self.arriving[conn].data else None)
+        for conn in [c for c, leaving in self.leaving.items() if leaving.deadline < now]:
+            self._drop(conn)
+        for conn in [c for c, deadline in self.lingering.items() if deadline < now]:
+            self._end_linger(conn)
+
+    # -- a request arrives (the loop) -------------------------------------------------------------
 
     def enqueue_req(self, conn: Any) -> None:
-        read_ahead = conn.parser is not None and conn.parser.unreader.buf.getvalue()
-        if self.cfg.is_ssl or read_ahead:  # TLS here: the handshake is the thread's; read ahead: all here
+        if self.cfg.is_ssl:  # the handshake is a thread's; TLS is terminated in front of the pod
             super().enqueue_req(conn)
             return
+        tail = conn.parser.unreader.take_buffered() if conn.parser is not None else b""
+        conn.parser, conn.initialized, conn.continued = None, False, False
         conn.sock.setblocking(False)
-        self.arriving[conn] = (time.monotonic() + HEAD_DEADLINE, bytearray())
+        arrival = Arrival(time.monotonic() + self.limits.request_deadline, self.limits.max_body)
+        self.arriving[conn] = arrival
+        if tail and not self._take(conn, arrival, tail):
+            return
+        if arrival.whole:
+            self._hand(conn)
+            return
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._readable, conn))
 
-    def _readable(self, conn: Any, _sock: Any) -> None:
-        _, data = self.arriving[conn]
+    def _readable(self, conn: Conn, _sock: Any) -> None:
         try:
             chunk = conn.sock.recv(65536)
         except (BlockingIOError, InterruptedError):
@@ -70,25 +256,95 @@ class BufferingWorker(ThreadWorker):
         if not chunk:  # the client went away
             self._drop(conn)
             return
-        data += chunk
-        if complete(data) or len(data) >= HANDED_AT:
+        arrival = self.arriving[conn]
+        if self._take(conn, arrival, chunk) and arrival.whole:
             self.poller.unregister(conn.sock)
-            del self.arriving[conn]
-            conn.init()  # plain HTTP: only the parser is made (the socket blocking again)
-            conn.parser.unreader.unread(bytes(data))
-            super().enqueue_req(conn)
+            self._hand(conn)
 
-    def _drop(self, conn: Any) -> None:
-        del self.arriving[conn]
-        with contextlib.suppress(OSError, KeyError, ValueError):
-            self.poller.unregister(conn.sock)
-        self.nr_conns -= 1
-        with contextlib.suppress(OSError):
-            conn.sock.shutdown(socket.SHUT_RDWR)
-        conn.close()
+    def _take(self, conn: Conn, arrival: Arrival, chunk: bytes) -> bool:
+        """Feeds ``chunk`` to the arrival; False if the connection was answered and closed."""
+        if not self.budget.take(len(chunk)):
+            largest = max(self.arriving, key=lambda c: len(self.arriving[c].data))
+            self._drop(largest, Refused(503, "Service Unavailable"))
+            if largest is conn or not self.budget.take(len(chunk)):
+                if conn in self.arriving:
+                    self._drop(conn, Refused(503, "Service Unavailable"))
+                return False
+        wanted = arrival.wants_continue
+        try:
+            arrival.feed(chunk)
+        except Refused as refused:
+            self._drop(conn, refused)
+            return False
+        if arrival.wants_continue and not wanted and not arrival.whole:
+            with contextlib.suppress(OSError):
+                conn.sock.send(CONTINUE)
+                conn.continued = True
+        return True
 
-    def murder_pending(self) -> None:
-        super().murder_pending()
-        now = time.monotonic()
-        for conn in [c for c, (deadline, _) in self.arriving.items() if deadline < now]:
+    def _hand(self, conn: Conn) -> None:
+        arrival = self.arriving.pop(conn)
+        self.budget.give(len(arrival.data))
+        conn.init()  # plain HTTP: only gunicorn's parser is made (the socket blocking again)
+        conn.parser.unreader.unread(bytes(arrival.data))
+        super().enqueue_req(conn)
+
+    # -- the answer (a thread, then the loop) -----------------------------------------------------
+
+    def handle_request(self, req: Any, conn: Any) -> bool:
+        real = conn.sock
+        outbox = Outbox(conn, self.budget, self.limits)
+        conn.sock = outbox
+        try:
+            return bool(super().handle_request(req, conn))
+        finally:
+            conn.sock = real
+            self.answered[conn] = outbox
+
+    def finish_request(self, conn: Any, fs: Any) -> None:
+        outbox = self.answered.pop(conn, None)
+        if outbox is None or not outbox.parts:
+            super().finish_request(conn, fs)
+            return
+        leaving = Leaving(outbox, time.monotonic() + self.limits.write_deadline, fs)
+        self.leaving[conn] = leaving
+        try:
+            conn.sock.setblocking(False)
+            self.poller.register(conn.sock, selectors.EVENT_WRITE, partial(self._writable, conn))
+        except (OSError, ValueError, KeyError):
             self._drop(conn)
+
+    def _writable(self, conn: Conn, _sock: Any) -> None:
+        leaving = self.leaving[conn]
+        try:
+            sent = conn.sock.send(leaving.data)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._drop(conn)
+            return
+        leaving.data = leaving.data[sent:]
+        if leaving.data:
+            return
+        self.poller.unregister(conn.sock)
+        del self.leaving[conn]
+        self.budget.give(leaving.held)
+        super().finish_request(conn, leaving.future)
+
+
+def _kernel_deadlines(sock: socket.socket, seconds: float) -> None:
+    """SO_RCVTIMEO and SO_SNDTIMEO: a blocking read or write that moves nothing for ``seconds``
+    fails, whoever made the socket blocking again."""
+    whole = int(seconds)
+    timeval = struct.pack("ll", whole, int((seconds - whole) * 1e6))
+    for option in (socket.SO_RCVTIMEO, socket.SO_SNDTIMEO):
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, option, timeval)
+
+
+def _answer_and_close(sock: socket.socket, refused: Refused) -> None:
+    with contextlib.suppress(OSError):
+        sock.setblocking(False)
+        sock.send(refused.answer())
+    with contextlib.suppress(OSError):
+        sock.close()

@@ -61,6 +61,13 @@ def _tune_malloc() -> None:
     malloc.tune()
 
 
+def _worker_class(settings: Settings) -> type:
+    from app.http_intake import Limits
+    from app.http_worker import BufferingWorker
+
+    return BufferingWorker.configured(Limits.of(settings))
+
+
 def gunicorn_options(settings: Settings) -> dict[str, Any]:
     return {
         # what the master imported is shared with the worker page for page until written: frozen,
@@ -74,8 +81,10 @@ def gunicorn_options(settings: Settings) -> dict[str, Any]:
         "control_socket_disable": True,  # nothing may steer the server from outside its process
         "bind": f"{settings.host}:{settings.port}",
         "workers": 1,
-        "worker_class": "app.http_worker.BufferingWorker",  # gthread, fed whole requests
+        "worker_class": _worker_class(settings),  # gthread, fed whole requests
         "threads": settings.threads,
+        "worker_connections": settings.connections,
+        "sendfile": False,  # every answer goes through the worker's outbox (app/http_worker.py)
         # every logger, gunicorn's too, as JSON lines on stderr (app.logs); access lines only when
         # EXTRES_ACCESS_LOG is set
         "logconfig_dict": logs.config(settings.log_level, settings.access_log),

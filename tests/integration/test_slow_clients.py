@@ -1,7 +1,7 @@
 """Slow clients against the app served as in the container: fifty connections trickling their
 requests a byte at a time hold none of the worker's threads (app/http_worker.py buffers each
 request until it is whole), so /healthz and pages answer meanwhile; a trickler that finishes is
-answered, and one still incomplete past the deadline is cut."""
+answered, and one still incomplete past the deadline is answered 408 and cut."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from app import http_worker
+from app.http_intake import Limits
 from tests.serving import Server
 
 pytestmark = pytest.mark.kube
@@ -50,22 +50,11 @@ def test_fifty_slow_clients_take_no_thread_and_the_pages_answer(control_plane):
                 served += resp.status == 200
         assert served == 5
         for t in threads:
-            t.join(timeout=http_worker.HEAD_DEADLINE + 20)
+            t.join(timeout=Limits().request_deadline + 20)
         assert answers[0].startswith(b"HTTP/1.1 200"), answers[0]  # a slow request that finished
-        cut = [i for i in range(1, SLOW) if answers.get(i) == b""]
+        cut = [i for i in range(1, SLOW) if answers.get(i, b"").startswith(b"HTTP/1.1 408")]
         print(f"\n{SLOW} trickling clients: 5 of 5 pages answered meanwhile; {len(cut)} cut at the deadline")
-        assert len(cut) == SLOW - 1  # never answered: cut once past HEAD_DEADLINE
+        assert len(cut) == SLOW - 1  # cut once past the request deadline
     finally:
         stop.set()
         server.kill()
-
-
-def test_a_request_is_whole_by_its_head_and_length():
-    assert not http_worker.complete(b"GET / HTTP/1.1\r\nHost: x\r\n")
-    assert http_worker.complete(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-    post = b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n"
-    assert not http_worker.complete(post + b"abc") and http_worker.complete(post + b"abcde")
-    chunked = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"
-    assert not http_worker.complete(chunked) and http_worker.complete(chunked + b"0\r\n\r\n")
-    # curl asks before a large body and waits for "100 Continue": the head alone goes to a thread
-    assert http_worker.complete(b"POST / HTTP/1.1\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n")

@@ -1,0 +1,154 @@
+"""What the HTTP intake decides about the bytes a connection sends, without touching a socket:
+when a request has arrived whole (gunicorn's own incremental parser frames it: length, chunked
+with extensions and trailers, its limits), what it may hold, whom a connection counts against,
+and how many bytes all connections together may hold. The worker (app/http_worker.py) does the
+I/O; docs/performance.md "The intake" says why the intake is built this way (measured)."""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+from dataclasses import dataclass
+
+from gunicorn.asgi.parser import LimitRequestHeaders, LimitRequestLine, ParseError, PythonProtocol
+
+from app.config import Settings
+
+HEAD_LIMITS = {"limit_request_line": 8190, "limit_request_fields": 100, "limit_request_field_size": 8190}
+MAX_HEAD = 32 * 1024  # bytes of a request's head, as nginx's default buffers for one (4 x 8k)
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The intake's bounds, from the settings (app/serving.py)."""
+
+    max_body: int = 64 * 1024  # bytes of a request body (EXTRES_MAX_REQUEST_BYTES)
+    budget: int = 32 << 20  # bytes buffered at once, requests and answers of every connection
+    per_client: int = 64  # connections open at once from one address (an IPv6 /64)
+    exempt: tuple[Network, ...] = ()  # never limited per address: the trusted proxies
+    request_deadline: float = 10.0  # seconds a request may take to arrive whole
+    write_deadline: float = 10.0  # seconds an answer may take to leave
+    answer_held: int = 1 << 20  # bytes of one answer written by the worker's loop, not a thread
+
+    @classmethod
+    def of(cls, settings: Settings) -> Limits:
+        return cls(
+            max_body=settings.max_request_bytes,
+            budget=settings.intake_mib << 20,
+            per_client=settings.connections_per_client,
+            exempt=tuple(ipaddress.ip_network(e.strip(), strict=False) for e in settings.trusted_proxies),
+        )
+
+
+class Refused(Exception):
+    """A request answered by the intake itself, then the connection closed."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(f"{status} {reason}")
+        self.status, self.reason = status, reason
+
+    def answer(self) -> bytes:
+        body = f"{self.reason}\n".encode()
+        return (
+            f"HTTP/1.1 {self.status} {self.reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode() + body
+
+
+class Arrival:
+    """One request arriving: its raw bytes (with whatever follows it, pipelined) until whole."""
+
+    __slots__ = ("_body", "_fed", "_max_body", "_parser", "data", "deadline", "wants_continue", "whole")
+
+    def __init__(self, deadline: float, max_body: int) -> None:
+        self.data = bytearray()
+        self.deadline = deadline
+        self.whole = False
+        self.wants_continue = False  # "Expect: 100-continue": answered once the head is in
+        self._body = 0
+        self._fed = 0  # bytes given to the parser: none until the head is in (parsed once, whole)
+        self._max_body = max_body
+        self._parser = PythonProtocol(
+            on_headers_complete=self._head,
+            on_body=self._counted,
+            on_message_complete=self._done,
+            **HEAD_LIMITS,
+        )
+
+    def feed(self, chunk: bytes) -> None:
+        """Take what arrived; raises Refused when the request can never be served."""
+        self.data += chunk
+        if self.whole:
+            return  # bytes of the next request, pipelined: framed once this one is answered
+        if not self._fed:
+            end = self.data.find(b"\r\n\r\n", max(0, len(self.data) - len(chunk) - 3))
+            if end < 0 or end > MAX_HEAD:
+                if len(self.data) > MAX_HEAD:
+                    raise Refused(431, "Request Header Fields Too Large")
+                return
+            chunk = bytes(self.data)
+        self._fed += len(chunk)
+        try:
+            self._parser.feed(chunk)
+        except LimitRequestLine as exc:
+            raise Refused(414, "URI Too Long") from exc
+        except LimitRequestHeaders as exc:
+            raise Refused(431, "Request Header Fields Too Large") from exc
+        except ParseError as exc:
+            raise Refused(400, "Bad Request") from exc
+
+    def _head(self) -> bool:
+        length = self._parser.content_length
+        if length is not None and length > self._max_body:
+            raise Refused(413, "Request Entity Too Large")
+        expect = dict(self._parser.headers).get(b"expect", b"")
+        self.wants_continue = expect.lower() == b"100-continue" and self._parser.http_version == (1, 1)
+        return False  # the body is framed, never skipped
+
+    def _counted(self, chunk: bytes) -> None:
+        self._body += len(chunk)
+        if self._body > self._max_body:  # chunked: no length to refuse by in advance
+            raise Refused(413, "Request Entity Too Large")
+
+    def _done(self) -> None:
+        self.whole = True
+
+
+class Budget:
+    """Bytes held by the intake, every connection's together, against one limit."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+        self._lock = threading.Lock()  # answers are held by the threads, requests by the loop
+
+    def take(self, n: int) -> bool:
+        with self._lock:
+            if self.held + n > self.limit:
+                return False
+            self.held += n
+            return True
+
+    def give(self, n: int) -> None:
+        with self._lock:
+            self.held -= n
+
+
+def client_key(peer: object, exempt: tuple[Network, ...]) -> str | None:
+    """What a connection from ``peer`` counts against: its IPv4 address or IPv6 /64 (a host gets a
+    whole /64 to rotate through); None for a trusted proxy (every user behind it shares its
+    address) and for what is not an IP address (a Unix socket)."""
+    host = peer[0] if isinstance(peer, tuple) and peer else None
+    try:
+        address = ipaddress.ip_address(str(host).split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if any(address in net for net in exempt):
+        return None
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
