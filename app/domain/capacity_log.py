@@ -138,7 +138,8 @@ def decode(text: str, keys: Sequence[str]) -> Record | None:
         return None
     if not isinstance(mac, str) or not all(isinstance(getattr(record, f), str) for f in ("when", "node")):
         return None
-    if not any(hmac.compare_digest(seal(k, record), mac) for k in keys):
+    sent = mac.encode("utf-8", "surrogatepass")  # compare_digest refuses non-ASCII str
+    if not any(hmac.compare_digest(seal(k, record).encode(), sent) for k in keys):
         return None
     return record
 

@@ -166,7 +166,8 @@ def csrf_ok() -> bool:
     if not sent or not nonce:
         return False
     who = identity()
-    return any(hmac.compare_digest(sent, csrf_for(key, nonce, who)) for key in _secrets())
+    sent_bytes = sent.encode("utf-8", "surrogatepass")  # any Unicode: compare_digest takes ASCII str only
+    return any(hmac.compare_digest(sent_bytes, csrf_for(key, nonce, who).encode()) for key in _secrets())
 
 
 def same_origin() -> bool:

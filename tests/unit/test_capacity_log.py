@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import replace
 
 import pytest
@@ -74,6 +76,9 @@ def test_only_records_sealed_with_a_known_key_are_read():
     assert decode(encode(r, "other"), ("k1",)) is None
     assert decode("not json", ("k1",)) is None and decode("x" * 1000, ("k1",)) is None
     assert decode('{"seal": "x", "when": 1}', ("k1",)) is None
+    sealed = json.loads(encode(r, "k1"))
+    for seal in ("é", "١٢", "²", "\ud800"):  # any Unicode for a seal: refused, never an error
+        assert decode(json.dumps({**sealed, "seal": seal}), ("k1",)) is None
 
 
 def test_managed_fields_name_who_owns_which_extended_amounts():

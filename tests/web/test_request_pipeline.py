@@ -54,6 +54,11 @@ def test_a_write_without_the_csrf_token_or_from_another_site_is_refused_by_its_s
         steps["marked"]()
         with pytest.raises(BadRequest, match="CSRF"):
             steps["csrf"]()
+    for token in ("é", "١٢", "²", "a" * 10_000):  # any Unicode: refused, never a 500
+        with app.test_client() as client:
+            client.get("/")  # a session with its nonce
+            answer = client.post("/changes/nodes/n1/resources", data={"quantity": "1", "csrf_token": token})
+            assert answer.status_code == 400 and b"CSRF" in answer.data
     origin = {"Origin": "https://elsewhere.example", "Host": "dashboard.example"}
     with app.test_request_context("/changes/nodes/n1/resources", method="POST", headers=origin):
         steps["marked"]()
