@@ -165,8 +165,9 @@ def parse_manifest(text: str, admission: Callable[[str], Namespace] | None = Non
     if not isinstance(containers, list) or not containers:
         raise ManifestError({"manifest": "The pod spec has no containers."})
     for group in ("initContainers", "containers"):
-        for i, c in enumerate(pod_spec.get(group) or ()):
-            c = _mapping(c, f"spec.{group}[{i}]")
+        for i, c in enumerate(_list(pod_spec.get(group), f"spec.{group}")):
+            if not isinstance(c, dict):  # a null container too: the API server refuses it
+                raise ManifestError({"manifest": f"spec.{group}[{i}] must be a mapping, not {shown(c)}."})
             problems.append(_unknown(c, CONTAINER, f"spec.{group}[{i}]"))
             problems.append(
                 _unknown(_mapping(c.get("resources"), "resources"), RESOURCES, f"spec.{group}[{i}].resources")
@@ -239,25 +240,35 @@ def name_problem(name: str) -> str | None:
 
 
 def _check_quantities(spec: Mapping[str, Any]) -> None:
-    for group in ("initContainers", "containers"):
-        for c in spec.get(group) or ():
-            resources = c.get("resources") or {}
-            for part in ("requests", "limits"):
-                for name, value in (_mapping(resources.get(part), part)).items():
-                    where = f"{shown(c.get('name') or group)}: {part}.{shown(name)}"
-                    if not isinstance(name, str):
-                        raise ManifestError({"manifest": f"{where}: a resource name must be a string."})
-                    if problem := name_problem(name):
-                        raise ManifestError({"manifest": f"{where}: {shown(name)} {problem}."})
-                    if isinstance(value, bool) or not isinstance(value, str | int | float):
-                        raise ManifestError({"manifest": f"{where}: a quantity, not {shown(value)}."})
-                    try:
-                        if is_requested_as_extended(name):
-                            parse_count(str(value))
-                        else:
-                            to_amount(name, str(value))
-                    except QuantityError as exc:
-                        raise ManifestError({"manifest": f"{where}={shown(value)}: {exc}"}) from None
+    """Every quantity the accounting reads, refused by name unless it is one: each container's,
+    the pod-level resources' and the overhead's."""
+    amounts = [("overhead", _mapping(spec.get("overhead"), "spec.overhead"))]
+    for owner, resources in [("spec.resources", spec.get("resources"))] + [
+        (shown(_mapping(c, f"spec.{group}[]").get("name") or group), _mapping(c, "").get("resources"))
+        for group in ("initContainers", "containers")
+        for c in _list(spec.get(group), f"spec.{group}")
+    ]:
+        resources = _mapping(resources, f"{owner}: resources")
+        amounts += [
+            (f"{owner}: {part}", _mapping(resources.get(part), f"{owner}: {part}"))
+            for part in ("requests", "limits")
+        ]
+    for owner, named in amounts:
+        for name, value in named.items():
+            where = f"{owner}.{shown(name)}"
+            if not isinstance(name, str):
+                raise ManifestError({"manifest": f"{where}: a resource name must be a string."})
+            if problem := name_problem(name):
+                raise ManifestError({"manifest": f"{where}: {shown(name)} {problem}."})
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                raise ManifestError({"manifest": f"{where}: a quantity, not {shown(value)}."})
+            try:
+                if is_requested_as_extended(name):
+                    parse_count(str(value))
+                else:
+                    to_amount(name, str(value))
+            except QuantityError as exc:
+                raise ManifestError({"manifest": f"{where}={shown(value)}: {exc}"}) from None
 
 
 def shape_of_spec(spec: Mapping[str, Any]) -> PodShape:
@@ -273,10 +284,15 @@ def shape_of_spec(spec: Mapping[str, Any]) -> PodShape:
     if required:
         affinity = tuple(
             Term(
-                tuple(_req(r) for r in t.get("matchExpressions") or ()),
-                tuple(_req(r) for r in t.get("matchFields") or ()),
+                tuple(_req(r) for r in _list(t.get("matchExpressions"), "matchExpressions")),
+                tuple(_req(r) for r in _list(t.get("matchFields"), "matchFields")),
             )
-            for t in _mapping(required, "required node affinity").get("nodeSelectorTerms") or ()
+            for t in (
+                _mapping(t, "nodeSelectorTerms[]")
+                for t in _list(
+                    _mapping(required, "required node affinity").get("nodeSelectorTerms"), "nodeSelectorTerms"
+                )
+            )
         )
     tolerations = admitted_tolerations(  # a pasted pod is not admitted yet
         tuple(
