@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from gunicorn.asgi.parser import LimitRequestHeaders, LimitRequestLine, ParseError, PythonProtocol
 
 from app.config import Settings
+from app.domain.addresses import limit_key, trusted
 
 HEAD_LIMITS = {"limit_request_line": 8190, "limit_request_fields": 100, "limit_request_field_size": 8190}
 MAX_HEAD = 32 * 1024  # bytes of a request's head, as nginx's default buffers for one (4 x 8k)
@@ -137,18 +138,11 @@ class Budget:
 
 
 def client_key(peer: object, exempt: tuple[Network, ...]) -> str | None:
-    """What a connection from ``peer`` counts against: its IPv4 address or IPv6 /64 (a host gets a
-    whole /64 to rotate through); None for a trusted proxy (every user behind it shares its
-    address) and for what is not an IP address (a Unix socket)."""
-    host = peer[0] if isinstance(peer, tuple) and peer else None
-    try:
-        address = ipaddress.ip_address(str(host).split("%", 1)[0])
-    except ValueError:
+    """What a connection from ``peer`` counts against (app/domain/addresses.py); None for a
+    trusted proxy (every user behind it shares its address) and for what is not an IP address (a
+    Unix socket)."""
+    host = peer[0] if isinstance(peer, tuple) and peer and isinstance(peer[0], str) else ""
+    key = limit_key(host)
+    if key is None or trusted(host, exempt):
         return None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    if any(address in net for net in exempt):
-        return None
-    if isinstance(address, ipaddress.IPv6Address):
-        return str(ipaddress.ip_network(f"{address}/64", strict=False))
-    return str(address)
+    return key

@@ -66,7 +66,11 @@ def candidates(before: Path | None) -> list[Candidate]:
         Candidate("gthread (baseline)", [*GUNICORN, "-k", "gthread", app]),
         Candidate("extres, as the image", [*GUNICORN, app]),
         Candidate("extres serve", [str(Path(sys.executable).parent / "extres"), "serve"]),
-        Candidate("asgi+a2wsgi", [*GUNICORN, "-k", "asgi", "bench.intake_asgi:app"], needs="a2wsgi"),
+        Candidate(
+            "asgi+a2wsgi",
+            [GUNICORN[0], "-c", "python:bench.intake_asgi", "bench.intake_asgi:app"],
+            needs="a2wsgi",
+        ),
         Candidate("gevent", [*GUNICORN, "-k", "gevent", app], needs="gevent"),
     ]
     if before is not None:
@@ -141,6 +145,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", help="also measure the extres worker of this git revision")
     parser.add_argument("--hold", type=float, default=3.0, help="seconds each shape is held")
+    parser.add_argument("--only", help="measure only the candidates whose name contains this")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 16384)), hard))
@@ -157,6 +162,8 @@ def main() -> None:
                            check=True, capture_output=True)
         try:
             for candidate in candidates(before):
+                if args.only and args.only not in candidate.name:
+                    continue
                 measure(candidate, kubeconfig, args.hold)
         finally:
             if before is not None:

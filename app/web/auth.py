@@ -51,7 +51,7 @@ def _verified(token: str) -> tuple[Identity | None, str, int]:
     the token's length, the sign-in limits (a token accepted lately passes them), a full
     sign-out list, the TokenReview budget, the API server's answer (a refusal is counted)."""
     limits, cluster = Services.get().sign_ins, Services.get().cluster
-    client = security.who().client  # through the trusted proxies
+    client = g.client_key  # through the trusted proxies; None when the address is not known
     offered = Identity(token=token[:MAX_TOKEN], mode="token")
     digest = (offered.key[3] or "") if token else ""
     if not same_origin() or not csrf_ok():
@@ -84,7 +84,7 @@ def _verified(token: str) -> tuple[Identity | None, str, int]:
 def _accepted(who: Identity) -> Identity | None:
     """The token's user, when the API server accepts the token and lets it list nodes."""
     access = Services.get().cluster.access
-    verified = access.authenticate(who, g.client)
+    verified = access.authenticate(who, g.client_key)
     return verified if verified is not None and access.allowed(verified, "list", "nodes") else None
 
 

@@ -54,6 +54,7 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
         g.request_id = sent if _REQUEST_ID.fullmatch(sent) else secrets.token_hex(8)
         forwarded = request.headers.get("X-Forwarded-For", "")
         g.client = security.client_address(request.remote_addr, forwarded, networks)
+        g.client_key = security.client_key(request.remote_addr, request.headers, networks, g.client)
 
     def claimed() -> None:
         """Who the request says it is (headers, a bearer token, the session's token): 400 when
@@ -80,7 +81,7 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
 
     def authenticated() -> Response | None:
         """The API server accepts who the request says it is (a TokenReview, cached)."""
-        verified_who = Services.get().cluster.access.authenticate(g.identity, g.client)
+        verified_who = Services.get().cluster.access.authenticate(g.identity, g.client_key)
         if verified_who is not None:
             g.identity = verified_who
             return None

@@ -16,6 +16,7 @@ from werkzeug.wrappers import Response
 
 from app import audit
 from app.config import Settings
+from app.domain import addresses
 from app.identity_headers import REPEATED
 from app.kube.api.access import Identity
 from app.web.services import Services
@@ -38,11 +39,18 @@ def networks(entries: Iterable[str]) -> list[ipaddress.IPv4Network | ipaddress.I
 
 
 def trusted(addr: str | None, networks: list) -> bool:
-    try:
-        ip = ipaddress.ip_address(addr or "")
-    except ValueError:
-        return False
-    return any(ip in net for net in networks)
+    return addresses.trusted(addr or "", networks)
+
+
+def client_key(remote_addr: str | None, headers: Any, networks: list, client: str) -> str | None:
+    """What the client's limits count against (its address, an IPv6 /64), or None when its
+    address is not known: a peer that is not a trusted proxy but forwards for others (it sends
+    X-Forwarded-For, Forwarded or X-Real-IP: an ingress not named in the trusted proxies) would
+    make all its users one client, so a stranger could spend the limit of every user behind it."""
+    forwarded = any(headers.get(h) for h in ("X-Forwarded-For", "Forwarded", "X-Real-IP"))
+    if forwarded and not trusted(remote_addr, networks):
+        return None
+    return addresses.limit_key(client)
 
 
 class IdentityError(Exception):

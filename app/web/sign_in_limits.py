@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from app.rate_window import MovingWindow
 
-PER_CLIENT = 10  # failed sign-ins per client address (through the trusted proxies) per minute
+PER_CLIENT = 10  # failed sign-ins per client address or IPv6 /64 (through the trusted proxies) per minute
 PER_TOKEN = 3  # failed sign-ins with one token per minute, from any address
 
 
@@ -19,16 +19,19 @@ class SignInLimits:
         self._window = MovingWindow()
         self._client, self._token = per_client, per_token
 
-    def spent(self, client: str, token_digest: str) -> str | None:
-        """Why this sign-in waits (too many failures from ``client`` or with the token), or None."""
-        if not self._window.test(self._client, "client", client):
+    def spent(self, client: str | None, token_digest: str) -> str | None:
+        """Why this sign-in waits (too many failures from ``client`` or with the token), or None.
+        A client whose address is not known (None) is limited by its token only: counting it
+        against the address it shares with others would let it lock them out."""
+        if client is not None and not self._window.test(self._client, "client", client):
             return "Too many failed sign-ins from this address; wait a minute and try again."
         if token_digest and not self._window.test(self._token, "token", token_digest):
             return "Token: refused several times in the last minute; wait a minute before trying it again."
         return None
 
-    def failed(self, client: str, token_digest: str) -> None:
-        """Count a failed sign-in against the client and the token."""
-        self._window.hit(self._client, "client", client)
+    def failed(self, client: str | None, token_digest: str) -> None:
+        """Count a failed sign-in against the client (when its address is known) and the token."""
+        if client is not None:
+            self._window.hit(self._client, "client", client)
         if token_digest:
             self._window.hit(self._token, "token", token_digest)

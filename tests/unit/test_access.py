@@ -81,13 +81,13 @@ def test_tokens_not_seen_lately_are_reviewed_within_one_budget_and_known_ones_st
 
     a._review_token = review_token  # type: ignore[method-assign]
     good = Identity(token="good", mode="token")
-    assert a.authenticate(good) is not None and a.accepted_lately(good)
-    assert a.authenticate(Identity(token="r1", mode="token")) is None
-    assert a.authenticate(Identity(token="r2", mode="token")) is None
+    assert a.authenticate(good, "10.0.0.1") is not None and a.accepted_lately(good)
+    assert a.authenticate(Identity(token="r1", mode="token"), "10.0.0.1") is None
+    assert a.authenticate(Identity(token="r2", mode="token"), "10.0.0.1") is None
     with pytest.raises(Busy, match="Too many unknown tokens"):
-        a.authenticate(Identity(token="r3", mode="token"))
+        a.authenticate(Identity(token="r3", mode="token"), "10.0.0.1")
     assert reviewed == ["good", "r1", "r2"]
-    assert a.authenticate(good) is not None  # cached: no review, no budget
+    assert a.authenticate(good, "10.0.0.1") is not None  # cached: no review, no budget
     assert not a.accepted_lately(Identity(token="r1", mode="token"))
 
 
@@ -116,6 +116,15 @@ def test_one_address_spends_its_own_budget_and_refused_tokens_never_push_out_acc
             busy += 1
     assert busy == 130 - REVIEWS_PER_CLIENT and len(reviewed) == 1 + REVIEWS_PER_CLIENT
     assert a.authenticate(Identity(token="good-new", mode="token"), "10.0.0.2") is not None
+    # clients of unknown address (behind a proxy not trusted) spend at most half the shared budget
+    unknown = 0
+    for i in range(130):
+        try:
+            a.authenticate(Identity(token=f"stranger-{i}", mode="token"), None)
+        except Busy:
+            unknown += 1
+    assert 130 - unknown == 60  # half of the shared 120
+    assert a.authenticate(Identity(token="good-known", mode="token"), "10.0.0.4") is not None
     a._refused.update((f"r{i}", (1e12, None)) for i in range(TOKENS_KEPT + 10))  # a long stream
     a.authenticate(Identity(token="refused-last", mode="token"), "10.0.0.3")
     assert a.accepted_lately(good) and a.authenticate(good, "10.0.0.1") is not None

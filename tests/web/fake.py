@@ -44,7 +44,7 @@ class StubAccess:
     refused_tokens: set[str] = field(default_factory=set)  # tokens the "API server" does not accept
     accepted: set[str] = field(default_factory=set)  # tokens it accepted, as Access caches them
 
-    def authenticate(self, identity: Identity, client_address: str = "") -> Identity | None:
+    def authenticate(self, identity: Identity, client: str | None = None) -> Identity | None:
         if identity.mode == "token":
             if not identity.token or identity.token in self.refused_tokens:
                 return None

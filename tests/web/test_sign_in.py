@@ -53,3 +53,31 @@ def test_one_token_refused_again_and_again_waits_whatever_the_address(make_app, 
     ]
     assert [r.status_code for r in codes] == [401] * PER_TOKEN + [429]
     assert "refused several times" in error(codes[-1])
+
+
+def test_behind_a_proxy_not_named_as_trusted_a_stranger_cannot_lock_the_others_out(make_app, cluster):
+    """The ingress forwards for everyone (X-Forwarded-For) but is not a trusted proxy: its
+    address is not any one client's, so failures there count against each token only."""
+    cluster.access.refused_tokens = {f"bad-{i}" for i in range(PER_CLIENT * 3)}
+    web = browser(make_app(auth_mode="token"))
+    via = {"X-Forwarded-For": "198.51.100.7"}
+    codes = [
+        web.post("/login", data={"token": f"bad-{i}", "next": "/"}, headers=via).status_code
+        for i in range(PER_CLIENT * 3)
+    ]
+    assert codes == [401] * (PER_CLIENT * 3)  # a new token each time: the per-token limit only
+    assert web.post("/login", data={"token": "new-user", "next": "/"}, headers=via).status_code == 303
+
+
+def test_an_ipv6_client_is_one_client_across_its_64(make_app, cluster):
+    cluster.access.refused_tokens = {f"bad-{i}" for i in range(PER_CLIENT + 1)}
+    web = browser(make_app(auth_mode="token"))
+    for i in range(PER_CLIENT):
+        answer = web.post(
+            "/login", data={"token": f"bad-{i}", "next": "/"}, environ_base={"REMOTE_ADDR": f"2001:db8:0:7::{i + 1:x}"}
+        )
+        assert answer.status_code == 401
+    rotated = {"REMOTE_ADDR": "2001:db8:0:7:ffff::1"}  # the same /64: the same client
+    assert web.post("/login", data={"token": "new", "next": "/"}, environ_base=rotated).status_code == 429
+    other = {"REMOTE_ADDR": "2001:db8:0:8::1"}  # another /64
+    assert web.post("/login", data={"token": "new", "next": "/"}, environ_base=other).status_code == 303

@@ -192,7 +192,7 @@ class Access:
             raise translate(exc) from exc
         return bool((review.get("status") or {}).get("allowed"))
 
-    def authenticate(self, identity: Identity, client_address: str = "") -> Identity | None:
+    def authenticate(self, identity: Identity, client: str | None = None) -> Identity | None:
         """The identity as the API server knows it, or None when it refuses it.
 
         Token mode: a TokenReview made as the app names the token's user (for pages and the audit
@@ -221,7 +221,7 @@ class Access:
                 raise Unavailable(UNVERIFIABLE, 503)
             user = cached[1]
         else:
-            if cached is None and not self._within_budget(client_address):
+            if cached is None and not self._within_budget(client):
                 raise Busy(TOO_MANY_UNKNOWN)
             try:
                 wait = min(self.timeout, RECHECK_TIMEOUT) if cached is not None else None
@@ -241,10 +241,15 @@ class Access:
                     kept.popitem(last=False)
         return self._as_known(user, identity)
 
-    def _within_budget(self, client_address: str) -> bool:
-        """One more review of an unknown token: within its address's budget, then the shared one
-        (an address past its own spends none of the shared budget)."""
-        if not self._budget.hit(self._per_client, "token-reviews-from", client_address or "?"):
+    def _within_budget(self, client: str | None) -> bool:
+        """One more review of an unknown token: within its client's budget, then the shared one
+        (a client past its own spends none of the shared budget). Clients whose address is not
+        known (None: behind a proxy not named as trusted) share one budget of half the shared
+        one, so strangers there can never spend what clients with known addresses need."""
+        if client is None:
+            if not self._budget.hit(max(1, self._unknown // 2), "token-reviews-from-unknown"):
+                return False
+        elif not self._budget.hit(self._per_client, "token-reviews-from", client):
             return False
         return self._budget.hit(self._unknown, "token-reviews")
 

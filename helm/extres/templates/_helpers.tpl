@@ -43,3 +43,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
     name: {{ . | quote }}
 {{- end }}
 {{- end -}}
+
+{{/* Non-empty when auth.trustedProxies names an address other than loopback (an ingress
+     controller, rather than only a sidecar proxy). */}}
+{{- define "extres.proxiesBeyondLoopback" -}}
+{{- range .Values.auth.trustedProxies }}
+{{- if not (or (hasPrefix "127." .) (hasPrefix "::1" .)) }}yes{{ end }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,32 @@
+"""Whom a limit per client counts against: an IPv4 address, or an IPv6 address's /64 (one
+host is given a whole /64 and can rotate through it at will); an IPv4-mapped IPv6 address is
+its IPv4 address. Used by the HTTP intake (connections per client) and the sign-in limits."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+
+
+def limit_key(address: str) -> str | None:
+    """The key of ``address`` (a zone index ignored); None when it is not an IP address."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+def trusted(address: str, networks: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
+    """Whether ``address`` (an IPv4-mapped one as its IPv4 address) is in one of ``networks``."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in net for net in networks)
