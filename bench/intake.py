@@ -145,7 +145,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", help="also measure the extres worker of this git revision")
     parser.add_argument("--hold", type=float, default=3.0, help="seconds each shape is held")
-    parser.add_argument("--only", help="measure only the candidates whose name contains this")
+    parser.add_argument("--only", help="comma-separated: measure only candidates whose name contains one")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 16384)), hard))
@@ -162,7 +162,7 @@ def main() -> None:
                            check=True, capture_output=True)
         try:
             for candidate in candidates(before):
-                if args.only and args.only not in candidate.name:
+                if args.only and not any(part in candidate.name for part in args.only.split(",")):
                     continue
                 measure(candidate, kubeconfig, args.hold)
         finally:
