@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import pickle
-import resource
 import select
 import struct
 import subprocess
@@ -31,6 +30,7 @@ import time
 from collections import deque
 from typing import IO, Any
 
+from app import bounded_child
 from app.domain import device_cel
 from app.domain.device_cel import Pairs, Unknown
 
@@ -38,13 +38,14 @@ log = logging.getLogger(__name__)
 MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map
 ANSWER_TIMEOUT = 5.0  # seconds between two answers: an evaluation is budgeted to microseconds
 MAX_RESTARTS = 10  # a minute
+SUSPECT_FOR = 60.0  # seconds a pair that stopped a child alone is answered without asking
 _HEADER = struct.Struct("!I")
 
 
 class Sandbox:
     """One child process at a time; callers take turns (a lock)."""
 
-    command = [sys.executable, "-m", "app.cel_sandbox"]
+    module = "app.cel_sandbox"
 
     def __init__(self, memory_limit: int = MEMORY_LIMIT, answer_timeout: float = ANSWER_TIMEOUT) -> None:
         self.memory_limit = memory_limit
@@ -53,26 +54,33 @@ class Sandbox:
         self._child: subprocess.Popen[bytes] | None = None
         self._restarts: deque[float] = deque()
         self._lock = threading.Lock()
+        self._suspects: dict[Any, float] = {}  # pairs that stopped a child alone, until when
 
     def evaluate(self, pairs: Pairs) -> list[bool | Unknown]:
         with self._lock:
+            now = time.monotonic()
+            self._suspects = {p: until for p, until in self._suspects.items() if until > now}
+            suspects = {p: i for i, p in enumerate(pairs) if p in self._suspects}
+            asked = [p for p in pairs if p not in suspects]
             answers: list[bool | Unknown] = []
             careful = False
-            while len(answers) < len(pairs):
-                rest = pairs[len(answers) :]
+            while len(answers) < len(asked):
+                rest = asked[len(answers) :]
                 child = self._running()
                 if child is None:
                     why = "the selector evaluator keeps failing: not evaluated for a minute"
-                    return answers + [Unknown(e[0] if e else "", why) for e, _ in rest]
+                    answers += [Unknown(e[0] if e else "", why, transient=True) for e, _ in rest]
+                    break
                 got = self._ask(child, rest, careful)
                 answers += got
                 if len(got) < len(rest):  # the child died or stalled
                     self._lost(child)
                     if careful:  # one pair at a time: the first unanswered one did it
-                        expressions, _ = rest[len(got)]
-                        why = "stopped the selector evaluator (a crash, a stall or its memory limit)"
-                        answers.append(Unknown(" && ".join(expressions), why))
+                        self._suspects[rest[len(got)]] = time.monotonic() + SUSPECT_FOR
+                        answers.append(_stopped(rest[len(got)]))
                     careful = True
+            for pair, i in suspects.items():  # not asked again within the minute
+                answers.insert(i, _stopped(pair))
             return answers
 
     def _ask(self, child: subprocess.Popen[bytes], pairs: Pairs, careful: bool) -> list[bool | Unknown]:
@@ -97,13 +105,10 @@ class Sandbox:
         if len(self._restarts) >= MAX_RESTARTS:
             return None
         self._restarts.append(now)
-        self._child = subprocess.Popen(
-            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True
+        # the child reads its first request after its limits are set
+        self._child = bounded_child.spawn(
+            self.module, self.memory_limit, stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
-        # limits set from here (prlimit), not by a preexec_fn: this process has threads, and a
-        # forked child must not run Python before exec; the child reads its first request after
-        for kind, value in ((resource.RLIMIT_AS, self.memory_limit), (resource.RLIMIT_CORE, 0)):
-            resource.prlimit(self._child.pid, kind, (value, value))
         return self._child
 
     def _lost(self, child: subprocess.Popen[bytes]) -> None:
@@ -117,6 +122,13 @@ class Sandbox:
             if self._child is not None:
                 _end(self._child)
                 self._child = None
+
+
+def _stopped(pair: Any) -> Unknown:
+    """The answer for a pair that stopped a child: not kept (it is asked again after a minute,
+    so a child lost to load is not a selector judged for good)."""
+    why = "stopped the selector evaluator (a crash, a stall or its memory limit); asked again in a minute"
+    return Unknown(" && ".join(pair[0]), why, transient=True)
 
 
 def _end(child: subprocess.Popen[bytes]) -> None:

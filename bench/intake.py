@@ -149,17 +149,18 @@ def main() -> None:
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 16384)), hard))
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    print(f"command: python bench/intake.py {' '.join(sys.argv[1:])}   # commit {commit.stdout.strip()}")
-    print(f"machine: {os.cpu_count()} cpus; each shape held {args.hold} s, /healthz asked every 0.2 s (3 s timeout)")
+    git = ["git", "-C", str(ROOT)]
+    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
+    commit = commit.strip()
+    print(f"command: python bench/intake.py {' '.join(sys.argv[1:])}   # commit {commit}")
+    print(f"machine: {os.cpu_count()} cpus; each shape held {args.hold} s, /healthz every 0.2 s (3 s limit)")
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         kubeconfig.write_text(UNREACHABLE)
         before = None
         if args.before:
             before = Path(tmp) / args.before
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(before), args.before],
-                           check=True, capture_output=True)
+            subprocess.run([*git, "worktree", "add", "--detach", str(before), args.before], check=True)
         try:
             for candidate in candidates(before):
                 if args.only and not any(part in candidate.name for part in args.only.split(",")):
@@ -167,7 +168,7 @@ def main() -> None:
                 measure(candidate, kubeconfig, args.hold)
         finally:
             if before is not None:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)], check=False)
+                subprocess.run([*git, "worktree", "remove", "--force", str(before)], check=False)
 
 
 def measure(candidate: Candidate, kubeconfig: Path, hold: float) -> None:
@@ -176,6 +177,10 @@ def measure(candidate: Candidate, kubeconfig: Path, hold: float) -> None:
         print(f"skipped: {candidate.needs} is not installed")
         return
     held = 0
+    with served(candidate, kubeconfig) as (port, proc):
+        quiet = intake_shapes.worst_probe(f"http://127.0.0.1:{port}/healthz", hold, timeout=3.0)
+        page = intake_shapes.probe(f"http://127.0.0.1:{port}/", timeout=3.0)
+        print(f"{'(no attack)':48} /healthz worst {quiet:6.3f} s  page {page:6.3f} s")
     for shape in intake_shapes.SHAPES:
         with served(candidate, kubeconfig) as (port, proc):  # a fresh server per shape
             start_rss = worker_rss(proc.pid)
@@ -192,7 +197,7 @@ def measure(candidate: Candidate, kubeconfig: Path, hold: float) -> None:
             )
     with served(candidate, kubeconfig) as (port, _):
         right = answers_right(port)
-    print(f"shapes that held /healthz past 1 s: {held} of {len(intake_shapes.SHAPES)}; answers right: {right}")
+    print(f"shapes holding /healthz past 1 s: {held} of {len(intake_shapes.SHAPES)}; answers right: {right}")
 
 
 if __name__ == "__main__":

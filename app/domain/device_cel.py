@@ -48,10 +48,11 @@ QUANTITY, VERSION = "__quantity__", "__version__"  # a map a selector writes wit
 class Unknown(Exception):
     """A selector that cannot be compiled or evaluated for a device: its expression and why."""
 
-    def __init__(self, expression: str, why: str) -> None:
+    def __init__(self, expression: str, why: str, transient: bool = False) -> None:
         super().__init__(f"{expression[:200]}: {why[:200]}")
         self.expression = expression
         self.why = why
+        self.transient = transient  # the evaluator failed, not the selector: asked again next time
 
 
 class Version(str):
@@ -302,7 +303,9 @@ class Answers:
             found.update(zip(chunk, self.evaluate(chunk), strict=True))
             with self._lock:
                 for p in chunk:
-                    self._kept[p] = found[p]
+                    answer = found[p]
+                    if not (isinstance(answer, Unknown) and answer.transient):
+                        self._kept[p] = answer
                 while len(self._kept) > self.SIZE:
                     self._kept.popitem(last=False)
         return [found[p] for p in pairs]

@@ -248,10 +248,14 @@ def read(
     taken: datetime,
     window: timedelta,
     limit: int,
+    room: Mapping[str, int] | None = None,
 ) -> Reading:
     """A Reading from each mapping's three answers (utilization, memory used, memory free) as
     (key, value) samples; ``pod_node`` gives the node the cache knows a pod on. A value that is
-    not a finite number is left out; past ``limit`` devices a mapping, the rest (``cut``)."""
+    not a finite number is left out; past ``limit`` devices a mapping, the rest (``cut``). With
+    ``room`` (per node the cluster has, the most devices there), a device on a node the cluster
+    does not have is left out, and so is one past its node's room (``cut``): an exporter cannot
+    make the reading larger than the cluster."""
     if len(answers) != len(mappings):
         raise ValueError("one (utilization, used, free) answer per mapping")
     out = Reading(taken, window, tuple(mappings))
@@ -277,6 +281,9 @@ def read(
             pod = pods.setdefault((ns, name), (ns, name)) if ns and name else None
             node = (pod_node(pod) if pod else None) or host
             mem = memory.get(f"{host}{SEPARATOR}{uuid}")
+            if node and room is not None and len(rows.get(node, ())) >= room.get(node, 0):
+                out.cut = out.cut or node in room
+                continue
             if node:
                 rows.setdefault(node, []).append((parts, pod, value, (mem[0], mem[1]) if mem else UNKNOWN))
                 total, devices = sums.get(node, (0.0, 0))

@@ -19,7 +19,13 @@ log = logging.getLogger(__name__)
 
 
 class UsageUnavailable(Exception):
-    """Prometheus did not answer, or not in time, or not as its query API does; in words."""
+    """Prometheus did not answer, or not in time, or not as its query API does; in words, shown
+    on pages. ``detail`` (what Prometheus said: its body, a redirect's target) goes to the log
+    only: the operator's Prometheus is not every user's to read."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
 
 
 class UsageStopped(UsageUnavailable):
@@ -84,7 +90,9 @@ class UsagePoller:
         except UsageUnavailable as exc:
             self._error, self._tried = f"Prometheus: {exc}", True
             level = logging.INFO if isinstance(exc, UsageStopped) else logging.WARNING
-            log.log(level, "usage refresh failed: %s", self._error)
+            log.log(
+                level, "usage refresh failed: %s%s", self._error, f" ({exc.detail})" if exc.detail else ""
+            )
             self.on_refresh(time.monotonic() - began, False)
             return
         self._reading, self._error, self._tried = reading, "", True

@@ -5,6 +5,7 @@ its answer at most ``max_bytes``, and nothing is retried (the next refresh asks 
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import threading
 import time
@@ -20,6 +21,7 @@ from app.domain.gpu_usage import KEY, Sample
 from app.usage.poller import UsageUnavailable
 
 CHUNK = 64 * 1024
+_STATUS = re.compile(r"HTTP Status Code (\d{3})")  # how prometheus-api-client words a refusal
 
 
 class _Labels(msgspec.Struct):
@@ -54,6 +56,7 @@ class _BoundedSession(requests.Session):
         self, method: str, url: str, *args: Any, **kwargs: Any
     ) -> requests.Response:
         kwargs["stream"] = True
+        kwargs["allow_redirects"] = False  # the operator named this Prometheus, not where it points
         deadline = time.monotonic() + self.timeout
         response = super().request(method, url, *args, **kwargs)
         # past the deadline the connection is shut: a read blocked on a trickle returns at once
@@ -126,7 +129,12 @@ class Prometheus:
         try:
             result = self._client.custom_query(expr, params={"timeout": f"{self.timeout:g}s"})
         except PrometheusApiClientException as exc:
-            raise UsageUnavailable(f"it refused the query: {str(exc)[:200]}") from None
+            # its words (a body, a redirect) are logged, never shown: an operator's server speaks
+            status = _STATUS.search(str(exc))
+            said = f"HTTP {status.group(1)}" if status else "an error"
+            if status and status.group(1).startswith("3"):
+                said += " (a redirect, not followed: set EXTRES_PROMETHEUS_URL to where it points)"
+            raise UsageUnavailable(f"it answered the query with {said}", str(exc)[:500]) from None
         except msgspec.ValidationError as exc:
             raise UsageUnavailable(f"its answer is not an instant vector: {str(exc)[:120]}") from None
         except (msgspec.DecodeError, ValueError, KeyError, TypeError):

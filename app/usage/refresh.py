@@ -5,14 +5,14 @@ Why a process: an answer of 40,000 series decodes into tens of MiB of small obje
 a second; in the worker they would leave its heap fragmented (measured: +44 MiB of RSS kept after
 three refreshes at 5,000 nodes x 8 GPUs, for 6.5 MiB of reading; bench/gpu_usage.py). The child
 does the queries and the reading and hands back the reading alone, pickled; its memory goes with
-it. It is started with ``python -m app.usage.refresh`` (fork and exec: the worker has threads),
-bounded like the selector sandbox (1 GiB of address space, no core file) and killed past its
-deadline. Both ends are this app: the pickles never carry anything from a user."""
+it. It is started by app/bounded_child.py (fork and exec: the worker has threads; isolated, with
+no setting or key in its environment but the proxy variables that reach Prometheus), bounded
+like the selector sandbox (1 GiB of address space, no core file) and killed past its deadline.
+Both ends are this app: the pickles never carry anything from a user."""
 
 from __future__ import annotations
 
 import pickle
-import resource
 import signal
 import subprocess
 import sys
@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from app import bounded_child
 from app.domain.gpu_usage import PodKey, Reading, UsageMapping, read
 from app.usage.poller import Source, UsageStopped, UsageUnavailable
 
@@ -28,6 +29,9 @@ START_ALLOWANCE = 10.0  # seconds for the child to start, on top of its queries'
 # the child ended by the signal that stops the whole process group with the server (killpg, ^C):
 # the server is stopping, not the refresh failing
 STOPPED_BY = (-signal.SIGTERM, -signal.SIGINT)
+# the only variables the child gets beside PATH and LANG: how the operator's network reaches
+# Prometheus (requests reads them)
+PROXY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy")
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,9 @@ class Job:
     window: timedelta
     limit: int
     pod_nodes: Mapping[PodKey, str]  # the running pods' nodes, as the cache knows them
+    # per node the cache knows, the most devices an exporter may report there (Store.device_room);
+    # None: not known (a test's source), every host kept
+    room: Mapping[str, int] | None = None
 
 
 def collect(source: Source, job: Job, now: datetime) -> Reading:
@@ -52,22 +59,20 @@ def collect(source: Source, job: Job, now: datetime) -> Reading:
         )
         for m in job.mappings
     ]
-    return read(answers, job.mappings, job.pod_nodes.get, now, job.window, job.limit)
+    return read(answers, job.mappings, job.pod_nodes.get, now, job.window, job.limit, job.room)
 
 
 def in_child(job: Job, start_allowance: float = START_ALLOWANCE) -> Reading:
     """``collect`` in a child process; UsageUnavailable when it fails, stalls or dies."""
     deadline = start_allowance + job.timeout * 3 * len(job.mappings)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "app.usage.refresh"],
+    child = bounded_child.spawn(
+        "app.usage.refresh",
+        MEMORY_LIMIT,
+        passed_env=PROXY_ENV,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        close_fds=True,
     )
-    # set from here (prlimit), not by a preexec_fn: this process has threads
-    for kind, value in ((resource.RLIMIT_AS, MEMORY_LIMIT), (resource.RLIMIT_CORE, 0)):
-        resource.prlimit(child.pid, kind, (value, value))
     try:
         out, _ = child.communicate(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL), timeout=deadline)
     except subprocess.TimeoutExpired:
@@ -80,7 +85,8 @@ def in_child(job: Job, start_allowance: float = START_ALLOWANCE) -> Reading:
         raise UsageUnavailable(f"the refresh stopped (exit {child.returncode})")
     outcome, value = pickle.loads(out)
     if outcome != "ok":
-        raise UsageUnavailable(str(value))
+        message, detail = value
+        raise UsageUnavailable(str(message), str(detail))
     if not isinstance(value, Reading):
         raise UsageUnavailable("the refresh answered something else than a reading")
     return value
@@ -94,7 +100,7 @@ def main() -> None:
     try:
         result: tuple[str, object] = ("ok", collect(source, job, datetime.now(UTC)))
     except UsageUnavailable as exc:
-        result = ("unavailable", str(exc))
+        result = ("unavailable", (str(exc), exc.detail))
     sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
 
 

@@ -12,7 +12,7 @@ from flask import current_app
 from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
-from app.domain.gpu_usage import Holding, Idle, PodKey, Reading, idle
+from app.domain.gpu_usage import Holding, Idle, PodKey, Reading, UsageMapping, idle
 from app.domain.ownership import Ownership, ownership_of, ownership_on
 from app.kube.api.cluster_config import ClusterConfig
 from app.kube.api.errors import KubeError
@@ -53,12 +53,17 @@ class Services:
         if not s.prometheus_url:
             return None
         window = timedelta(minutes=s.usage_window_minutes)
+        if s.prometheus_token_file and s.prometheus_url.startswith("http://"):
+            log.warning(
+                "EXTRES_PROMETHEUS_TOKEN_FILE is sent to %s in the clear (http://): use https:// to "
+                "keep the token off the network",
+                s.prometheus_url[:200],
+            )
 
         def job() -> Job:
             url, token, ca = s.prometheus_url or "", s.prometheus_token_file, s.prometheus_ca_file
-            return Job(
-                url, token, ca, s.usage_timeout, s.mappings, window, s.usage_max_series, self._pod_nodes()
-            )
+            pods, room = self._pod_nodes(), self._device_room(s.mappings)
+            return Job(url, token, ca, s.usage_timeout, s.mappings, window, s.usage_max_series, pods, room)
 
         def fetch() -> Reading:
             return in_child(job()) if source is None else collect(source, job(), datetime.now(UTC))
@@ -73,6 +78,14 @@ class Services:
             return self.cluster.store.objects.pod_nodes()
         except KubeError:
             return {}
+
+    def _device_room(self, mappings: tuple[UsageMapping, ...]) -> dict[str, int] | None:
+        """Per node the cache knows, the devices an exporter may report there (None without a
+        cluster: nothing to bound by)."""
+        try:
+            return self.cluster.store.device_room(lambda r: any(m.covers(r) for m in mappings))
+        except KubeError:
+            return None
 
     def usage_status(self) -> UsageStatus | None:
         """GPU usage as last read (None when no Prometheus is set: pages show no usage at all)."""

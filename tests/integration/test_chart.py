@@ -306,7 +306,9 @@ def test_default_install_is_read_only_and_warns_when_it_is_not():
     assert "WARNING: auth.readOnly is false in service-account mode" in notes
     behind = {"auth": {"mode": "token"}, "ingress": {"enabled": True}}
     notes = next(t for p, t in render_text(behind).items() if p.endswith("NOTES.txt"))
-    assert "WARNING: token mode behind the Ingress, but auth.trustedProxies names no ingress controller" in notes
+    assert (
+        "WARNING: token mode behind the Ingress, but auth.trustedProxies names no ingress controller" in notes
+    )
     behind["auth"]["trustedProxies"] = ["10.0.0.12/32"]
     notes = next(t for p, t in render_text(behind).items() if p.endswith("NOTES.txt"))
     assert "WARNING" not in notes

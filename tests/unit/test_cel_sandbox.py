@@ -19,23 +19,10 @@ SELECTORS = [
     ('device.driver == "other"',),
     ('device.attributes["x.io"].y == 1',),  # unknown: no such attribute
 ]
-# A child that misbehaves on cue: the sandbox's own child, its evaluation wrapped so that an
-# expression naming "crash" kills it with SIGSEGV (as the native runtime did), "stall" hangs it
-# and "hog" maps memory past its limit.
-MISBEHAVING = """
-import os, signal, time
-from app import cel_sandbox
-from app.domain import device_cel
-here = device_cel.evaluate_here
-def evaluate(pairs):
-    text = pairs[0][0][0]
-    if "crash" in text: os.kill(os.getpid(), signal.SIGSEGV)
-    if "stall" in text: time.sleep(60)
-    if "hog" in text: bytearray(2 << 30)
-    return here(pairs)
-device_cel.evaluate_here = evaluate
-cel_sandbox.child()
-"""
+# A child that misbehaves on cue (tests/unit/cel_misbehaving.py): an expression naming "crash"
+# kills it with SIGSEGV (as the native runtime did), "stall" hangs it and "hog" maps memory past
+# its limit.
+MISBEHAVING = "tests.unit.cel_misbehaving"
 
 
 def pairs(selectors=SELECTORS, devices=DEVICES):
@@ -60,7 +47,7 @@ def test_the_child_answers_as_the_worker_would(sandbox):
 
 @pytest.mark.parametrize("cue", ["crash", pytest.param("stall", marks=pytest.mark.waits), "hog"])
 def test_a_child_lost_costs_the_one_pair_that_did_it(sandbox, monkeypatch, cue):
-    monkeypatch.setattr(cel_sandbox.Sandbox, "command", [sys.executable, "-c", MISBEHAVING])
+    monkeypatch.setattr(cel_sandbox.Sandbox, "module", MISBEHAVING)
     bad = (f'device.driver == "{cue}"',)
     asked = [*pairs([SELECTORS[0]], DEVICES[:3]), (bad, DEVICES[0]), *pairs([SELECTORS[1]], DEVICES[:3])]
     answers = sandbox.evaluate(asked)
@@ -70,10 +57,28 @@ def test_a_child_lost_costs_the_one_pair_that_did_it(sandbox, monkeypatch, cue):
     assert plain(answers[:3] + answers[4:]) == plain(device_cel.evaluate_here(good))
     assert sandbox.crashes == 2  # once in a batch, once more naming the pair
     assert plain(sandbox.evaluate(pairs())) == plain(device_cel.evaluate_here(pairs()))  # a new child
+    again = sandbox.evaluate(asked)  # within the minute: the pair is not asked again
+    assert sandbox.crashes == 2 and again[3].transient and plain(again) == plain(answers)
+
+
+def test_the_evaluators_failures_are_not_kept_as_answers():
+    """An answer kept is a selector judged; a transient one (the evaluator failed) is asked again."""
+    calls = []
+
+    def flaky(asked):
+        calls.append(len(asked))
+        return [Unknown("x", "evaluator down", transient=True) if len(calls) == 1 else True for _ in asked]
+
+    answers = device_cel.Answers()
+    answers.evaluate = flaky
+    pair = (SELECTORS[1], DEVICES[0])
+    assert isinstance(answers.get([pair])[0], Unknown)
+    assert answers.get([pair]) == [True] and answers.get([pair]) == [True]
+    assert calls == [1, 1]  # asked again once, then kept
 
 
 def test_past_its_restarts_every_pair_is_unknown_for_a_while(sandbox, monkeypatch):
-    monkeypatch.setattr(cel_sandbox.Sandbox, "command", [sys.executable, "-c", "raise SystemExit(1)"])
+    monkeypatch.setattr(cel_sandbox.Sandbox, "module", "tests.unit.child_exits")
     answers = sandbox.evaluate(pairs())
     assert all(isinstance(a, Unknown) for a in answers)
     assert sandbox.crashes == cel_sandbox.MAX_RESTARTS

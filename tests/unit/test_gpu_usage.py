@@ -129,6 +129,16 @@ def test_past_the_limit_a_reading_is_cut_and_says_so():
     assert r.cut and len(r.devices_on("n")) == 3
 
 
+def test_an_exporter_cannot_report_more_than_the_cluster_holds():
+    """99,000 series for hosts the cluster does not have are left out, and a node is read up to
+    its room (its GPUs' capacity and DRA devices), the rest cut."""
+    strangers = [(key(f"ghost-{i}", f"g{i}"), 50.0) for i in range(99_000)]
+    mine = [(key("n1", f"g{i}"), 10.0) for i in range(12)]
+    r = read([(strangers + mine, [], [])], [DCGM], lambda k: None, NOW, HOUR, 200_000, {"n1": 8, "n2": 8})
+    assert list(r.nodes) == ["n1"] and len(r.devices_on("n1")) == 8 and r.cut
+    assert r.busy("n1", "nvidia.com/gpu") == 10.0
+
+
 def test_three_queries_per_mapping_each_reduced_to_the_labels_read():
     assert DCGM.utilization_query(HOUR) == (
         'max by (extres_key) (label_join(avg_over_time(DCGM_FI_DEV_GPU_UTIL[60m]), "extres_key", "|", '

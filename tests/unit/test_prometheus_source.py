@@ -36,6 +36,7 @@ class Fake:
         self.body: bytes = json.dumps({"status": "success", "data": {"result": [SAMPLE]}}).encode()
         self.trickle = 0.0  # seconds between chunks
         self.asked: list[tuple[str, str]] = []
+        self.location = ""  # a Location header to send
 
 
 @pytest.fixture
@@ -47,6 +48,8 @@ def fake() -> Iterator[tuple[Fake, str]]:
             state.asked.append((self.path, self.headers.get("Authorization", "")))
             self.send_response(state.status)
             self.send_header("Content-Type", "application/json")
+            if state.location:
+                self.send_header("Location", state.location)
             self.end_headers()
             chunks = [state.body[i : i + 16] for i in range(0, len(state.body), 16)]
             try:
@@ -91,7 +94,7 @@ def test_a_query_is_answered_with_the_operators_token(fake, tmp_path):
             ),
             "larger than",
         ),
-        (lambda s: setattr(s, "status", 503), "refused the query"),
+        (lambda s: setattr(s, "status", 503), "answered the query with HTTP 503"),
         (lambda s: setattr(s, "body", b"<html>a proxy's page</html>"), "not the query API's JSON"),
         (
             lambda s: setattr(s, "body", b'{"status": "success", "data": {"result": "scalar"}}'),
@@ -105,6 +108,27 @@ def test_a_bad_answer_is_unavailable_in_words_and_asked_once(fake, setup, words)
     with pytest.raises(UsageUnavailable, match=words):
         Prometheus(url, max_bytes=1024).query("up")
     assert len(state.asked) == 1  # never retried
+
+
+def test_a_redirect_is_not_followed_and_what_the_server_said_is_logged_not_shown(fake):
+    state, url = fake
+    state.status, state.body = 302, b"internal detail: http://10.0.0.9/secret-path"
+    state.location = "http://169.254.169.254/latest/meta-data/"
+    with pytest.raises(UsageUnavailable) as refused:
+        Prometheus(url).query("up")
+    assert "HTTP 302 (a redirect, not followed" in str(refused.value)
+    assert "secret-path" not in str(refused.value) and "secret-path" in refused.value.detail
+    assert len(state.asked) == 1  # the target was never asked
+
+
+def test_a_refusal_in_the_child_keeps_its_words_for_the_log(fake):
+    state, url = fake
+    state.status, state.body = 500, b"stack trace of the operator's server"
+    job = Job(url, None, None, 5.0, (DCGM,), timedelta(hours=1), 1000, {})
+    with pytest.raises(UsageUnavailable) as refused:
+        in_child(job)
+    assert "HTTP 500" in str(refused.value) and "stack trace" not in str(refused.value)
+    assert "stack trace" in refused.value.detail
 
 
 def test_a_value_that_is_not_a_number_is_kept_as_nan_for_the_reading_to_leave_out(fake):

@@ -76,3 +76,30 @@ def test_a_cache_another_user_owns_or_others_could_write_is_not_used(tmp_path):
     assert template_cache("off") is None
     assert template_cache(str(tmp_path / "mine")) is not None
     assert (tmp_path / "mine").stat().st_mode & 0o777 == 0o700
+
+
+def test_an_entry_that_is_a_link_or_another_users_or_writable_by_others_is_compiled_not_loaded(
+    tmp_path, monkeypatch
+):
+    """Each entry is checked as it is opened: the directory being safe does not make its files so
+    (a file planted before the directory was locked down, a link to one elsewhere)."""
+    cache = tmp_path / "cache"
+    fill(str(cache))
+    entries = sorted(cache.iterdir())
+    outside = tmp_path / "outside"
+    outside.write_bytes(entries[0].read_bytes())
+    entries[0].unlink()
+    entries[0].symlink_to(outside)  # a link
+    entries[1].chmod(0o666)  # writable by others
+    if os.getuid() == 0:
+        os.chown(entries[2], 54321, 54321)  # another user's
+    loaded: list[str] = []
+    original = jinja2.bccache.Bucket.load_bytecode
+
+    def load(bucket, f):
+        loaded.append(os.path.realpath(f.name) if isinstance(f.name, str) else "fd")
+        return original(bucket, f)
+
+    monkeypatch.setattr(jinja2.bccache.Bucket, "load_bytecode", load)
+    compile_templates(_app(cache))
+    assert len(loaded) == len(entries) - (3 if os.getuid() == 0 else 2)

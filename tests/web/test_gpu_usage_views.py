@@ -230,3 +230,13 @@ def test_an_open_idle_page_follows_the_next_usage_read(usage_app, gpu_cluster, s
     after = BeautifulSoup(answer.get_data(as_text=True), "html.parser")
     assert after.select_one("#idle") is not None and not after.select("table.idle tbody tr")
     assert after.select_one("#pending-badge[hx-swap-oob]") is not None  # what goes beside the region
+
+
+def test_a_token_for_a_plain_http_prometheus_is_warned_of(usage_app, caplog, tmp_path):
+    token = tmp_path / "token"
+    token.write_text("t")
+    usage_app(prometheus_token_file=str(token))
+    assert "sent to http://prometheus.monitoring:9090 in the clear" in caplog.text
+    caplog.clear()
+    usage_app(prometheus_token_file=str(token), prometheus_url="https://prometheus.monitoring:9090")
+    assert "in the clear" not in caplog.text

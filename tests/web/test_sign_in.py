@@ -74,7 +74,9 @@ def test_an_ipv6_client_is_one_client_across_its_64(make_app, cluster):
     web = browser(make_app(auth_mode="token"))
     for i in range(PER_CLIENT):
         answer = web.post(
-            "/login", data={"token": f"bad-{i}", "next": "/"}, environ_base={"REMOTE_ADDR": f"2001:db8:0:7::{i + 1:x}"}
+            "/login",
+            data={"token": f"bad-{i}", "next": "/"},
+            environ_base={"REMOTE_ADDR": f"2001:db8:0:7::{i + 1:x}"},
         )
         assert answer.status_code == 401
     rotated = {"REMOTE_ADDR": "2001:db8:0:7:ffff::1"}  # the same /64: the same client

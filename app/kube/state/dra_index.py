@@ -113,6 +113,10 @@ class DraIndex:
             self._usage.clear()
         return self._by_node
 
+    def device_counts(self) -> dict[str, int]:
+        """Per node, the devices its complete slices publish."""
+        return {n: sum(len(s.devices) for s in found) for n, found in self._slices_by_node().items()}
+
     def devices(self) -> set[Device]:
         """Every device held, alike ones once (what a selector can tell apart)."""
         return {d.device for v in self.slices.values() for d in v.facts.devices}

@@ -87,6 +87,16 @@ class Store:
     def fit_version(self) -> int:
         return self._fit.version
 
+    def device_room(self, covered: Callable[[str], bool]) -> dict[str, int]:
+        """Per node, how many devices a GPU exporter may report there at most: the capacity of
+        the extended resources ``covered`` names, plus the DRA devices its slices publish."""
+        published = self.devices.read(lambda index: index.device_counts()) if self.devices.index else {}
+        with self._lock:
+            return {
+                name: sum(v for r, v in view.capacity.items() if covered(r)) + published.get(name, 0)
+                for name, view in self.objects.nodes.items()
+            }
+
     def node_facts(self) -> list[NodeFacts]:
         """Every node as the fit model sees it, by name; rebuilt only where something changed."""
         with self._lock:

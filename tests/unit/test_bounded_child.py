@@ -1,0 +1,40 @@
+"""Both children (the selector sandbox, the usage refresh) start through app/bounded_child.py:
+isolated, with no setting or key of the parent's, in a directory it cannot write."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+
+from app import bounded_child
+
+
+def test_a_child_gets_no_setting_no_key_no_working_directory_and_its_limits(monkeypatch, tmp_path):
+    monkeypatch.setenv("EXTRES_SECRET_KEY", "the parent's key, never the child's")
+    monkeypatch.setenv("EXTRES_HISTORY_KEY", "another")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "json.py").write_text("raise SystemExit('imported from the working directory')\n")
+    child = bounded_child.spawn(
+        "tests.unit.child_reports", 1 << 30, passed_env=("HTTPS_PROXY",), stdout=subprocess.PIPE
+    )
+    out, _ = child.communicate(timeout=30)
+    assert child.returncode == 0, out
+    told = json.loads(out)
+    assert set(told["env"]) <= {"PATH", "LANG", "HTTPS_PROXY", "LC_CTYPE"}
+    assert told["env"]["HTTPS_PROXY"] == "http://proxy.example:3128"
+    assert told["cwd"] == "/" and told["isolated"] == 1
+    assert str(tmp_path) not in told["path"] and "" not in told["path"]
+    assert os.path.realpath(told["path"][0]) == os.path.realpath(bounded_child.ROOT)
+
+
+def test_the_limits_are_set_on_the_child(tmp_path):
+    child = bounded_child.spawn("tests.unit.child_reports", 256 << 20, stdout=subprocess.PIPE)
+    try:
+        assert resource.prlimit(child.pid, resource.RLIMIT_AS)[0] == 256 << 20
+        assert resource.prlimit(child.pid, resource.RLIMIT_CORE)[0] == 0
+    finally:
+        child.communicate(timeout=30)
