@@ -18,9 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import app
-
-ROOT = str(Path(app.__file__).resolve().parent.parent)  # where the parent's ``app`` package is
+ROOT = str(Path(__file__).resolve().parent.parent)  # where the parent's ``app`` package is
 BASE_ENV = {"PATH": os.defpath, "LANG": "C.UTF-8"}
 _RUN = """
 import runpy, sys

@@ -13,10 +13,13 @@ from app.domain.names import is_dns_label, is_dns_subdomain
 from app.domain.pod_details import PodDetails
 from app.kube.api.errors import KubeError, NotFound
 from app.web.hx import Page, page_or_fragment
+from app.web.security import identity
 from app.web.services import Services
 from app.web.viewer import viewer
 
-bp = Page("pods", __name__, url_prefix="/pods", reads=(("list", "pods"), ("get", "pods"), ("list", "events")))
+# the Events about a pod are read with the app's own identity, once the user's own right to get
+# pods in its namespace is checked (users hold no right to list Events)
+bp = Page("pods", __name__, url_prefix="/pods", reads=(("list", "pods"),))
 
 
 @bp.get("/<namespace>/<name>")
@@ -41,6 +44,14 @@ def _details(state: Services, namespace: str, name: str) -> tuple[PodDetails, st
     and field selector)."""
     if not is_dns_label(namespace) or not is_dns_subdomain(name):
         _missing(namespace[:63], name[:253])
+    who = identity()
+    if who.mode != "service-account" and not state.cluster.access.check(
+        who, "get", "pods", namespace=namespace
+    ):
+        abort(
+            403,
+            description=f"{who.label} may not get pods in namespace {namespace}, so this pod is not shown.",
+        )
     try:
         return state.cluster.pods.details(namespace, name), ""
     except NotFound:

@@ -75,6 +75,16 @@ def test_an_editor_may_patch_extended_resources_only(policy, editor, core, uid):
     assert "no label" in refused(lambda: patch(node, label))
     gone = [{"op": "remove", "path": "/status/allocatable/pods"}]
     assert "only extended resources" in refused(lambda: patch(node, gone))
+    plugin = [{"op": "add", "path": "/status/capacity/nvidia.com~1gpu", "value": "8"}]
+    assert "a device plugin advertises" in refused(lambda: patch(node, plugin))
+    huge = [
+        {
+            "op": "add",
+            "path": "/metadata/annotations",
+            "value": {"extres.dev/desired-capacity": "{" + " " * 70_000 + "}"},
+        }
+    ]
+    assert "at most 65,536 characters" in refused(lambda: patch(node, huge))
     # what the dashboard does passes: an extended resource, and its desired-capacity annotation
     patch(node, [{"op": "replace", "path": "/status/capacity/example.com~1dongle", "value": "3"}])
     annotation = [

@@ -197,7 +197,7 @@ EXPECTED = [
     (VIEWER, "watch", "pods", "", "", True),
     (VIEWER, "list", "resourcequotas", "", "", True),
     (VIEWER, "get", "events", "", "", False),  # one event by name: never needed
-    (VIEWER, "list", "events", "", "", True),  # a pod's panel lists the Events about it
+    (VIEWER, "list", "events", "", "", False),  # the app reads a pod's Events, after the user's get pods
     (VIEWER, "watch", "events", "", "", False),
     (VIEWER, "patch", "nodes", "status", "", False),
     (VIEWER, "create", "events", "", "", False),
@@ -205,6 +205,7 @@ EXPECTED = [
     (EDITOR, "patch", "nodes", "status", "", True),
     (EDITOR, "create", "events", "", "", False),  # not cluster-wide ...
     (EDITOR, "list", "nodes", "", "", True),
+    (EDITOR, "list", "events", "", "", False),
     (EDITOR, "patch", "nodes", "", "", False),
     (EDITOR, "update", "nodes", "status", "", False),
     (EDITOR, "delete", "nodes", "", "", False),
@@ -453,3 +454,11 @@ def test_an_auth_proxy_sidecar_is_the_only_way_in_and_gets_no_token():
 def test_a_proxy_port_that_is_the_dashboards_own_is_refused(port):
     with pytest.raises(Exception, match="proxy"):
         render({"proxy": {"port": port}})
+
+
+def test_the_charts_device_plugin_patterns_are_the_apps_and_reach_it():
+    from app.domain.device_plugins import DEFAULT_DEVICE_PLUGIN_PATTERNS
+
+    [deploy] = [d for d in render() if d["kind"] == "Deployment"]
+    env = {e["name"]: e.get("value") for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert tuple(env["EXTRES_DEVICE_PLUGIN_RESOURCES"].split(",")) == DEFAULT_DEVICE_PLUGIN_PATTERNS

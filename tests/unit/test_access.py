@@ -14,8 +14,8 @@ def access(down: list[bool]) -> tuple[Access, list[tuple[str, str]]]:
     waits.clear()
     a = Access(client.Configuration(), client.ApiClient(client.Configuration()), unreachable=lambda: down[0])
 
-    def review(identity, verb, resource, subresource="", timeout=None):
-        asked.append((verb, resource))
+    def review(identity, verb, resource, subresource="", timeout=None, namespace=""):
+        asked.append((verb, resource) if not namespace else (verb, resource, namespace))
         waits.append(timeout)
         return verb == "list"
 
@@ -38,6 +38,13 @@ def test_renewing_an_answer_already_given_waits_briefly_before_the_api_server_is
         a._checks[key] = (a._checks[key][0] - 3600, a._checks[key][1])
     assert a.check(ANN, "list", "pods")
     assert waits == [None, RECHECK_TIMEOUT]
+
+
+def test_a_namespaced_answer_is_asked_and_kept_apart_from_the_cluster_wide_one():
+    a, asked = access([False])
+    assert a.check(ANN, "get", "pods", namespace="team-a") is False
+    assert a.check(ANN, "list", "pods") and a.check(ANN, "list", "pods", namespace="team-a")
+    assert asked == [("get", "pods", "team-a"), ("list", "pods"), ("list", "pods", "team-a")]
 
 
 def test_answers_given_stand_past_their_ttl_while_the_api_server_is_down():

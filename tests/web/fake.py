@@ -39,7 +39,7 @@ class StubAccess:
     """Every identity the proxy or token names is accepted; ``denied`` lists the (verb, resource)
     pairs refused to everyone (a viewer: {("patch", "nodes")})."""
 
-    denied: set[tuple[str, str]] = field(default_factory=set)
+    denied: set[tuple[str, ...]] = field(default_factory=set)  # (verb, resource[, namespace])
     asked: list[tuple[str, str, str]] = field(default_factory=list)
     refused_tokens: set[str] = field(default_factory=set)  # tokens the "API server" does not accept
     accepted: set[str] = field(default_factory=set)  # tokens it accepted, as Access caches them
@@ -55,9 +55,15 @@ class StubAccess:
     def accepted_lately(self, identity: Identity) -> bool:
         return identity.token in self.accepted
 
-    def check(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
-        self.asked.append((verb, resource, subresource))
-        return identity.known and (verb, resource) not in self.denied
+    def check(
+        self, identity: Identity, verb: str, resource: str, subresource: str = "", namespace: str = ""
+    ) -> bool:
+        self.asked.append((verb, resource, subresource) if not namespace else (verb, resource, namespace))
+        return (
+            identity.known
+            and (verb, resource) not in self.denied
+            and (verb, resource, namespace) not in self.denied
+        )
 
     def allowed(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
         return self.check(identity, verb, resource, subresource)

@@ -8,6 +8,7 @@ from bs4 import BeautifulSoup
 
 from app.domain.pod_details import Claim, Condition, Event, PodDetails
 from app.kube.api.errors import NotFound, Unavailable
+from tests.helpers import browser
 
 D = "example.com/dongle"
 WAITED = "0/3 nodes are available: 3 Insufficient example.com/dongle. preemption: 0/3 nodes are available."
@@ -135,3 +136,20 @@ def test_a_name_no_pod_can_have_is_never_sent_to_the_api_server(client, cluster)
     ):
         assert client.get(path).status_code == 404, path
     assert cluster.pods.asked == []
+
+
+def test_a_pod_is_shown_only_to_who_may_get_pods_in_its_namespace(make_app, cluster):
+    """The panel's Events are read with the app's identity, so the user's own right to get pods
+    in that namespace is asked first (namespaced), and no right to list Events is needed."""
+    cluster.node("n1", {D: "2"})
+    cluster.pod("p", "n1", {D: "1"})
+    web = browser(make_app(auth_mode="token"))
+    assert web.post("/login", data={"token": "t", "next": "/"}).status_code == 303
+    cluster.access.denied = {("list", "events"), ("get", "pods", "default")}
+    refused = web.get("/pods/default/p")
+    assert refused.status_code == 403 and "may not get pods in namespace default" in refused.get_data(
+        as_text=True
+    )
+    cluster.access.denied = {("list", "events")}
+    assert web.get("/pods/default/p").status_code == 200
+    assert ("get", "pods", "default") in cluster.access.asked

@@ -168,6 +168,7 @@ class Access:
         resource: str,
         subresource: str = "",
         timeout: float | None = None,
+        namespace: str = "",
     ) -> bool:
         """One SelfSubjectAccessReview as the acting user; raises KubeError when it cannot be made
         (Unauthorized for an identity the API server does not accept). ``resource`` is ``group/resource``
@@ -182,6 +183,7 @@ class Access:
                     "group": group,
                     "resource": name,
                     "subresource": subresource,
+                    "namespace": namespace,  # "": every namespace
                 }
             },
         }
@@ -292,12 +294,15 @@ class Access:
             return None
         return ""
 
-    def check(self, identity: Identity, verb: str, resource: str, subresource: str = "") -> bool:
-        """Whether the acting user may do this (SelfSubjectAccessReview, cached 30 s). When the API
-        server cannot be asked, the last answer stands; with none, raises KubeError."""
+    def check(
+        self, identity: Identity, verb: str, resource: str, subresource: str = "", namespace: str = ""
+    ) -> bool:
+        """Whether the acting user may do this, in ``namespace`` or ("") in every namespace
+        (SelfSubjectAccessReview, cached 30 s). When the API server cannot be asked, the last
+        answer stands; with none, raises KubeError."""
         if not identity.known:
             return False
-        key = (*identity.key, verb, resource, subresource)
+        key = (*identity.key, verb, resource, subresource, namespace)
         now = time.monotonic()
         with self._lock:
             cached = self._checks.get(key)
@@ -311,7 +316,7 @@ class Access:
             # with an answer to fall back on, a page waits at most RECHECK_TIMEOUT for the new one
             # (the API server may hang before /readyz tells)
             wait = min(self.timeout, RECHECK_TIMEOUT) if cached is not None else None
-            ok = self._review(identity, verb, resource, subresource, wait)
+            ok = self._review(identity, verb, resource, subresource, wait, namespace)
         except KubeError as exc:
             if cached is not None and not refused(exc):
                 return cached[1]

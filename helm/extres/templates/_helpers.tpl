@@ -51,3 +51,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if not (or (hasPrefix "127." .) (hasPrefix "::1" .)) }}yes{{ end }}
 {{- end }}
 {{- end }}
+
+{{/* devicePluginResources as one RE2 alternation: each glob quoted, then "*" any text and "?" one
+     character (as fnmatch reads them in the dashboard). */}}
+{{- define "extres.pluginRegex" -}}
+{{- $parts := list -}}
+{{- range .Values.devicePluginResources -}}
+{{- $parts = append $parts (regexQuoteMeta . | replace "\\*" ".*" | replace "\\?" ".") -}}
+{{- end -}}
+{{- join "|" $parts -}}
+{{- end }}
