@@ -36,6 +36,7 @@ ARGS = {
     "terms": (),
     "listed": [],
     "index": PodIndex(),
+    "covered": lambda resource: True,
 }
 # where the name alone does not say
 BY_METHOD = {

@@ -36,6 +36,12 @@ class DraIndex:
         self._by_node: dict[str, list[SliceFacts]] | None = None  # complete pools' slices
         self._where: dict[tuple[str, str, str], str] = {}  # their devices' nodes, made with them
         self._incomplete: list[tuple[str, str]] = []
+        # the slices of each (driver, pool), and the nodes its complete slices are counted on: a
+        # slice's change is taken pool by pool (a driver rewriting slices 10 times a second made
+        # every node's slices be gone through again, under the lock, for each rewrite)
+        # (in the order of ``slices``: which slice a pool's completeness is read from depends on it)
+        self._pools: dict[tuple[str, str], dict[tuple[str, str], None]] = {}
+        self._pool_nodes: dict[tuple[str, str], set[str]] = {}
         self._unbound: list[SliceFacts] = []  # complete pools' slices for several nodes
         self._held: Held | None = None
         self._usage: dict[str, dict[str, DraUsage]] = {}
@@ -57,7 +63,21 @@ class DraIndex:
         old = table.pop(view.key, None)
         if not deleted:
             table[view.key] = view
+        if kind == "resourceslices":
+            for was, now in ((old, False), (None if deleted else view, True)):
+                if was is not None:
+                    self._pooled(was, now)
         return self._moved(kind, [v for v in (old, None if deleted else view) if v is not None])
+
+    def _pooled(self, view: SliceView, present: bool) -> None:
+        key = (view.facts.driver, view.facts.pool)
+        names = self._pools.setdefault(key, {})
+        if present:
+            names[view.key] = None
+        else:
+            names.pop(view.key, None)
+            if not names:
+                del self._pools[key]
 
     def forget(self, kind: str, key: tuple[str, str]) -> frozenset[str]:
         """Drop an object by its (namespace, name), if held; the nodes whose numbers that moves."""
@@ -68,6 +88,10 @@ class DraIndex:
         table = self._table(kind)
         table.clear()
         table.update((v.key, v) for v in views)
+        if kind == "resourceslices":
+            self._pools.clear()
+            for v in table.values():
+                self._pooled(v, True)
         return self._moved(kind, None)
 
     def _moved(self, kind: str, views: list[Any] | None) -> frozenset[str]:
@@ -76,11 +100,17 @@ class DraIndex:
             self._usage.clear()
             return EVERY
         if kind == "resourceslices":
-            self._by_node = None  # a pool's completeness may change with any of its slices
             if any(not v.facts.node for v in views):  # several nodes reach its devices
+                self._by_node = None
                 self._usage.clear()
                 return EVERY
             nodes = frozenset(v.facts.node for v in views)
+            # a pool's completeness may change with any of its slices: its nodes move too
+            repooled = self._repool({(v.facts.driver, v.facts.pool) for v in views})
+            if repooled is None:
+                self._by_node = None
+            else:
+                nodes |= repooled
         else:
             self._held = None
             self._slices_by_node()
@@ -93,14 +123,56 @@ class DraIndex:
             self._usage.pop(node, None)
         return nodes
 
+    def _repool(self, pools: set[tuple[str, str]]) -> frozenset[str] | None:
+        """Count ``pools`` again where the slices are counted per node; the nodes whose numbers
+        that may move. None when there is nothing to update (not counted yet) or a pool now has a
+        slice for several nodes: then everything is counted again when next asked."""
+        by_node, where = self._by_node, self._where
+        if by_node is None:
+            return None
+        touched: set[str] = set()
+        for key in pools:
+            for node in self._pool_nodes.pop(key, ()):
+                others = []
+                for s in by_node.get(node, ()):
+                    if (s.driver, s.pool) != key:
+                        others.append(s)
+                        continue
+                    for d in s.devices:
+                        where.pop((s.driver, s.pool, d.name), None)
+                if others:
+                    by_node[node] = others
+                else:
+                    by_node.pop(node, None)
+                touched.add(node)
+            if key in self._incomplete:
+                self._incomplete.remove(key)
+            kept, incomplete = complete(self.slices[k].facts for k in self._pools.get(key, ()))
+            if any(not s.node for s in kept):
+                return None
+            self._incomplete.extend(incomplete)
+            for s in kept:
+                by_node.setdefault(s.node, []).append(s)
+                for d in s.devices:
+                    where[(s.driver, s.pool, d.name)] = s.node
+                self._pool_nodes.setdefault(key, set()).add(s.node)
+                touched.add(s.node)
+        for node in touched:  # in pool order, as counting everything again leaves them
+            if node in by_node:
+                by_node[node].sort(key=lambda s: (s.driver, s.pool))
+        self._incomplete.sort()
+        return frozenset(touched)
+
     def _slices_by_node(self) -> dict[str, list[SliceFacts]]:
         if self._by_node is None:
             kept, self._incomplete = complete(v.facts for v in self.slices.values())
             by_node: dict[str, list[SliceFacts]] = {}
             self._unbound = []
+            self._pool_nodes = {}
             for s in kept:
                 if s.node:
                     by_node.setdefault(s.node, []).append(s)
+                    self._pool_nodes.setdefault((s.driver, s.pool), set()).add(s.node)
                 else:
                     self._unbound.append(s)
             self._by_node = by_node
