@@ -6,6 +6,7 @@ superscript digits, NUL, markup, long strings, and YAML whose numbers are huge."
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -27,8 +28,9 @@ FIELDS = [
     "q", "resource", "selector", "free", "min", "sort", "order", "page", "view", "of", "since",
     "until", "node", "namespace", "requests", "tolerations", "replicas", "per_node", "manifest",
     "action", "quantity", "nodes", "pod", "find", "next", "expected", "confirm", "expected-n1",
-    "token", "kind", "labels", "owner", "window", "format",
+    "token", "kind", "labels", "owner", "window", "format", "csrf_token",
 ]  # fmt: skip
+STATUSES: Counter[int] = Counter()  # every answer of the run, by status: printed at the end
 MANIFESTS = [
     f"kind: Deployment\nspec:\n  replicas: {BIG}\n  template: {{spec: {{containers: [{{name: a}}]}}}}",
     f"kind: Job\nspec: {{parallelism: {BIG}}}",
@@ -74,7 +76,8 @@ def apps():
             }
         )
         out[mode] = (browser(app), headers, routes)
-    return out, cluster
+    yield out, cluster
+    print(f"\n{sum(STATUSES.values())} requests, answers by status: {dict(sorted(STATUSES.items()))}")
 
 
 @pytest.mark.thorough
@@ -89,10 +92,14 @@ def test_no_route_answers_500_and_nothing_malformed_is_written(apps, data):
     fields = data.draw(st.dictionaries(st.sampled_from(FIELDS), value, min_size=1, max_size=4))
     if data.draw(st.booleans()):
         fields["manifest"] = data.draw(st.sampled_from(MANIFESTS))
+    if data.draw(st.booleans()):  # the header htmx sends, any character a header may carry
+        latin1 = st.characters(max_codepoint=255, blacklist_categories=("Cc",))  # no control character
+        headers = {**headers, "X-CSRF-Token": data.draw(st.text(latin1, max_size=60))}
     if method == "GET":
         resp = web.get(route, query_string=fields, headers=headers)
     else:
         resp = web.post(route, data={"resource": D, "quantity": "1", **fields}, headers=headers)
+    STATUSES[resp.status_code] += 1
     assert resp.status_code < 500, (mode, method, route, fields, resp.status_code)
     for _node, _dry_run, ops in cluster.apiserver.patches() if cluster.apiserver else ():
         for op in ops:  # every capacity written is an extended resource's whole count
