@@ -5,6 +5,7 @@ resource": no page asks the services or another blueprint for it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
 
 from flask import abort, current_app, g
@@ -80,6 +81,11 @@ class Viewer:
     def usage(self) -> UsageStatus | None:
         """GPU usage as last read (one answer for a page and its fragment); None when off."""
         return self.services.usage_status()
+
+    def usage_covers(self, resources: Iterable[str]) -> bool:
+        """Whether a usage mapping reads any of ``resources`` (a node without GPUs shows no usage)."""
+        mappings = self.services.settings.mappings
+        return any(m.covers(r) for r in resources for m in mappings)
 
     @property
     def usage_reading(self) -> Reading | None:
