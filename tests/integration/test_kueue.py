@@ -1,0 +1,135 @@
+"""Real Kueue (sigs.k8s.io/kueue, built from Go modules by kube-testenv) on a control plane of its
+own (its Job webhook refuses Jobs while the manager is down, so it shares no plane with other
+tests), with kube-scheduler and kwok as the GPU node's kubelet. Kueue itself says who waits for
+quota: a ClusterQueue with a nominal nvidia.com/gpu quota admits one Job and holds the next, with
+no pod at all, naming how many more it needs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from extres_demo import kueue, testenv
+from tests.kube_helpers import container, create_node
+
+pytestmark = pytest.mark.kube
+GPU = "nvidia.com/gpu"
+GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
+
+
+@pytest.fixture(scope="module")
+def queued(tmp_path_factory: pytest.TempPathFactory) -> Iterator[client.ApiClient]:
+    state = tmp_path_factory.mktemp("kueue-plane")
+    plane = testenv.start(state, scheduler=True)
+    api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
+    manager = None
+    try:
+        manager = kueue.start(plane, Path(state) / "kueue", api)
+        yield api
+    finally:
+        if manager is not None:
+            manager.stop()
+        api.close()
+        plane.stop(now=True)
+
+
+def custom(api: client.ApiClient) -> client.CustomObjectsApi:
+    return client.CustomObjectsApi(api)
+
+
+def until(check: Any, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.5)
+
+
+def gpu_job(name: str, gpus: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "team-a"}},
+        "spec": {
+            "parallelism": 1,
+            "completions": 1,
+            "suspend": True,
+            "template": {
+                # kwok completes a Job's pod after 3 s unless told to keep it running (its quota held)
+                "metadata": {"annotations": {"extres.test/keep-running": "true"}},
+                "spec": {"restartPolicy": "Never", "containers": [container(requests={GPU: str(gpus)})]},
+            },
+        },
+    }
+
+
+def workload_of(api: client.ApiClient, job: str) -> dict[str, Any] | None:
+    found = custom(api).list_namespaced_custom_object(GROUP, VERSION, "team-a", "workloads")["items"]
+    owned = [w for w in found if any(o.get("name") == job for o in w["metadata"].get("ownerReferences", ()))]
+    return owned[0] if owned else None
+
+
+def condition(workload: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+    for c in ((workload or {}).get("status") or {}).get("conditions") or ():
+        if c["type"] == kind:
+            return c
+    return {}
+
+
+def test_a_job_past_its_queues_gpu_quota_waits_with_no_pod_and_kueue_names_the_shortfall(queued):
+    api = queued
+    core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+    create_node(core, "gpu-node", {GPU: "8"}, labels={"extres.test/gpu": "true"})
+    core.create_namespace({"metadata": {"name": "team-a"}})
+    objects = custom(api)
+    objects.create_cluster_custom_object(
+        GROUP, VERSION, "resourceflavors",
+        {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": "gpu"},
+         "spec": {"nodeLabels": {"extres.test/gpu": "true"}}},
+    )  # fmt: skip
+    objects.create_cluster_custom_object(
+        GROUP, VERSION, "clusterqueues",
+        {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": "team"},
+         "spec": {"namespaceSelector": {}, "resourceGroups": [
+             {"coveredResources": [GPU],
+              "flavors": [{"name": "gpu", "resources": [{"name": GPU, "nominalQuota": 4}]}]}
+         ]}},
+    )  # fmt: skip
+    objects.create_namespaced_custom_object(
+        GROUP, VERSION, "team-a", "localqueues",
+        {"apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "team-a"},
+         "spec": {"clusterQueue": "team"}},
+    )  # fmt: skip
+    batch.create_namespaced_job("team-a", gpu_job("first", 3))
+    admitted = until(lambda: condition(workload_of(api, "first"), "Admitted").get("status") == "True")
+    assert admitted, workload_of(api, "first")
+    batch.create_namespaced_job("team-a", gpu_job("second", 2))
+    waiting = until(lambda: condition(workload_of(api, "second"), "QuotaReserved").get("message"))
+    assert waiting, workload_of(api, "second")
+    reserved = condition(workload_of(api, "second"), "QuotaReserved")
+    assert reserved["status"] == "False" and "insufficient unused quota" in reserved["message"]
+    assert f"{GPU} in flavor gpu" in reserved["message"] and "1 more needed" in reserved["message"]
+    assert batch.read_namespaced_job("second", "team-a").spec.suspend is True  # no pod at all
+    assert not core.list_namespaced_pod("team-a", label_selector="job-name=second").items
+
+    def reserved_gpus() -> list[dict[str, Any]]:
+        queue = objects.get_cluster_custom_object_status(GROUP, VERSION, "clusterqueues", "team")
+        return (queue.get("status") or {}).get("flavorsReservation") or []
+
+    assert until(
+        lambda: (
+            reserved_gpus() == [{"name": "gpu", "resources": [{"name": GPU, "total": "3", "borrowed": "0"}]}]
+        )
+    )
+    pods = until(lambda: core.list_namespaced_pod("team-a", label_selector="job-name=first").items)
+    assert pods and pods[0].spec.node_selector == {"extres.test/gpu": "true"}  # the flavor's nodeLabels
+    # the first one done, the second is admitted in its turn
+    batch.delete_namespaced_job("first", "team-a", propagation_policy="Background")
+    assert until(lambda: condition(workload_of(api, "second"), "Admitted").get("status") == "True")
