@@ -6,14 +6,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# kube-scheduler: "0/3 nodes are available: ..."; Volcano: "0/3 nodes are unavailable: ...", its
+# reasons counted and joined the same way (volcano-sh/volcano pkg/scheduler/api/unschedule_info.go,
+# FitErrors.Error, "Insufficient <resource>" among them)
 _HEAD = re.compile(
-    r"^\s*(?P<avail>[0-9]{1,9})/(?P<total>[0-9]{1,9}) nodes are available(?::\s*(?P<rest>.*))?$", re.S
+    r"^\s*(?P<avail>[0-9]{1,9})/(?P<total>[0-9]{1,9}) nodes are (?:un)?available(?::\s*(?P<rest>.*))?$", re.S
 )
 _REASON_SPLIT = re.compile(r",\s+(?=\d+\s)")
 _REASON = re.compile(r"^(?P<count>[0-9]{1,9})\s+(?P<text>.+?)\.?$", re.S)
 _INSUFFICIENT = re.compile(r"^Insufficient (?P<resource>\S+)$")
 # the DynamicResources plugin's filter reasons (1.34+), as kube-scheduler words them
 DRA_REASONS = frozenset({"cannot allocate all claims", "still not schedulable"})
+DEFAULT_SCHEDULER = "default-scheduler"
+# scheduling gates whose owner is known, and what lifts them: Kueue's, as its source names them
+# (sigs.k8s.io/kueue v0.17: pkg/controller/jobs/pod/constants, apis/kueue/v1beta2)
+GATE_OWNERS = {
+    "kueue.x-k8s.io/admission": "Kueue lifts it once the pod's Workload is admitted: it waits for quota",
+    "kueue.x-k8s.io/topology": "Kueue lifts it once it has placed the pod in its topology",
+    "kueue.x-k8s.io/elastic-job": "Kueue lifts it once the job's new size is admitted",
+}
 
 
 @dataclass(frozen=True)
@@ -87,3 +98,8 @@ def parse_scheduler_message(message: str) -> SchedulerMessage:
         post_filter=tuple(c.strip() for c in others.split(",") if c.strip()),
         cut=cut,
     )
+
+
+def gate_owner(gate: str) -> tuple[str, str]:
+    """A scheduling gate and who lifts it, where its name says so ("" otherwise)."""
+    return gate, GATE_OWNERS.get(gate, "")

@@ -17,7 +17,7 @@ from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
 from app.domain.ownership import DRA
 from app.domain.pending_query import PendingQuery, parse
-from app.domain.scheduler_message import SchedulerMessage, parse_scheduler_message
+from app.domain.scheduler_message import SchedulerMessage, gate_owner, parse_scheduler_message
 from app.kube.state.devices import ClaimHolding
 from app.kube.wire.projections import PodView
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
@@ -64,6 +64,14 @@ class PendingPod:
     @property
     def size(self) -> int:
         return 1 + len(self.others)
+
+
+@dataclass(frozen=True)
+class Gated:
+    """A pod no scheduler looks at yet: its scheduling gates, each with who lifts it."""
+
+    pod: PodView
+    gates: tuple[tuple[str, str], ...]  # (gate, who lifts it and when, in words)
 
 
 HELD_NODES = 5  # nodes listed with who holds a read-only resource there
@@ -203,8 +211,16 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
     listing = paged("pods", pods, PAGE_SIZE)
     listing["pods"] = explain(listing["pods"], pods)
     store = Services.get().cluster.store
+    gated = [
+        Gated(pod, tuple(gate_owner(g) for g in pod.gates))
+        for pod in (store.objects.gated_pods() if viewer().freshness.synced else [])
+        if (not query.namespace or pod.namespace == query.namespace)
+        and (not query.resource or query.resource in pod.extended_requests)
+    ]
     return {
         **listing,
+        "gated": gated[:PAGE_SIZE],
+        "gated_total": len(gated),
         "quotas": store.objects.quota_list(),
         "namespace": query.namespace,
         "resource": query.resource,

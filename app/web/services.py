@@ -211,9 +211,10 @@ class Services:
             return "unknown"
 
     def pending_count(self) -> int:
-        """Unschedulable pods, for the navigation badge (0 when there is no cluster)."""
+        """Unschedulable and gated pods, for the navigation badge (0 when there is no cluster)."""
         try:
-            return self.cluster.store.objects.unschedulable_count()
+            objects = self.cluster.store.objects
+            return objects.unschedulable_count() + objects.gated_count()
         except KubeError:
             return 0
 

@@ -7,8 +7,8 @@ certificate rotation, this does by hand, on loopback:
 * Kueue's CRDs, five of them with their conversion webhook (v1beta1 <-> v1beta2), and its
   webhook configurations, each pointed at ``https://127.0.0.1:<port>/<path>`` (a URL, not a
   Service) with a CA made here;
-* only the webhooks of what this manager serves: Kueue's own kinds and batch/v1 Jobs (the other
-  integrations are off, so their webhooks would refuse every object of their kind);
+* only the webhooks of what this manager serves: Kueue's own kinds, batch/v1 Jobs and Pods (the
+  other integrations are off, so their webhooks would refuse every object of their kind);
 * the manager's configuration: no leader election, Kueue's own certificate rotation handed a CA
   and a serving certificate made here (for its Service name and for 127.0.0.1, in the Secret it
   reads), health and metrics on loopback ports.
@@ -40,7 +40,7 @@ from cryptography.x509.oid import NameOID
 from extres_demo import testenv
 
 CONVERTED = ("clusterqueues", "cohorts", "localqueues", "workloads", "multikueueclusters")
-SERVED_WEBHOOKS = ("kueue-x-k8s-io", "batch-v1-job")  # in the webhooks' paths
+SERVED_WEBHOOKS = ("kueue-x-k8s-io", "batch-v1-job", "--v1-pod")  # in the webhooks' paths
 LOOPBACK = ipaddress.ip_address("127.0.0.1")
 
 
@@ -208,7 +208,9 @@ def start(plane: testenv.ControlPlane, state_dir: Path, api: Any, timeout: float
             "webhookServiceName": SERVICE,
             "webhookSecretName": SECRET,
         },
-        "integrations": {"frameworks": ["batch/job"]},
+        # Jobs (suspended until admitted) and plain pods (gated until admitted) of the namespaces
+        # whose pods name a LocalQueue (kueue.x-k8s.io/queue-name)
+        "integrations": {"frameworks": ["batch/job", "pod"]},
     }
     (state_dir / "config.yaml").write_text(yaml.safe_dump(config))
     with (state_dir / "kueue.log").open("ab") as log:

@@ -24,14 +24,16 @@ GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 
 
 @pytest.fixture(scope="module")
-def queued(tmp_path_factory: pytest.TempPathFactory) -> Iterator[client.ApiClient]:
+def kueue_plane(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[testenv.ControlPlane, client.ApiClient]]:
     state = tmp_path_factory.mktemp("kueue-plane")
     plane = testenv.start(state, scheduler=True)
     api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
     manager = None
     try:
         manager = kueue.start(plane, Path(state) / "kueue", api)
-        yield api
+        yield plane, api
     finally:
         if manager is not None:
             manager.stop()
@@ -70,8 +72,8 @@ def gpu_job(name: str, gpus: int) -> dict[str, Any]:
     }
 
 
-def workload_of(api: client.ApiClient, job: str) -> dict[str, Any] | None:
-    found = custom(api).list_namespaced_custom_object(GROUP, VERSION, "team-a", "workloads")["items"]
+def workload_of(api: client.ApiClient, job: str, namespace: str = "team-a") -> dict[str, Any] | None:
+    found = custom(api).list_namespaced_custom_object(GROUP, VERSION, namespace, "workloads")["items"]
     owned = [w for w in found if any(o.get("name") == job for o in w["metadata"].get("ownerReferences", ()))]
     return owned[0] if owned else None
 
@@ -83,8 +85,8 @@ def condition(workload: dict[str, Any] | None, kind: str) -> dict[str, Any]:
     return {}
 
 
-def test_a_job_past_its_queues_gpu_quota_waits_with_no_pod_and_kueue_names_the_shortfall(queued):
-    api = queued
+def test_a_job_past_its_queues_gpu_quota_waits_with_no_pod_and_kueue_names_the_shortfall(kueue_plane):
+    _, api = kueue_plane
     core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
     create_node(core, "gpu-node", {GPU: "8"}, labels={"extres.test/gpu": "true"})
     core.create_namespace({"metadata": {"name": "team-a"}})
@@ -133,3 +135,57 @@ def test_a_job_past_its_queues_gpu_quota_waits_with_no_pod_and_kueue_names_the_s
     # the first one done, the second is admitted in its turn
     batch.delete_namespaced_job("first", "team-a", propagation_policy="Background")
     assert until(lambda: condition(workload_of(api, "second"), "Admitted").get("status") == "True")
+
+
+def test_a_pod_kueue_gates_is_pending_on_the_dashboard_with_the_gate_and_who_lifts_it(kueue_plane):
+    """Kueue's pod integration gates a plain pod until its Workload is admitted: the API server
+    says PodScheduled=False, SchedulingGated, and no scheduler looks at it; the Pending page
+    lists it, gated, in Kueue's words, and counts it in the navigation."""
+    from bs4 import BeautifulSoup
+
+    from app import create_app
+    from tests.helpers import browser, eventually
+
+    plane, api = kueue_plane
+    core, objects = client.CoreV1Api(api), custom(api)
+    core.create_namespace({"metadata": {"name": "team-b"}})
+    objects.create_cluster_custom_object(
+        GROUP, VERSION, "clusterqueues",
+        {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": "small"},
+         "spec": {"namespaceSelector": {}, "resourceGroups": [
+             {"coveredResources": [GPU],
+              "flavors": [{"name": "gpu", "resources": [{"name": GPU, "nominalQuota": 1}]}]}
+         ]}},
+    )  # fmt: skip
+    objects.create_namespaced_custom_object(
+        GROUP, VERSION, "team-b", "localqueues",
+        {"apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "team-b"},
+         "spec": {"clusterQueue": "small"}},
+    )  # fmt: skip
+    pod = {
+        "metadata": {"name": "notebook", "labels": {"kueue.x-k8s.io/queue-name": "team-b"}},
+        "spec": {"containers": [container(requests={GPU: "2"})]},
+    }
+    core.create_namespaced_pod("team-b", pod)
+    held = core.read_namespaced_pod("notebook", "team-b")
+    gates = [g.name for g in held.spec.scheduling_gates or ()]
+    assert "kueue.x-k8s.io/admission" in gates  # and, with v0.17's defaults, its topology gate
+    waiting = until(lambda: condition(workload_of(api, "notebook", "team-b"), "QuotaReserved").get("message"))
+    assert waiting and "insufficient quota" in waiting.replace("unused ", "")
+    app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"})
+    app.config["TESTING"] = True
+    web = browser(app)
+    try:
+
+        def listed() -> BeautifulSoup | None:
+            answer = web.get("/pending/?namespace=team-b")
+            found = BeautifulSoup(answer.get_data(as_text=True), "html.parser")
+            return found if found.select('[data-gated-pod="team-b/notebook"]') else None
+
+        page = eventually(listed, timeout=30)
+        item = page.select_one('[data-gated-pod="team-b/notebook"]')
+        assert [g["data-gate"] for g in item.select("[data-gate]")] == gates  # as the API server has them
+        assert "Kueue lifts it once the pod's Workload is admitted" in item.get_text()
+        assert not page.select("article.pending")  # not judged by a scheduler
+    finally:
+        app.extensions["extres"].close()

@@ -114,6 +114,16 @@ class Objects:
             index = self.index
             return sorted((index.pods[k] for k in index.unschedulable), key=lambda p: p.key)
 
+    def gated_pods(self) -> list[PodView]:
+        """Unbound pods whose scheduling gates are not all lifted, by namespace and name."""
+        with self.lock:
+            index = self.index
+            return sorted((index.pods[k] for k in index.gated), key=lambda p: p.key)
+
+    def gated_count(self) -> int:
+        with self.lock:
+            return len(self.index.gated)
+
     def unschedulable_count(self) -> int:
         with self.lock:
             return len(self.index.unschedulable)

@@ -38,6 +38,7 @@ class PodIndex:
     limits: dict[str, Amounts] = field(default_factory=dict)
     node_pods: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # with extended requests
     unschedulable: set[tuple[str, str]] = field(default_factory=set)
+    gated: set[tuple[str, str]] = field(default_factory=set)  # unbound, scheduling gates not lifted
     node_ports: dict[str, list[HostPort]] = field(default_factory=dict)  # host ports taken per node
     node_repelling: dict[str, int] = field(default_factory=dict)  # pods with required anti-affinity
     repelling: set[tuple[str, str]] = field(default_factory=set)  # those pods' keys
@@ -88,6 +89,11 @@ class PodIndex:
                 self.unschedulable.add(key)
             else:
                 self.unschedulable.discard(key)
+        if pod.gates:
+            if sign > 0:
+                self.gated.add(key)
+            else:
+                self.gated.discard(key)
 
     def holders(self) -> list[Holder]:
         """Every counted pod with extended requests, as app.domain.workloads groups them."""

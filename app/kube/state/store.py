@@ -39,7 +39,7 @@ class Store:
         # What the fit model reads per node; its version moves with anything placement depends on
         # (any counted pod's requests or host ports, a node's facts).
         self._fit = FitFacts()
-        self.pending_version = 0  # bumped whenever an unschedulable pod comes, changes or goes
+        self.pending_version = 0  # bumped whenever an unschedulable or gated pod comes, changes or goes
         # bumped whenever a pod holding extended resources comes, goes, moves or changes owner
         # (adopted or orphaned): the workloads and idle lists are made from the holders
         self.holders_version = 0
@@ -166,8 +166,8 @@ class Store:
                     self._rows.touch(share[0])
         if _holding(old) != _holding(new):
             self.holders_version += 1
-        if (old is not None and old.unschedulable is not None) or (
-            new is not None and new.unschedulable is not None
+        if (old is not None and (old.unschedulable is not None or old.gates)) or (
+            new is not None and (new.unschedulable is not None or new.gates)
         ):
             self.pending_version += 1  # the unschedulable pods (and their messages) moved
         was, now = _placed(old), _placed(new)
@@ -252,7 +252,7 @@ class Store:
                 index.put(view)
                 if (share := view.extended_share) is not None:
                     nodes.add(share[0])
-                waiting = waiting or view.unschedulable is not None
+                waiting = waiting or view.unschedulable is not None or bool(view.gates)
             for node in nodes:
                 self._rows.touch(node)
             if waiting:

@@ -78,6 +78,10 @@ class Volume(msgspec.Struct, gc=False, rename="camel"):
     ephemeral: Present | None = None
 
 
+class Gate(msgspec.Struct, gc=False):
+    name: str | None = None
+
+
 class PodSpec(msgspec.Struct, gc=False, rename="camel"):
     node_name: str | None = None
     node_selector: dict[str, str] | None = None
@@ -91,6 +95,8 @@ class PodSpec(msgspec.Struct, gc=False, rename="camel"):
     resources: Resources | None = None  # pod-level resources (1.32+)
     resource_claims: list[Present] | None = None  # DRA claims (resource.k8s.io)
     priority: int | None = None  # set by admission from the PriorityClass
+    scheduler_name: str | None = None  # defaulted to "default-scheduler" by the API server
+    scheduling_gates: list[Gate] | None = None  # the pod waits for each to be lifted (1.30+)
 
 
 class Condition(msgspec.Struct, gc=False):

@@ -54,6 +54,8 @@ class Owner:
 
 NO_OWNER = Owner("Pod", "")  # a bare pod
 MAX_CONDITIONS = 16  # of a node, kept
+DEFAULT_SCHEDULER = "default-scheduler"  # kube-scheduler's name, the API server's default
+MAX_GATES, MAX_GATE = 16, 316  # scheduling gates kept, and characters of one (a qualified name)
 
 
 @dataclass(slots=True)
@@ -140,6 +142,8 @@ class PodView:
     created: str
     extended_requests: Amounts = field(default_factory=dict)  # the extended part of requests
     unschedulable: str | None = None  # the scheduler's message, when Unschedulable
+    gates: tuple[str, ...] = ()  # an unbound pod's scheduling gates: no scheduler looks at it yet
+    scheduler: str = DEFAULT_SCHEDULER  # spec.schedulerName: whose words ``unschedulable`` are
     node_selector: Mapping[str, Any] = field(default_factory=dict)
     placement: Placement = NONE  # tolerations, required node affinity, host ports (shared)
     owner: Owner | None = None  # the workload, kept only for pods with extended requests
@@ -181,10 +185,13 @@ class PodView:
         spec = pod.spec or EMPTY_POD_SPEC
         status = pod.status or EMPTY_POD_STATUS
         unschedulable = None
+        gates: tuple[str, ...] = ()
         if not spec.node_name:
             for cond in status.conditions or ():
                 if cond.type == "PodScheduled" and cond.status == "False" and cond.reason == "Unschedulable":
                     unschedulable = cond.message or ""
+            named = (spec.scheduling_gates or ())[:MAX_GATES]
+            gates = tuple(sys.intern((g.name or "")[:MAX_GATE]) for g in named)
         try:
             amounted = amounts(spec, status, rule)
         except QuantityError:
@@ -202,6 +209,8 @@ class PodView:
             created=meta.creation_timestamp or "",
             extended_requests=extended,
             unschedulable=unschedulable,
+            gates=gates,
+            scheduler=sys.intern(spec.scheduler_name or DEFAULT_SCHEDULER),
             owner=workload(meta.owner_references, meta.labels) if extended else None,
             node_selector=shared(selector) if selector else EMPTY,
             priority=spec.priority or 0,

@@ -1,0 +1,66 @@
+"""Pending beyond kube-scheduler's verdict: a pod held by scheduling gates is listed with each
+gate and who lifts it (Kueue's by name), counted in the navigation, and never diagnosed as short;
+a pod of another scheduler is quoted as that scheduler's words, Volcano's message parsed like
+kube-scheduler's."""
+
+from __future__ import annotations
+
+from bs4 import BeautifulSoup
+
+D = "example.com/dongle"
+GPU = "nvidia.com/gpu"
+
+
+def page(client, url: str = "/pending/") -> BeautifulSoup:
+    answer = client.get(url)
+    assert answer.status_code == 200
+    return BeautifulSoup(answer.get_data(as_text=True), "html.parser")
+
+
+def test_a_gated_pod_is_listed_with_its_gates_and_who_lifts_them(client, cluster):
+    cluster.node("n1", {GPU: "8"})
+    gates = [{"name": "kueue.x-k8s.io/admission"}, {"name": "example.com/my-gate"}]
+    cluster.pod("train", None, {GPU: "2"}, namespace="team-a", schedulingGates=gates)
+    listed = page(client)
+    [item] = listed.select("[data-gated-pod]")
+    assert item["data-gated-pod"] == "team-a/train"
+    assert [g["data-gate"] for g in item.select("[data-gate]")] == [
+        "kueue.x-k8s.io/admission",
+        "example.com/my-gate",
+    ]
+    assert "Kueue lifts it once the pod's Workload is admitted" in item.get_text()
+    assert f"{GPU}: 2" in item.get_text()
+    assert not listed.select("article.pending")  # no scheduler has judged it: nothing diagnosed
+    assert listed.select_one("[data-gated]")["data-gated"] == "1"
+    nav = page(client, "/").select_one('nav a[href="/pending/"]').get_text()
+    assert "1" in nav  # counted as pending
+
+
+def test_a_gated_pod_is_filtered_like_the_others(client, cluster):
+    cluster.node("n1", {GPU: "8", D: "1"})
+    cluster.pod("train", None, {GPU: "2"}, namespace="team-a", schedulingGates=[{"name": "g.example/x"}])
+    assert not page(client, "/pending/?namespace=team-b").select("[data-gated-pod]")
+    assert not page(client, f"/pending/?resource={D}").select("[data-gated-pod]")
+    assert page(client, f"/pending/?resource={GPU}").select("[data-gated-pod]")
+
+
+def test_another_schedulers_words_are_quoted_as_its_own(client, cluster):
+    cluster.node("n1", {GPU: "1"})
+    message = f"0/1 nodes are unavailable: 1 Insufficient {GPU}."  # Volcano's FitErrors wording
+    cluster.pod("vc-job-0", None, {GPU: "2"}, message=message, schedulerName="volcano")
+    cluster.pod("plain", None, {GPU: "2"}, message=f"0/1 nodes are available: 1 Insufficient {GPU}.")
+    listed = page(client)
+    volcano = listed.select_one('article[data-pod="default/vc-job-0"] .scheduler')
+    assert volcano["data-scheduler"] == "volcano" and "(not kube-scheduler)" in volcano.get_text()
+    plain = listed.select_one('article[data-pod="default/plain"] .scheduler')
+    assert not plain.has_attr("data-scheduler") and plain.get_text().startswith("Scheduler:")
+
+
+def test_volcanos_message_is_parsed_as_kube_schedulers_is():
+    from app.domain.scheduler_message import parse_scheduler_message
+
+    parsed = parse_scheduler_message(
+        f"0/3 nodes are unavailable: 1 node(s) resource fit failed, 2 Insufficient {GPU}."
+    )
+    assert parsed.total_nodes == 3 and parsed.insufficient == {GPU: 2}
+    assert parsed.other_reasons == [(1, "node(s) resource fit failed")]
