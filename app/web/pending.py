@@ -217,10 +217,18 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
         if (not query.namespace or pod.namespace == query.namespace)
         and (not query.resource or query.resource in pod.extended_requests)
     ]
+    quota = [
+        q
+        for q in (store.queues.waiting() if viewer().freshness.synced else [])
+        if (not query.namespace or q.workload.namespace == query.namespace)
+        and (not query.resource or query.resource in q.workload.requests)
+    ]
     return {
         **listing,
         "gated": gated[:PAGE_SIZE],
         "gated_total": len(gated),
+        "quota_waits": quota[:PAGE_SIZE],
+        "quota_total": len(quota),
         "quotas": store.objects.quota_list(),
         "namespace": query.namespace,
         "resource": query.resource,

@@ -211,10 +211,15 @@ class Services:
             return "unknown"
 
     def pending_count(self) -> int:
-        """Unschedulable and gated pods, for the navigation badge (0 when there is no cluster)."""
+        """Unschedulable and gated pods and jobs waiting for quota, for the navigation badge (0 when
+        there is no cluster)."""
         try:
-            objects = self.cluster.store.objects
-            return objects.unschedulable_count() + objects.gated_count()
+            store = self.cluster.store
+            return (
+                store.objects.unschedulable_count()
+                + store.objects.gated_count()
+                + store.queues.waiting_count()
+            )
         except KubeError:
             return 0
 

@@ -462,3 +462,18 @@ def test_the_charts_device_plugin_patterns_are_the_apps_and_reach_it():
     [deploy] = [d for d in render() if d["kind"] == "Deployment"]
     env = {e["name"]: e.get("value") for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert tuple(env["EXTRES_DEVICE_PLUGIN_RESOURCES"].split(",")) == DEFAULT_DEVICE_PLUGIN_PATTERNS
+
+
+def test_the_roles_read_kueues_objects_unless_told_not_to():
+    def kueue_rules(values: dict) -> list[dict]:
+        [viewer] = [
+            d
+            for d in render(values)
+            if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "extres-viewer"
+        ]
+        return [r for r in viewer["rules"] if any("kueue.x-k8s.io" in g for g in r["apiGroups"])]
+
+    rules = kueue_rules({})
+    assert {v for r in rules for v in r["verbs"]} == {"get", "list", "watch"}  # never a write
+    assert "workloads" in rules[0]["resources"] and "clusterqueues" in rules[0]["resources"]
+    assert kueue_rules({"kueue": {"read": False}}) == []

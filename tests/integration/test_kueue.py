@@ -41,6 +41,28 @@ def kueue_plane(
         plane.stop(now=True)
 
 
+def pending_page(plane: testenv.ControlPlane, url: str, expected: str) -> Any:
+    """The dashboard's page at ``url`` (served on this plane, as its admin) once it shows
+    ``expected`` (a CSS selector)."""
+    from bs4 import BeautifulSoup
+
+    from app import create_app
+    from tests.helpers import browser, eventually
+
+    app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"})
+    app.config["TESTING"] = True
+    web = browser(app)
+    try:
+
+        def shown() -> Any:
+            found = BeautifulSoup(web.get(url).get_data(as_text=True), "html.parser")
+            return found if found.select(expected) else None
+
+        return eventually(shown, timeout=30)
+    finally:
+        app.extensions["extres"].close()
+
+
 def custom(api: client.ApiClient) -> client.CustomObjectsApi:
     return client.CustomObjectsApi(api)
 
@@ -86,7 +108,7 @@ def condition(workload: dict[str, Any] | None, kind: str) -> dict[str, Any]:
 
 
 def test_a_job_past_its_queues_gpu_quota_waits_with_no_pod_and_kueue_names_the_shortfall(kueue_plane):
-    _, api = kueue_plane
+    plane, api = kueue_plane
     core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
     create_node(core, "gpu-node", {GPU: "8"}, labels={"extres.test/gpu": "true"})
     core.create_namespace({"metadata": {"name": "team-a"}})
@@ -132,6 +154,20 @@ def test_a_job_past_its_queues_gpu_quota_waits_with_no_pod_and_kueue_names_the_s
     )
     pods = until(lambda: core.list_namespaced_pod("team-a", label_selector="job-name=first").items)
     assert pods and pods[0].spec.node_selector == {"extres.test/gpu": "true"}  # the flavor's nodeLabels
+    # the dashboard says the same, from its watched Workloads and LocalQueues
+    listed = pending_page(plane, "/pending/?namespace=team-a", "[data-workload] [data-lacks]")
+    wait = listed.select_one(f'[data-workload="team-a/{workload_of(api, "second")["metadata"]["name"]}"]')
+    lacks = wait.select_one("[data-lacks]")
+    assert (lacks["data-lacks"], lacks["data-flavor"], lacks["data-more"]) == (
+        GPU,
+        "gpu",
+        "1",
+    )  # Kueue's "1 more"
+    assert wait.select_one('[data-field="cluster-queue"]').get_text() == "team"
+    [holder] = wait.select("[data-quota-holder]")
+    first = workload_of(api, "first")["metadata"]["name"]
+    assert holder["data-quota-holder"] == f"team-a/{first}" and holder.get_text().endswith(": 3")
+    assert "insufficient unused quota" in wait.select_one(".scheduler q").get_text()
     # the first one done, the second is admitted in its turn
     batch.delete_namespaced_job("first", "team-a", propagation_policy="Background")
     assert until(lambda: condition(workload_of(api, "second"), "Admitted").get("status") == "True")
@@ -141,11 +177,6 @@ def test_a_pod_kueue_gates_is_pending_on_the_dashboard_with_the_gate_and_who_lif
     """Kueue's pod integration gates a plain pod until its Workload is admitted: the API server
     says PodScheduled=False, SchedulingGated, and no scheduler looks at it; the Pending page
     lists it, gated, in Kueue's words, and counts it in the navigation."""
-    from bs4 import BeautifulSoup
-
-    from app import create_app
-    from tests.helpers import browser, eventually
-
     plane, api = kueue_plane
     core, objects = client.CoreV1Api(api), custom(api)
     core.create_namespace({"metadata": {"name": "team-b"}})
@@ -172,20 +203,10 @@ def test_a_pod_kueue_gates_is_pending_on_the_dashboard_with_the_gate_and_who_lif
     assert "kueue.x-k8s.io/admission" in gates  # and, with v0.17's defaults, its topology gate
     waiting = until(lambda: condition(workload_of(api, "notebook", "team-b"), "QuotaReserved").get("message"))
     assert waiting and "insufficient quota" in waiting.replace("unused ", "")
-    app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"})
-    app.config["TESTING"] = True
-    web = browser(app)
-    try:
-
-        def listed() -> BeautifulSoup | None:
-            answer = web.get("/pending/?namespace=team-b")
-            found = BeautifulSoup(answer.get_data(as_text=True), "html.parser")
-            return found if found.select('[data-gated-pod="team-b/notebook"]') else None
-
-        page = eventually(listed, timeout=30)
-        item = page.select_one('[data-gated-pod="team-b/notebook"]')
-        assert [g["data-gate"] for g in item.select("[data-gate]")] == gates  # as the API server has them
-        assert "Kueue lifts it once the pod's Workload is admitted" in item.get_text()
-        assert not page.select("article.pending")  # not judged by a scheduler
-    finally:
-        app.extensions["extres"].close()
+    page = pending_page(plane, "/pending/?namespace=team-b", '[data-gated-pod="team-b/notebook"]')
+    item = page.select_one('[data-gated-pod="team-b/notebook"]')
+    assert [g["data-gate"] for g in item.select("[data-gate]")] == gates  # as the API server has them
+    assert "Kueue lifts it once the pod's Workload is admitted" in item.get_text()
+    assert not page.select("article.pending[data-pod]")  # not judged by a scheduler
+    lacks = page.select_one("[data-workload] [data-lacks]")  # and its Workload waits, for good:
+    assert lacks["data-more"] == "" and "Can never fit in flavor gpu" in lacks.get_text()  # 2 > quota 1

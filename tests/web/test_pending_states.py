@@ -64,3 +64,35 @@ def test_volcanos_message_is_parsed_as_kube_schedulers_is():
     )
     assert parsed.total_nodes == 3 and parsed.insufficient == {GPU: 2}
     assert parsed.other_reasons == [(1, "node(s) resource fit failed")]
+
+
+def test_a_job_waiting_for_quota_says_how_much_more_and_who_holds_it(client, cluster):
+    from app.domain.queues import Condition, Workload
+    from app.kube.wire.kueue import LocalQueueView, WorkloadView
+
+    cluster.node("n1", {GPU: "8"})
+    queues = cluster.store.queues
+    queues.put("localqueues", LocalQueueView("team-a", "q", "team"))
+    said = "couldn't assign flavors to pod set main: "
+    said += "insufficient unused quota for nvidia.com/gpu in flavor a100, 2 more needed"
+    waiting = {"QuotaReserved": Condition("False", "Pending", said)}
+    waits = Workload("team-a", "job-b-1", "q", ("Job", "b"), waiting, requests={GPU: "4"})
+    reserved = {"QuotaReserved": Condition("True", "", "")}
+    holds = Workload("team-a", "job-a-1", "q", ("Job", "a"), reserved, "team", {("a100", GPU): "6"})
+    queues.put("workloads", WorkloadView(waits))
+    queues.put("workloads", WorkloadView(holds))
+    listed = page(client)
+    [card] = listed.select("[data-workload]")
+    assert card["data-workload"] == "team-a/job-b-1" and "Job b" in card.select_one("h3").get_text()
+    lacks = card.select_one("[data-lacks]")
+    assert (lacks["data-flavor"], lacks["data-more"]) == ("a100", "2") and "Needs 2 more" in lacks.get_text()
+    assert [h["data-quota-holder"] for h in card.select("[data-quota-holder]")] == ["team-a/job-a-1"]
+    assert card.select_one(".scheduler q").get_text() == said  # Kueue's own words
+    assert listed.select_one("[data-quota-waits]")["data-quota-waits"] == "1"
+    assert not page(client, "/pending/?namespace=team-b").select("[data-workload]")
+
+
+def test_without_kueue_nothing_about_queues_appears(client, cluster):
+    cluster.node("n1", {GPU: "8"})
+    listed = page(client)
+    assert not listed.select("#quota") and "Kueue" not in listed.get_text()

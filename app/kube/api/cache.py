@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 KINDS = kinds.CORE
 DRA_KINDS = kinds.DRA
+KUEUE_KINDS = kinds.KUEUE
 
 
 class ClusterCache:
@@ -77,6 +78,7 @@ class ClusterCache:
         # resource.k8s.io/v1: "unknown" until asked, then "served", "absent" (an older server:
         # nothing shown, no error) or "forbidden" (the app may not read it: a note on the pages)
         self.dra = "unknown"
+        self.kueue = "unknown"  # kueue.x-k8s.io/v1beta2, likewise
 
     # ---- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -87,6 +89,7 @@ class ClusterCache:
                 self._start_kind(kind)
             self._threads.append(self.readiness.start(self._stop))
             self._threads.append(workers.start("dra", self._discover_dra))
+            self._threads.append(workers.start("kueue", self._discover_kueue))
 
     def _start_kind(self, kind: str) -> None:
         """(caller holds the lock)"""
@@ -94,29 +97,37 @@ class ClusterCache:
 
     def _discover_dra(self) -> None:
         """Watch the DRA kinds only where the API server serves resource.k8s.io/v1."""
+        self.dra = self._discover("/apis/resource.k8s.io/v1/", DRA_KINDS)
+
+    def _discover_kueue(self) -> None:
+        """Watch Kueue's kinds only where the API server serves kueue.x-k8s.io/v1beta2: without
+        Kueue nothing about queues appears and nothing errs."""
+        self.kueue = self._discover("/apis/kueue.x-k8s.io/v1beta2/", KUEUE_KINDS)
+
+    def _discover(self, group: str, kinds_served: tuple[str, ...]) -> str:
+        """ "served" once ``group`` answers (its kinds then watched), "absent" where it is not
+        served, "forbidden" where the app may not read it; asked again while unanswered."""
         backoff = 1.0
         while not self._stop.is_set():
             try:
-                body(get(self.api, "/apis/resource.k8s.io/v1/", {}, (5, 10)))
+                body(get(self.api, group, {}, (5, 10)))
             except Exception as exc:  # noqa: BLE001 - absent, refused, or not answering (ask again)
                 err = translate(exc)
                 if isinstance(err, NotFound):
-                    self.dra = "absent"
-                    return
+                    return "absent"
                 if refused(err):
-                    self.dra = "forbidden"
-                    return
+                    return "forbidden"
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, 30.0)
                 continue
             with self._lock:
                 if self._stop.is_set():
-                    return
-                for kind in DRA_KINDS:  # watched before "served" is said (``counting`` reads both)
+                    return "unknown"
+                for kind in kinds_served:  # watched before "served" is said (``counting`` reads both)
                     self.status.add(kind)
                     self._start_kind(kind)
-                self.dra = "served"
-            return
+            return "served"
+        return "unknown"
 
     def stop(self) -> None:
         self._stop.set()
@@ -242,6 +253,11 @@ class ClusterCache:
                 if kind in DRA_KINDS and refused(err):
                     log.warning("the app may not read %s: DRA-served resources are not shown", kind)
                     self.dra = "forbidden"
+                    self.status.drop(kind)
+                    return
+                if kind in KUEUE_KINDS and refused(err):
+                    log.warning("the app may not read %s: jobs waiting for Kueue's quota are not shown", kind)
+                    self.kueue = "forbidden"
                     self.status.drop(kind)
                     return
                 if isinstance(err, Forbidden):  # the app's own account: say which right, and who grants it

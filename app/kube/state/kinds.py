@@ -13,6 +13,7 @@ class Kind:
     rbac: str  # as RBAC and the API name the resource
     one: str  # one of them, in a page's words
     dra: bool = False  # watched only where the API server serves resource.k8s.io/v1
+    kueue: bool = False  # watched only where the API server serves kueue.x-k8s.io/v1beta2
 
 
 REGISTRY = {
@@ -24,10 +25,13 @@ REGISTRY = {
         Kind("deviceclasses", "deviceclasses", "DeviceClass", dra=True),
         Kind("resourceslices", "resourceslices", "ResourceSlice", dra=True),
         Kind("resourceclaims", "resourceclaims", "ResourceClaim", dra=True),
+        Kind("workloads", "kueue.x-k8s.io/workloads", "Workload", kueue=True),
+        Kind("localqueues", "kueue.x-k8s.io/localqueues", "LocalQueue", kueue=True),
     )
 }
-CORE = tuple(name for name, k in REGISTRY.items() if not k.dra)  # watched everywhere
+CORE = tuple(name for name, k in REGISTRY.items() if not k.dra and not k.kueue)  # watched everywhere
 DRA = tuple(name for name, k in REGISTRY.items() if k.dra)
+KUEUE = tuple(name for name, k in REGISTRY.items() if k.kueue)
 
 
 def kind(name: str) -> Kind:

@@ -10,6 +10,7 @@ new index page by page, off to the side, and swaps it in under the lock.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 from app.domain.accounting import Totals
@@ -21,6 +22,7 @@ from app.kube.state.devices import Devices
 from app.kube.state.fit_facts import FitFacts
 from app.kube.state.objects import Objects
 from app.kube.state.pod_index import PodIndex, repels
+from app.kube.state.queues import Queues
 from app.kube.state.rows import Rows
 from app.kube.wire.projections import NodeView, PodView, QuotaView
 
@@ -35,6 +37,7 @@ class Store:
         self.objects = Objects()
         self._lock = self.objects.lock
         self.devices = Devices(self.objects, self._dra_moved)
+        self.queues = Queues(self._lock)  # Kueue's, where it is served
         self._rows = Rows()
         # What the fit model reads per node; its version moves with anything placement depends on
         # (any counted pod's requests or host ports, a node's facts).
@@ -53,6 +56,14 @@ class Store:
                 lambda key: self._pod_changed(self.objects.index.drop(key), None),
             ),
             "quotas": (self.put_quota, self.replace_quotas, lambda key: self.objects.quotas.pop(key, None)),
+            **{
+                kind: (
+                    partial(self.queues.put, kind),
+                    partial(self.queues.replace, kind),
+                    partial(self._queued, kind),
+                )
+                for kind in ("workloads", "localqueues")
+            },
         }
 
     @property
@@ -197,6 +208,10 @@ class Store:
             return
         with self._lock:
             self._kinds[kind][2](key)
+
+    def _queued(self, kind: str, key: tuple[str, str]) -> None:
+        """Forget a Kueue object (the lock is held by ``forget``)."""
+        self.queues.forget(kind, key)
 
     def _drop_node(self, name: str) -> None:
         """Remove a node, if held (caller holds the lock)."""

@@ -21,6 +21,7 @@ from app.domain.accounting import PER_SOURCE
 from app.domain.quantity import QuantityError
 from app.kube.wire.decoders import Ident, ListMeta, Meta, Node, ObjectList, Pod, Quota
 from app.kube.wire.dra import ClaimView, ClassView, DeviceClass, ResourceClaim, ResourceSlice, SliceView
+from app.kube.wire.kueue import KueueLocalQueue, KueueWorkload, LocalQueueView, WorkloadView
 from app.kube.wire.projections import NodeView, PodView, QuotaView
 
 log = logging.getLogger(__name__)
@@ -149,10 +150,16 @@ DRA: tuple[Reader[Any, Any], ...] = (
 )
 
 
+KUEUE: tuple[Reader[Any, Any], ...] = (
+    Reader("workloads", KueueWorkload, WorkloadView.from_struct),
+    Reader("localqueues", KueueLocalQueue, LocalQueueView.from_struct),
+)
+
+
 def readers(rule: str = PER_SOURCE) -> dict[str, Reader[Any, Any]]:
     """A reader per kind; pods are counted by ``rule`` (the API server's version's resize rule)."""
     pods: Reader[Pod, PodView] = Reader("pods", Pod, partial(PodView.from_struct, rule=rule))
-    every: list[Reader[Any, Any]] = [NODES, pods, QUOTAS, *DRA]
+    every: list[Reader[Any, Any]] = [NODES, pods, QUOTAS, *DRA, *KUEUE]
     return {r.kind: r for r in every}
 
 

@@ -1,0 +1,60 @@
+"""Jobs waiting for Kueue's quota (app/domain/queues.py, app/kube/wire/kueue.py): Kueue's words
+read as it writes them (sigs.k8s.io/kueue v0.17 flavorassigner), holders from the admitted
+Workloads of the same ClusterQueue, and a Workload of odd shape read as far as it can be."""
+
+from __future__ import annotations
+
+import json
+
+from app.domain.queues import Condition, Workload, shortfalls, waiting
+from app.kube.wire.reading import READERS
+
+GPU = "nvidia.com/gpu"
+
+
+def test_kueues_two_shortfalls_are_read_from_its_message():
+    message = (
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor "
+        "a100, 3 more needed, insufficient quota for cpu in flavor default, previously considered podsets "
+        "requests (0) + current podset request (9) > maximum capacity (8)"
+    )
+    [unused, never] = shortfalls(message)
+    assert (unused.resource, unused.flavor, unused.more, unused.never) == (GPU, "a100", "3", "")
+    assert (never.resource, never.flavor, never.more, never.never) == ("cpu", "default", "", "8")
+    assert shortfalls("the ClusterQueue is inactive") == [] and shortfalls("x" * 100_000) == []
+
+
+def workload(
+    name: str, queue: str, reserved: str, message: str = "", cq: str = "", gpus: str = ""
+) -> Workload:
+    conditions = {"QuotaReserved": Condition(reserved, "Pending" if reserved != "True" else "", message)}
+    usage = {("a100", GPU): gpus} if gpus else {}
+    return Workload("team-a", name, queue, ("Job", name), conditions, cq, usage, {GPU: gpus or "2"})
+
+
+def test_a_waiting_workload_is_told_who_holds_its_quota():
+    lacking = "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu "
+    lacking += "in flavor a100, 1 more needed"
+    every = [
+        workload("held-1", "q", "True", cq="team", gpus="3"),
+        workload("held-2", "other-q", "True", cq="elsewhere", gpus="4"),
+        workload("waits", "q", "False", lacking),
+    ]
+    [wait] = waiting(every, {("team-a", "q"): "team", ("team-a", "other-q"): "elsewhere"})
+    assert wait.workload.name == "waits" and wait.cluster_queue == "team"
+    assert [(h.name, h.amount) for h in wait.holders[("a100", GPU)]] == [("held-1", "3")]
+
+
+def test_a_workload_of_odd_shape_is_read_as_far_as_it_can_be():
+    reader = READERS["workloads"]
+    odd = {
+        "metadata": {"name": "w", "namespace": "n"},
+        "status": {"conditions": [{"type": "QuotaReserved", "status": "False", "message": "m" * 10_000}],
+                   "admission": {"clusterQueue": "cq", "podSetAssignments": [{"name": "main"}]}},
+    }  # fmt: skip
+    view, _, problem = reader.one(json.dumps(odd).encode())
+    assert problem is None and view.workload.waiting_for_quota and view.workload.usage == {}
+    assert len(view.workload.conditions["QuotaReserved"].message) == 1024
+    bad = {"metadata": {"name": "w", "namespace": "n"}, "status": {"conditions": "not a list"}}
+    view, _, problem = reader.one(json.dumps(bad).encode())
+    assert view is None and problem is not None  # named as unreadable, never a crash
