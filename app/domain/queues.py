@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.domain.quantity import QuantityError, to_amount
+
 MAX_MESSAGE = 2048  # characters of Kueue's message read
 
 _UNUSED = re.compile(
@@ -118,3 +120,128 @@ def waiting(
             holders[(s.flavor, s.resource)] = sorted(using, key=lambda h: (h.namespace, h.name))[:max_holders]
         out.append(QuotaWait(w, cq, reason, lacks, holders))
     return out
+
+
+@dataclass(frozen=True)
+class Quota:
+    flavor: str
+    resource: str
+    nominal: str
+    borrowing_limit: str = ""  # "" when none is set
+    lending_limit: str = ""
+
+
+@dataclass(frozen=True)
+class ClusterQueue:
+    name: str
+    cohort: str
+    quotas: tuple[Quota, ...]
+    reserved: Mapping[tuple[str, str], str]  # (flavor, resource) -> quantity (status.flavorsReservation)
+    used: Mapping[tuple[str, str], str]  # likewise, by admitted workloads (status.flavorsUsage)
+    pending: int = 0
+    admitted: int = 0
+
+
+# ---- the Queues page ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class QuotaRow:
+    flavor: str
+    resource: str
+    nominal: str
+    borrowing_limit: str
+    lending_limit: str
+    reserved: str  # "" when Kueue reports none
+    used: str
+
+
+@dataclass(frozen=True)
+class QueueSummary:
+    name: str
+    cohort: str
+    pending: int
+    admitted: int
+    rows: list[QuotaRow]
+    workloads: list[Workload]  # its admitted ones, then its waiting ones
+
+
+@dataclass(frozen=True)
+class FlavorCapacity:
+    """One flavor's nominal quotas for one extended resource, over every ClusterQueue, beside what
+    the nodes its labels select have allocatable."""
+
+    flavor: str
+    resource: str
+    labels: tuple[tuple[str, str], ...]
+    nominal: int
+    capacity: int
+
+    @property
+    def over(self) -> int:
+        """Quota past the nodes' capacity: admitted work that will sit Pending (0 when none)."""
+        return max(0, self.nominal - self.capacity)
+
+
+@dataclass(frozen=True)
+class QueuesReport:
+    queues: list[QueueSummary]
+    capacity: list[FlavorCapacity]
+    unqueued: dict[str, int]  # extended resource -> allocatable on nodes no flavor with quota for it selects
+
+
+Node = tuple[Mapping[str, str], Mapping[str, int]]  # its labels, its allocatable (app units)
+
+
+def _selects(labels: Sequence[tuple[str, str]], node: Mapping[str, str]) -> bool:
+    return all(node.get(k) == v for k, v in labels)
+
+
+def _amount(resource: str, text: str) -> int:
+    try:
+        return to_amount(resource, text) if text else 0
+    except QuantityError:
+        return 0
+
+
+def report(
+    queues: Iterable[ClusterQueue],
+    flavors: Mapping[str, tuple[tuple[str, str], ...]],
+    workloads: Iterable[Workload],
+    nodes: Sequence[Node],
+) -> QueuesReport:
+    """Per ClusterQueue its quotas with reservation and use, its workloads; per flavor and
+    extended resource the nominal quota of every queue beside the allocatable of the nodes the
+    flavor selects; and what nodes no such flavor selects have (no queue can hand it out)."""
+    every = list(workloads)
+    summaries = []
+    nominal: dict[tuple[str, str], int] = {}
+    for q in sorted(queues, key=lambda q: q.name):
+        rows = [
+            QuotaRow(
+                x.flavor, x.resource, x.nominal, x.borrowing_limit, x.lending_limit,
+                q.reserved.get((x.flavor, x.resource), ""), q.used.get((x.flavor, x.resource), ""),
+            )
+            for x in q.quotas
+        ]  # fmt: skip
+        for x in q.quotas:
+            if "/" in x.resource:  # extended resources: counts, compared with the nodes'
+                key = (x.flavor, x.resource)
+                nominal[key] = nominal.get(key, 0) + _amount(x.resource, x.nominal)
+        mine = [w for w in every if w.cluster_queue == q.name]
+        summaries.append(QueueSummary(q.name, q.cohort, q.pending, q.admitted, rows, mine))
+    capacity = []
+    covered: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+    for (flavor, resource), total in sorted(nominal.items()):
+        labels = flavors.get(flavor, ())
+        have = sum(alloc.get(resource, 0) for node_labels, alloc in nodes if _selects(labels, node_labels))
+        capacity.append(FlavorCapacity(flavor, resource, labels, total, have))
+        covered.setdefault(resource, []).append(labels)
+    unqueued: dict[str, int] = {}
+    for resource, selectors in covered.items():
+        left = sum(
+            alloc.get(resource, 0)
+            for node_labels, alloc in nodes
+            if not any(_selects(labels, node_labels) for labels in selectors)
+        )
+        if left:
+            unqueued[resource] = left
+    return QueuesReport(summaries, capacity, unqueued)

@@ -23,7 +23,10 @@ from app.web.template_cache import template_cache
 from app.web.viewer import viewer
 
 log = logging.getLogger(__name__)
-PAGES = ("overview", "nodes", "health", "pending", "plan", "workloads", "history", "devices", "idle", "pods")
+PAGES = (
+    "overview", "nodes", "health", "pending", "plan", "workloads", "history", "devices", "idle", "pods",
+    "queues",
+)  # fmt: skip
 BUSY_RETRY = 60  # seconds, when a 429 came with no Retry-After (this app's own budgets are per minute)
 
 

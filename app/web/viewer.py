@@ -72,6 +72,14 @@ class Viewer:
     def dra_state(self) -> str:
         return self.services.dra_state()
 
+    @cached_property
+    def queues_on(self) -> bool:
+        """Whether Kueue's objects are seen (the Queues page is linked only then)."""
+        try:
+            return self.services.cluster.store.queues.served()
+        except KubeError:
+            return False
+
     @property
     def usage_on(self) -> bool:
         """Whether GPU usage is read at all (a Prometheus is set): without it no page shows any."""

@@ -210,3 +210,38 @@ def test_a_pod_kueue_gates_is_pending_on_the_dashboard_with_the_gate_and_who_lif
     assert not page.select("article.pending[data-pod]")  # not judged by a scheduler
     lacks = page.select_one("[data-workload] [data-lacks]")  # and its Workload waits, for good:
     assert lacks["data-more"] == "" and "Can never fit in flavor gpu" in lacks.get_text()  # 2 > quota 1
+
+
+def test_the_queues_page_puts_every_queues_quota_beside_the_nodes_its_flavor_selects(kueue_plane):
+    """Kueue's ClusterQueues as Kueue reports them (nominal quota, reserved), and what the
+    dashboard adds: the flavor's quota over every queue beside the allocatable of the nodes its
+    labels select, quota past that flagged, GPUs on nodes no flavor selects named."""
+    plane, api = kueue_plane
+    core, objects = client.CoreV1Api(api), custom(api)
+    objects.create_cluster_custom_object(
+        GROUP, VERSION, "clusterqueues",
+        {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": "big"},
+         "spec": {"namespaceSelector": {}, "resourceGroups": [
+             {"coveredResources": [GPU],
+              "flavors": [{"name": "gpu", "resources": [{"name": GPU, "nominalQuota": 12}]}]}
+         ]}},
+    )  # fmt: skip
+    create_node(core, "gpu-unlabelled", {GPU: "2"})
+    nominal = sum(
+        int(r["nominalQuota"])
+        for q in objects.list_cluster_custom_object(GROUP, VERSION, "clusterqueues")["items"]
+        for g in q["spec"]["resourceGroups"]
+        for f in g["flavors"]
+        for r in f["resources"]
+        if f["name"] == "gpu" and r["name"] == GPU
+    )
+    page = pending_page(plane, "/queues/", '[data-cluster-queue="big"]')
+    row = page.select_one(f'#flavor-capacity tr[data-flavor="gpu"][data-resource="{GPU}"]')
+    assert row.select_one('[data-field="nominal"]').get_text() == str(nominal)
+    assert row.select_one('[data-field="capacity"]').get_text() == "8"  # the one labelled node
+    assert row.select_one("[data-over]")["data-over"] == str(nominal - 8)
+    assert page.select_one(f'[data-unqueued="{GPU}"]').get_text().startswith("2 ")
+    team = objects.get_cluster_custom_object_status(GROUP, VERSION, "clusterqueues", "team")
+    reserved = {r["name"]: r["total"] for f in team["status"]["flavorsReservation"] for r in f["resources"]}
+    shown = page.select_one(f'[data-cluster-queue="team"] tr[data-resource="{GPU}"] [data-field="reserved"]')
+    assert shown.get_text() == reserved[GPU]  # as Kueue reports it

@@ -58,3 +58,18 @@ def test_a_workload_of_odd_shape_is_read_as_far_as_it_can_be():
     bad = {"metadata": {"name": "w", "namespace": "n"}, "status": {"conditions": "not a list"}}
     view, _, problem = reader.one(json.dumps(bad).encode())
     assert view is None and problem is not None  # named as unreadable, never a crash
+
+
+def test_quota_past_the_flavors_nodes_and_gpus_no_queue_can_use_are_found():
+    from app.domain.queues import ClusterQueue, Quota, report
+
+    queues = [
+        ClusterQueue("a", "", (Quota("h100", GPU, "8"), Quota("h100", "cpu", "64")), {("h100", GPU): "3"}, {}),
+        ClusterQueue("b", "co", (Quota("h100", GPU, "6"),), {}, {}),
+    ]
+    nodes = [({"gpu": "h100"}, {GPU: 8}), ({"gpu": "h100"}, {GPU: 4}), ({"gpu": "a10"}, {GPU: 2}), ({}, {})]
+    found = report(queues, {"h100": (("gpu", "h100"),)}, [], nodes)
+    [capacity] = found.capacity  # extended resources only: cpu is not compared here
+    assert (capacity.nominal, capacity.capacity, capacity.over) == (14, 12, 2)
+    assert found.unqueued == {GPU: 2}
+    assert [q.name for q in found.queues] == ["a", "b"] and found.queues[0].rows[0].reserved == "3"

@@ -43,6 +43,8 @@ PATHS = {
     "resourceclaims": "/apis/resource.k8s.io/v1/resourceclaims",
     "workloads": "/apis/kueue.x-k8s.io/v1beta2/workloads",
     "localqueues": "/apis/kueue.x-k8s.io/v1beta2/localqueues",
+    "clusterqueues": "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
+    "resourceflavors": "/apis/kueue.x-k8s.io/v1beta2/resourceflavors",
 }
 
 

@@ -27,6 +27,8 @@ REGISTRY = {
         Kind("resourceclaims", "resourceclaims", "ResourceClaim", dra=True),
         Kind("workloads", "kueue.x-k8s.io/workloads", "Workload", kueue=True),
         Kind("localqueues", "kueue.x-k8s.io/localqueues", "LocalQueue", kueue=True),
+        Kind("clusterqueues", "kueue.x-k8s.io/clusterqueues", "ClusterQueue", kueue=True),
+        Kind("resourceflavors", "kueue.x-k8s.io/resourceflavors", "ResourceFlavor", kueue=True),
     )
 }
 CORE = tuple(name for name, k in REGISTRY.items() if not k.dra and not k.kueue)  # watched everywhere

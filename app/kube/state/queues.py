@@ -5,23 +5,33 @@ page's read of the jobs waiting for quota is made again only then."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
-from app.domain.queues import QuotaWait, waiting
+from app.domain.queues import Node, QueuesReport, QuotaWait, report, waiting
 from app.kube.wire.kueue import LocalQueueView, WorkloadView
+
+QUEUE_KINDS = ("workloads", "localqueues", "clusterqueues", "resourceflavors")
 
 
 class Queues:
     def __init__(self, lock: threading.RLock) -> None:
         self._lock = lock
-        self.workloads: dict[tuple[str, str], WorkloadView] = {}
-        self.local_queues: dict[tuple[str, str], LocalQueueView] = {}
+        self.tables: dict[str, dict[tuple[str, str], Any]] = {kind: {} for kind in QUEUE_KINDS}
         self.version = 0
 
-    def _table(self, kind: str) -> dict[tuple[str, str], object]:
-        return self.workloads if kind == "workloads" else self.local_queues  # type: ignore[return-value]
+    @property
+    def workloads(self) -> dict[tuple[str, str], WorkloadView]:
+        return self.tables["workloads"]
 
-    def put(self, kind: str, view: WorkloadView | LocalQueueView, deleted: bool = False) -> None:
+    @property
+    def local_queues(self) -> dict[tuple[str, str], LocalQueueView]:
+        return self.tables["localqueues"]
+
+    def _table(self, kind: str) -> dict[tuple[str, str], Any]:
+        return self.tables[kind]
+
+    def put(self, kind: str, view: Any, deleted: bool = False) -> None:
         with self._lock:
             table = self._table(kind)
             if deleted:
@@ -30,7 +40,7 @@ class Queues:
                 table[view.key] = view
             self.version += 1
 
-    def replace(self, kind: str, views: Iterable[WorkloadView | LocalQueueView]) -> None:
+    def replace(self, kind: str, views: Iterable[Any]) -> None:
         with self._lock:
             table = self._table(kind)
             table.clear()
@@ -52,3 +62,17 @@ class Queues:
     def waiting_count(self) -> int:
         with self._lock:
             return sum(1 for v in self.workloads.values() if v.workload.waiting_for_quota)
+
+    def served(self) -> bool:
+        """Whether any Kueue object is held (the Queues page and its navigation link show then)."""
+        with self._lock:
+            return any(self.tables.values())
+
+    def report(self, nodes: Callable[[], Sequence[Node]]) -> QueuesReport:
+        """The Queues page's figures (app/domain/queues.py ``report``); ``nodes``: every node's
+        labels and allocatable."""
+        with self._lock:
+            queues = [v.queue for v in self.tables["clusterqueues"].values()]
+            flavors = {v.name: v.node_labels for v in self.tables["resourceflavors"].values()}
+            workloads = [v.workload for v in self.workloads.values()]
+        return report(queues, flavors, workloads, nodes())

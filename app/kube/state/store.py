@@ -22,7 +22,7 @@ from app.kube.state.devices import Devices
 from app.kube.state.fit_facts import FitFacts
 from app.kube.state.objects import Objects
 from app.kube.state.pod_index import PodIndex, repels
-from app.kube.state.queues import Queues
+from app.kube.state.queues import QUEUE_KINDS, Queues
 from app.kube.state.rows import Rows
 from app.kube.wire.projections import NodeView, PodView, QuotaView
 
@@ -62,7 +62,7 @@ class Store:
                     partial(self.queues.replace, kind),
                     partial(self._queued, kind),
                 )
-                for kind in ("workloads", "localqueues")
+                for kind in QUEUE_KINDS
             },
         }
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from app.domain.queues import Condition, Workload
+from app.domain.queues import ClusterQueue, Condition, Quota, Workload
 from app.kube.wire.decoders import Meta
 
 GROUP_VERSION = "kueue.x-k8s.io/v1beta2"
@@ -138,3 +138,121 @@ class QueueViews:
 
     workloads: list[Workload] = field(default_factory=list)
     cluster_queue_of: dict[tuple[str, str], str] = field(default_factory=dict)
+
+
+Quantity = str | int | float  # Kueue writes quantities as the API does: int-or-string
+
+
+class _Quota(msgspec.Struct, rename="camel"):
+    name: str = ""
+    nominal_quota: Quantity | None = None
+    borrowing_limit: Quantity | None = None
+    lending_limit: Quantity | None = None
+
+
+class _FlavorQuotas(msgspec.Struct):
+    name: str = ""
+    resources: list[_Quota] | None = None
+
+
+class _ResourceGroup(msgspec.Struct, rename="camel"):
+    covered_resources: list[str] | None = None
+    flavors: list[_FlavorQuotas] | None = None
+
+
+class _ClusterQueueSpec(msgspec.Struct, rename="camel"):
+    cohort_name: str = ""
+    resource_groups: list[_ResourceGroup] | None = None
+
+
+class _Used(msgspec.Struct):
+    name: str = ""
+    total: Quantity | None = None
+    borrowed: Quantity | None = None
+
+
+class _FlavorUsed(msgspec.Struct):
+    name: str = ""
+    resources: list[_Used] | None = None
+
+
+class _ClusterQueueStatus(msgspec.Struct, rename="camel"):
+    flavors_reservation: list[_FlavorUsed] | None = None
+    flavors_usage: list[_FlavorUsed] | None = None
+    pending_workloads: int | None = None
+    admitted_workloads: int | None = None
+
+
+class KueueClusterQueue(msgspec.Struct):
+    metadata: Meta | None = None
+    spec: _ClusterQueueSpec | None = None
+    status: _ClusterQueueStatus | None = None
+
+
+def _text(value: Quantity | None) -> str:
+    return "" if value is None else str(value)[:64]
+
+
+def _used(found: list[_FlavorUsed] | None) -> dict[tuple[str, str], str]:
+    return {
+        (f.name, r.name): _text(r.total)
+        for f in (found or ())[:MAX_ITEMS]
+        for r in (f.resources or ())[:MAX_ITEMS]
+    }
+
+
+@dataclass(frozen=True)
+class ClusterQueueView:
+    queue: ClusterQueue
+    resource_version: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return ("", self.queue.name)
+
+    @classmethod
+    def from_struct(cls, obj: KueueClusterQueue) -> ClusterQueueView:
+        meta, spec = obj.metadata or Meta(), obj.spec or _ClusterQueueSpec()
+        status = obj.status or _ClusterQueueStatus()
+        quotas = tuple(
+            Quota(f.name, q.name, _text(q.nominal_quota), _text(q.borrowing_limit), _text(q.lending_limit))
+            for g in (spec.resource_groups or ())[:MAX_ITEMS]
+            for f in (g.flavors or ())[:MAX_ITEMS]
+            for q in (f.resources or ())[:MAX_ITEMS]
+        )
+        queue = ClusterQueue(
+            meta.name or "",
+            spec.cohort_name[:253],
+            quotas,
+            _used(status.flavors_reservation),
+            _used(status.flavors_usage),
+            status.pending_workloads or 0,
+            status.admitted_workloads or 0,
+        )
+        return cls(queue, meta.resource_version or "")
+
+
+class _FlavorSpec(msgspec.Struct, rename="camel"):
+    node_labels: dict[str, str] | None = None
+
+
+class KueueResourceFlavor(msgspec.Struct):
+    metadata: Meta | None = None
+    spec: _FlavorSpec | None = None
+
+
+@dataclass(frozen=True)
+class FlavorView:
+    name: str
+    node_labels: tuple[tuple[str, str], ...]
+    resource_version: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return ("", self.name)
+
+    @classmethod
+    def from_struct(cls, obj: KueueResourceFlavor) -> FlavorView:
+        meta, spec = obj.metadata or Meta(), obj.spec or _FlavorSpec()
+        labels = tuple(sorted((spec.node_labels or {}).items()))[:MAX_ITEMS]
+        return cls(meta.name or "", labels, meta.resource_version or "")

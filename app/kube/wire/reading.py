@@ -21,7 +21,16 @@ from app.domain.accounting import PER_SOURCE
 from app.domain.quantity import QuantityError
 from app.kube.wire.decoders import Ident, ListMeta, Meta, Node, ObjectList, Pod, Quota
 from app.kube.wire.dra import ClaimView, ClassView, DeviceClass, ResourceClaim, ResourceSlice, SliceView
-from app.kube.wire.kueue import KueueLocalQueue, KueueWorkload, LocalQueueView, WorkloadView
+from app.kube.wire.kueue import (
+    ClusterQueueView,
+    FlavorView,
+    KueueClusterQueue,
+    KueueLocalQueue,
+    KueueResourceFlavor,
+    KueueWorkload,
+    LocalQueueView,
+    WorkloadView,
+)
 from app.kube.wire.projections import NodeView, PodView, QuotaView
 
 log = logging.getLogger(__name__)
@@ -153,6 +162,8 @@ DRA: tuple[Reader[Any, Any], ...] = (
 KUEUE: tuple[Reader[Any, Any], ...] = (
     Reader("workloads", KueueWorkload, WorkloadView.from_struct),
     Reader("localqueues", KueueLocalQueue, LocalQueueView.from_struct),
+    Reader("clusterqueues", KueueClusterQueue, ClusterQueueView.from_struct),
+    Reader("resourceflavors", KueueResourceFlavor, FlavorView.from_struct),
 )
 
 

@@ -1,0 +1,26 @@
+"""Queues (Kueue): per ClusterQueue its quotas per flavor and resource, reserved and in use, its
+workloads; per flavor the quota of every queue beside the nodes it selects, flagging quota past
+their capacity and extended resources on nodes no queue can hand out. Shown where Kueue is."""
+
+from __future__ import annotations
+
+from flask import render_template
+
+from app.domain.queues import Node
+from app.web.hx import NODES_AND_PODS, Page
+from app.web.services import Services
+
+bp = Page("queues", __name__, url_prefix="/queues", reads=NODES_AND_PODS)
+
+
+@bp.get("/")
+def index() -> str:
+    """Read the report over the queues and the nodes; render."""
+    store = Services.get().cluster.store
+
+    def nodes() -> list[Node]:
+        return [(n.labels, n.allocatable) for n in store.objects.node_list()]
+
+    return render_template(
+        "queues/index.html", report=store.queues.report(nodes), served=store.queues.served()
+    )
