@@ -64,7 +64,7 @@ def test_quota_past_the_flavors_nodes_and_gpus_no_queue_can_use_are_found():
     from app.domain.queues import ClusterQueue, Quota, report
 
     queues = [
-        ClusterQueue("a", "", (Quota("h100", GPU, "8"), Quota("h100", "cpu", "64")), {("h100", GPU): "3"}, {}),
+        ClusterQueue("a", "", (Quota("h100", GPU, "8"), Quota("h100", "cpu", "6")), {("h100", GPU): "3"}, {}),
         ClusterQueue("b", "co", (Quota("h100", GPU, "6"),), {}, {}),
     ]
     nodes = [({"gpu": "h100"}, {GPU: 8}), ({"gpu": "h100"}, {GPU: 4}), ({"gpu": "a10"}, {GPU: 2}), ({}, {})]
