@@ -20,12 +20,14 @@ from prometheus_client.registry import Collector
 
 from app import cel_sandbox
 from app.domain import device_cel
+from app.domain.quantity import QuantityError, parse_quantity
 from app.domain.scheduler_message import parse_scheduler_message
 from app.node_metrics import NodeFamilies
 
 if TYPE_CHECKING:
     from app.domain.gpu_usage import Idle
     from app.kube.api.ports import ClusterPort
+    from app.kube.state.store import Store
     from app.kube.wire.projections import PodView
     from app.usage.poller import UsageStatus
 
@@ -54,6 +56,8 @@ class ClusterCollector(Collector):
                 self._pending = (store, version, [_pending_family(store.objects.unschedulable_pods())])
                 self.built += 1
             yield from self._pending[2]
+        if store.queues.served():
+            yield from _queue_families(store)
         yield GaugeMetricFamily(
             "extres_cache_synced",
             "1 when the cache has synced and its watches are open.",
@@ -135,6 +139,45 @@ def _pending_family(pods: Iterable[PodView]) -> Metric:
     for (resource, reason), count in sorted(pending.items()):
         family.add_metric([resource, reason], count)
     return family
+
+
+def _number(text: str) -> float:
+    try:
+        return float(parse_quantity(text)) if text else 0.0
+    except QuantityError:
+        return float("nan")
+
+
+def _queue_families(store: Store) -> Iterator[Metric]:
+    """Kueue's queues, where they are seen: pending workloads per ClusterQueue (as Kueue counts
+    them), quota nominal and reserved per flavor and resource, and quota past the capacity of the
+    nodes a flavor selects (what the chart's alert reads)."""
+    report = store.queues.report(lambda: [(n.labels, n.allocatable) for n in store.objects.node_list()])
+    pending = GaugeMetricFamily(
+        "extres_kueue_pending_workloads", "Workloads pending in a ClusterQueue, as Kueue counts them.",
+        labels=["cluster_queue"],
+    )  # fmt: skip
+    quota = GaugeMetricFamily(
+        "extres_kueue_quota",
+        "A ClusterQueue's quota of a resource in a flavor: nominal, or reserved by admitted workloads.",
+        labels=["cluster_queue", "flavor", "resource", "kind"],
+    )
+    over = GaugeMetricFamily(
+        "extres_kueue_quota_over_capacity",
+        "Nominal quota of an extended resource in a flavor, over every ClusterQueue, past what the nodes "
+        "its labels select have allocatable (0 when within).",
+        labels=["flavor", "resource"],
+    )
+    for q in report.queues:
+        pending.add_metric([q.name], q.pending)
+        for r in q.rows:
+            quota.add_metric([q.name, r.flavor, r.resource, "nominal"], _number(r.nominal))
+            quota.add_metric([q.name, r.flavor, r.resource, "reserved"], _number(r.reserved))
+    for c in report.capacity:
+        over.add_metric([c.flavor, c.resource], c.over)
+    yield pending
+    yield quota
+    yield over
 
 
 class UsageCollector(Collector):

@@ -245,3 +245,20 @@ def test_the_queues_page_puts_every_queues_quota_beside_the_nodes_its_flavor_sel
     reserved = {r["name"]: r["total"] for f in team["status"]["flavorsReservation"] for r in f["resources"]}
     shown = page.select_one(f'[data-cluster-queue="team"] tr[data-resource="{GPU}"] [data-field="reserved"]')
     assert shown.get_text() == reserved[GPU]  # as Kueue reports it
+    # the metrics say the same (what the chart's ExtresQueueQuotaAboveCapacity alert reads)
+    from app import create_app
+    from tests.helpers import eventually
+
+    app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"})
+    try:
+        app.test_client().get("/")
+        metrics = app.extensions["extres"].metrics
+        over = f'extres_kueue_quota_over_capacity{{flavor="gpu",resource="{GPU}"}} {float(nominal - 8)}'
+        eventually(lambda: over in metrics.exposition().decode(), timeout=30)
+        text = metrics.exposition().decode()
+        assert (
+            f'extres_kueue_quota{{cluster_queue="team",flavor="gpu",kind="nominal",resource="{GPU}"}} 4.0'
+            in text
+        )
+    finally:
+        app.extensions["extres"].close()

@@ -33,7 +33,7 @@ def promtool(*args: str) -> str:
 
 
 def test_alert_rules_check_and_pass_their_unit_tests():
-    assert "SUCCESS: 6 rules found" in promtool("check", "rules", str(ALERTS))
+    assert "SUCCESS: 7 rules found" in promtool("check", "rules", str(ALERTS))
     assert "SUCCESS" in promtool("test", "rules", "tests/prometheus/alerts_test.yaml")
 
 
@@ -110,6 +110,7 @@ def test_prometheus_scrapes_what_the_cluster_holds(control_plane, core, uid, tmp
             "ExtresExtendedResourceFullyAllocated",
             "ExtresIdleGPUs",
             "ExtresPodsPendingForExtendedResource",
+            "ExtresQueueQuotaAboveCapacity",
             "ExtresSignOutListStale",
         ]
         eventually(
@@ -123,8 +124,9 @@ def test_prometheus_scrapes_what_the_cluster_holds(control_plane, core, uid, tmp
             if not expr.startswith("label_values("):
                 prometheus.api("query", query=expr.replace("$resource", ".*"))
         # metadata names families: a counter's or a histogram's series carry a suffix
-        # GPU usage's families exist only with a Prometheus to read from: test_gpu_usage.py has them
-        wanted = {m for m in wanted if not m.startswith(USAGE_FAMILIES)}
+        # GPU usage's families exist only with a Prometheus to read from: test_gpu_usage.py has them;
+        # Kueue's only where Kueue is: test_kueue.py has them
+        wanted = {m for m in wanted if not m.startswith((*USAGE_FAMILIES, "extres_kueue_"))}
         missing = {m for m in wanted if m not in exported and SUFFIX.sub("", m) not in exported}
         assert not missing, f"named but not exported: {sorted(missing)}"
         assert "extres_request_duration_seconds_bucket" in exported
