@@ -97,29 +97,38 @@ class QuotaWait:
 
 
 def waiting(
-    workloads: Iterable[Workload], cluster_queue_of: Mapping[tuple[str, str], str], max_holders: int = 8
+    workloads: Iterable[Workload], cluster_queue_of: Mapping[tuple[str, str], str], max_holders: int = 5
 ) -> list[QuotaWait]:
     """Each Workload waiting for quota, what it lacks in Kueue's words, and the admitted
     Workloads of its ClusterQueue that use that resource in that flavor, by namespace (the most
     first). ``cluster_queue_of``: (namespace, LocalQueue) -> its ClusterQueue."""
     every: Sequence[Workload] = list(workloads)
+    using: dict[tuple[str, str, str], list[Holder]] = {}  # (queue, flavor, resource) -> admitted users
+    for a in every:
+        if a.cluster_queue:
+            for (flavor, resource), amount in a.usage.items():
+                using.setdefault((a.cluster_queue, flavor, resource), []).append(
+                    Holder(a.namespace, a.name, a.owner, amount)
+                )
+    for found in using.values():
+        found.sort(key=_by_name)
     out = []
-    for w in sorted(every, key=lambda w: (w.namespace, w.name)):
-        if not w.waiting_for_quota:
-            continue
+    for w in sorted((w for w in every if w.waiting_for_quota), key=lambda w: (w.namespace, w.name)):
         reason = w.conditions.get("QuotaReserved") or Condition("", "", "")
         cq = cluster_queue_of.get((w.namespace, w.queue), "")
         lacks = shortfalls(reason.message)
-        holders: dict[tuple[str, str], list[Holder]] = {}
-        for s in lacks:
-            using = [
-                Holder(a.namespace, a.name, a.owner, a.usage[(s.flavor, s.resource)])
-                for a in every
-                if cq and a.cluster_queue == cq and (s.flavor, s.resource) in (a.usage or {})
+        holders = {
+            (s.flavor, s.resource): sorted(using.get((cq, s.flavor, s.resource), ()), key=_by_name)[
+                :max_holders
             ]
-            holders[(s.flavor, s.resource)] = sorted(using, key=lambda h: (h.namespace, h.name))[:max_holders]
+            for s in lacks
+        }
         out.append(QuotaWait(w, cq, reason, lacks, holders))
     return out
+
+
+def _by_name(h: Holder) -> tuple[str, str]:
+    return (h.namespace, h.name)
 
 
 @dataclass(frozen=True)

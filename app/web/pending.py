@@ -133,6 +133,7 @@ def held(pod: PodView, d: Diagnosis, where: Places, writable: bool) -> list[Held
 
 
 PAGE_SIZE = 50
+QUOTA_SHOWN = 20  # jobs waiting for quota shown (their count is said; the filters narrow them)
 
 
 def pending_pods(namespace: str = "", resource: str = "") -> list[PodView]:
@@ -227,7 +228,7 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
         **listing,
         "gated": gated[:PAGE_SIZE],
         "gated_total": len(gated),
-        "quota_waits": quota[:PAGE_SIZE],
+        "quota_waits": quota[:QUOTA_SHOWN],
         "quota_total": len(quota),
         "quotas": store.objects.quota_list(),
         "namespace": query.namespace,

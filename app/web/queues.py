@@ -8,9 +8,11 @@ from flask import render_template
 
 from app.domain.queues import Node
 from app.web.hx import NODES_AND_PODS, Page
+from app.web.paging import paged
 from app.web.services import Services
 
 bp = Page("queues", __name__, url_prefix="/queues", reads=NODES_AND_PODS)
+PAGE_SIZE = 20  # ClusterQueues a page
 
 
 @bp.get("/")
@@ -21,6 +23,10 @@ def index() -> str:
     def nodes() -> list[Node]:
         return [(n.labels, n.allocatable) for n in store.objects.node_list()]
 
+    report = store.queues.report(nodes, (store.rows_version, store.fit_version))
     return render_template(
-        "queues/index.html", report=store.queues.report(nodes), served=store.queues.served()
+        "queues/index.html",
+        report=report,
+        served=store.queues.served(),
+        **paged("queues", report.queues, PAGE_SIZE),
     )

@@ -19,6 +19,9 @@ class Queues:
         self._lock = lock
         self.tables: dict[str, dict[tuple[str, str], Any]] = {kind: {} for kind in QUEUE_KINDS}
         self.version = 0
+        # the last answers, by the versions they were made at (a page asks every few seconds)
+        self._waiting: tuple[int, list[QuotaWait]] | None = None
+        self._report: tuple[tuple[int, object], QueuesReport] | None = None
 
     @property
     def workloads(self) -> dict[tuple[str, str], WorkloadView]:
@@ -53,11 +56,17 @@ class Queues:
                 self.version += 1
 
     def waiting(self) -> list[QuotaWait]:
-        """Each Workload waiting for its queue's quota, what it lacks and who holds that quota."""
+        """Each Workload waiting for its queue's quota, what it lacks and who holds that quota
+        (made again only when a Kueue object moved)."""
         with self._lock:
+            version = self.version
+            if self._waiting is not None and self._waiting[0] == version:
+                return self._waiting[1]
             workloads = [v.workload for v in self.workloads.values()]
             cluster_queue_of = {k: q.cluster_queue for k, q in self.local_queues.items()}
-        return waiting(workloads, cluster_queue_of)
+        found = waiting(workloads, cluster_queue_of)
+        self._waiting = (version, found)
+        return found
 
     def waiting_count(self) -> int:
         with self._lock:
@@ -68,11 +77,17 @@ class Queues:
         with self._lock:
             return any(self.tables.values())
 
-    def report(self, nodes: Callable[[], Sequence[Node]]) -> QueuesReport:
+    def report(self, nodes: Callable[[], Sequence[Node]], nodes_version: object) -> QueuesReport:
         """The Queues page's figures (app/domain/queues.py ``report``); ``nodes``: every node's
-        labels and allocatable."""
+        labels and allocatable, asked only when ``nodes_version`` (the store's row and fit
+        versions: allocatable and labels) or a Kueue object moved."""
         with self._lock:
+            version = (self.version, nodes_version)
+            if self._report is not None and self._report[0] == version:
+                return self._report[1]
             queues = [v.queue for v in self.tables["clusterqueues"].values()]
             flavors = {v.name: v.node_labels for v in self.tables["resourceflavors"].values()}
             workloads = [v.workload for v in self.workloads.values()]
-        return report(queues, flavors, workloads, nodes())
+        found = report(queues, flavors, workloads, nodes())
+        self._report = (version, found)
+        return found
