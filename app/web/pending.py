@@ -17,6 +17,7 @@ from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
 from app.domain.ownership import DRA
 from app.domain.pending_query import PendingQuery, parse
+from app.domain.queues import Workload
 from app.domain.scheduler_message import SchedulerMessage, gate_owner, parse_scheduler_message
 from app.kube.state.devices import ClaimHolding
 from app.kube.wire.projections import PodView
@@ -60,6 +61,7 @@ class PendingPod:
     held: list[Held]
     others: list[PodView] = field(default_factory=list)  # more pods of its workload and shape here
     dra: dict[str, str] = field(default_factory=dict)  # its requests DRA devices serve: the class
+    admitted: Workload | None = None  # Kueue admitted its job: the quota admits it, the nodes do not
 
     @property
     def size(self) -> int:
@@ -176,7 +178,9 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
             holding = held(pod, diagnosis, where, writable)
         message = parse_scheduler_message(pod.unschedulable or "")
         dra = {r: c for r in pod.extended_requests if (c := store.devices.class_for(r)) is not None}
-        card = PendingPod(pod, message, diagnosis, for_pod(advice, pod), holding, dra=dra)
+        owners = [(pod.owner.kind, pod.owner.name)] if pod.owner and pod.owner.name else []
+        admitted = store.queues.admitted_for(pod.namespace, [*owners, ("Pod", pod.name)])
+        card = PendingPod(pod, message, diagnosis, for_pod(advice, pod), holding, dra=dra, admitted=admitted)
         if group is not None:
             cards[group] = card
         out.append(card)

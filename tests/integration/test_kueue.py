@@ -262,3 +262,45 @@ def test_the_queues_page_puts_every_queues_quota_beside_the_nodes_its_flavor_sel
         )
     finally:
         app.extensions["extres"].close()
+
+
+def test_a_job_kueue_admits_that_no_node_takes_reads_the_quota_admits_it_and_the_nodes_do_not(kueue_plane):
+    """A queue's quota (8) on a flavor whose one node has 2 GPUs admits a 3-GPU Job; its pod,
+    sent to that node by the flavor's labels, is left Unschedulable by kube-scheduler. The
+    Pending card quotes kube-scheduler and says Kueue admitted it."""
+    plane, api = kueue_plane
+    core, objects = client.CoreV1Api(api), custom(api)
+    create_node(core, "small-gpu", {GPU: "2"}, labels={"extres.test/small": "true"})
+    core.create_namespace({"metadata": {"name": "team-c"}})
+    objects.create_cluster_custom_object(
+        GROUP, VERSION, "resourceflavors",
+        {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": "small"},
+         "spec": {"nodeLabels": {"extres.test/small": "true"}}},
+    )  # fmt: skip
+    objects.create_cluster_custom_object(
+        GROUP, VERSION, "clusterqueues",
+        {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": "roomy"},
+         "spec": {"namespaceSelector": {}, "resourceGroups": [
+             {"coveredResources": [GPU],
+              "flavors": [{"name": "small", "resources": [{"name": GPU, "nominalQuota": 8}]}]}
+         ]}},
+    )  # fmt: skip
+    objects.create_namespaced_custom_object(
+        GROUP, VERSION, "team-c", "localqueues",
+        {"apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "team-a"},
+         "spec": {"clusterQueue": "roomy"}},
+    )  # fmt: skip
+    client.BatchV1Api(api).create_namespaced_job("team-c", gpu_job("wide", 3))
+    assert until(lambda: condition(workload_of(api, "wide", "team-c"), "Admitted").get("status") == "True")
+
+    def unschedulable() -> list[Any]:
+        pods = core.list_namespaced_pod("team-c", label_selector="job-name=wide").items
+        return [p for p in pods if any(c.reason == "Unschedulable" for c in p.status.conditions or ())]
+
+    [pod] = until(unschedulable)
+    page = pending_page(
+        plane, "/pending/?namespace=team-c", f'article[data-pod="team-c/{pod.metadata.name}"]'
+    )
+    card = page.select_one(f'article[data-pod="team-c/{pod.metadata.name}"]')
+    assert card.select_one("[data-admitted-in]")["data-admitted-in"] == "roomy"
+    assert "Insufficient nvidia.com/gpu" in card.select_one(".scheduler q").get_text()

@@ -96,3 +96,27 @@ def test_without_kueue_nothing_about_queues_appears(client, cluster):
     cluster.node("n1", {GPU: "8"})
     listed = page(client)
     assert not listed.select("#quota") and "Kueue" not in listed.get_text()
+
+
+def test_a_pod_kueue_admitted_that_no_node_takes_says_the_quota_admits_it_and_the_nodes_do_not(
+    client, cluster
+):
+    from app.domain.queues import Condition, Workload
+    from app.kube.wire.kueue import WorkloadView
+
+    cluster.node("n1", {GPU: "1"})
+    message = f"0/1 nodes are available: 1 Insufficient {GPU}."
+    cluster.pod("train-x1", None, {GPU: "2"}, namespace="team-a", message=message, owner=("Job", "train"))
+    reserved = {
+        "QuotaReserved": Condition("True", "QuotaReserved", ""),
+        "Admitted": Condition("True", "", ""),
+    }
+    admitted = Workload(
+        "team-a", "job-train-1", "q", ("Job", "train"), reserved, "team", {("a100", GPU): "2"}
+    )
+    cluster.store.queues.put("workloads", WorkloadView(admitted))
+    card = page(client).select_one('article[data-pod="team-a/train-x1"]')
+    note = card.select_one("[data-admitted-in]")
+    assert note["data-admitted-in"] == "team" and "the quota admits it, the nodes do not" in note.get_text()
+    cluster.pod("other", None, {GPU: "2"}, namespace="team-a", message=message, owner=("Job", "other"))
+    assert not page(client).select_one('article[data-pod="team-a/other"] [data-admitted-in]')

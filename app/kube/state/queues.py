@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from app.domain.queues import Node, QueuesReport, QuotaWait, report, waiting
+from app.domain.queues import Node, QueuesReport, QuotaWait, Workload, report, waiting
 from app.kube.wire.kueue import LocalQueueView, WorkloadView
 
 QUEUE_KINDS = ("workloads", "localqueues", "clusterqueues", "resourceflavors")
@@ -22,6 +22,7 @@ class Queues:
         # the last answers, by the versions they were made at (a page asks every few seconds)
         self._waiting: tuple[int, list[QuotaWait]] | None = None
         self._report: tuple[tuple[int, object], QueuesReport] | None = None
+        self._admitted: tuple[int, dict[tuple[str, str, str], Workload]] | None = None
 
     @property
     def workloads(self) -> dict[tuple[str, str], WorkloadView]:
@@ -67,6 +68,23 @@ class Queues:
         found = waiting(workloads, cluster_queue_of)
         self._waiting = (version, found)
         return found
+
+    def admitted_for(self, namespace: str, owners: Iterable[tuple[str, str]]) -> Workload | None:
+        """The admitted Workload standing for the first of ``owners`` ((kind, name): a pod's Job,
+        or the pod itself) that has one in ``namespace``, or None."""
+        with self._lock:
+            if self._admitted is None or self._admitted[0] != self.version:
+                index = {
+                    (w.namespace, *w.owner): w
+                    for v in self.workloads.values()
+                    if (w := v.workload).cluster_queue and w.state("Finished") != "True"
+                }
+                self._admitted = (self.version, index)
+            found = self._admitted[1]
+        for kind, name in owners:
+            if (admitted := found.get((namespace, kind, name))) is not None:
+                return admitted
+        return None
 
     def waiting_count(self) -> int:
         with self._lock:
