@@ -42,6 +42,11 @@ class UsageMapping:
     model_label: str = "modelName"
     namespace_label: str = "namespace"
     pod_label: str = "pod"
+    # (label, another spelling of it): where a series has the other, it is read as the label.
+    # dcgm-exporter's newer releases write "hostname"; a Prometheus that scrapes it keeping its own
+    # target labels renames the exporter's "namespace" and "pod" to "exported_namespace" and
+    # "exported_pod" (honor_labels: false), and those name the pod holding the GPU
+    aliases: tuple[tuple[str, str], ...] = ()
 
     def covers(self, resource: str) -> bool:
         return fnmatch.fnmatchcase(resource, self.pattern)
@@ -62,11 +67,16 @@ class UsageMapping:
         """Each device's mean utilization over ``window``, its labels joined into one (``KEY``):
         one short label a series is all that crosses the wire and is decoded."""
         minutes = max(1, int(window.total_seconds() // 60))
-        return _keyed(f"avg_over_time({self.utilization}[{minutes}m])", self.labels)
+        return _keyed(self._aliased(f"avg_over_time({self.utilization}[{minutes}m])"), self.labels)
 
     def memory_query(self, metric: str) -> str:
         """Each device's memory ``metric`` now, keyed by node and device."""
-        return _keyed(metric, (self.node_label, self.device_label))
+        return _keyed(self._aliased(metric), (self.node_label, self.device_label))
+
+    def _aliased(self, expr: str) -> str:
+        for label, other in self.aliases:
+            expr = f'label_replace({expr}, "{label}", "$1", "{other}", "(.+)")'
+        return expr
 
 
 KEY = "extres_key"  # the one label of every answer: the labels read, joined by SEPARATOR
@@ -78,8 +88,14 @@ def _keyed(expr: str, labels: Sequence[str]) -> str:
     return f'max by ({KEY}) (label_join({expr}, "{KEY}", "{SEPARATOR}", {joined}))'
 
 
-DCGM = UsageMapping("nvidia.com/*", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE")
-MAPPING_KEYS = frozenset(UsageMapping.__dataclass_fields__)
+DCGM = UsageMapping(
+    "nvidia.com/*",
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_FREE",
+    aliases=(("Hostname", "hostname"), ("namespace", "exported_namespace"), ("pod", "exported_pod")),
+)
+MAPPING_KEYS = frozenset(UsageMapping.__dataclass_fields__) - {"aliases"}  # an operator names its labels
 
 
 def mappings_from(documents: Sequence[Mapping[str, Any]]) -> tuple[UsageMapping, ...]:

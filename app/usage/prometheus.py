@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 import requests
+import urllib3
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
 from urllib3.util.retry import Retry
 
@@ -92,6 +93,17 @@ def _number(text: str) -> float:
         return float("nan")  # left out by the reading
 
 
+def _timed_out(exc: BaseException) -> bool:
+    """Whether a failed request ran out of time: requests turns urllib3's exhausted retries
+    (``Retry(total=0)``: every one) into a ConnectionError whatever their reason, a read timeout
+    too."""
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    errors = urllib3.exceptions
+    if isinstance(reason, errors.NewConnectionError):  # refused, unreachable (a TimeoutError subclass)
+        return False
+    return isinstance(reason, errors.ReadTimeoutError | errors.ConnectTimeoutError)
+
+
 def _shut(response: requests.Response) -> None:
     """Shut the response's socket (urllib3 hands it to http.client's reader, whose socket this
     reaches; where it cannot be found the socket timeout still bounds each read)."""
@@ -142,7 +154,9 @@ class Prometheus:
         except requests.Timeout:
             raise UsageUnavailable(f"it did not answer within {self.timeout:g} s") from None
         except requests.RequestException as exc:
-            raise UsageUnavailable(f"it cannot be reached: {type(exc).__name__}") from None
+            if _timed_out(exc):  # with retries off, urllib3's read timeout reaches here as a ConnectionError
+                raise UsageUnavailable(f"it did not answer within {self.timeout:g} s") from None
+            raise UsageUnavailable(f"it cannot be reached: {type(exc).__name__}", str(exc)[:300]) from None
         return [(r.metric.key, _number(r.value[1])) for r in result]
 
     def close(self) -> None:

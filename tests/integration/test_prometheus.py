@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import subprocess
+from datetime import timedelta
 
 import pytest
 
@@ -133,3 +134,36 @@ def test_prometheus_scrapes_what_the_cluster_holds(control_plane, core, uid, tmp
     finally:
         prometheus.stop()
         server.stop()
+
+
+def test_dcgm_exporters_other_spellings_are_read_by_prometheus_as_its_labels(tmp_path):
+    """Newer dcgm-exporter releases write ``hostname``; a Prometheus that keeps its own target
+    labels renames the exporter's ``namespace`` and ``pod`` to ``exported_*`` (and sets the
+    exporter pod's own). Prometheus' engine (promtool) evaluates the usage query on both shapes."""
+    import yaml
+
+    from app.domain.gpu_usage import DCGM
+
+    series = [
+        {"series": 'DCGM_FI_DEV_GPU_UTIL{hostname="n1", UUID="g0", gpu="0", exported_namespace="ml", '
+                   'exported_pod="train-0", namespace="gpu-operator", pod="dcgm-x", modelName="H100"}',
+         "values": "40x5"},
+        {"series": 'DCGM_FI_DEV_GPU_UTIL{Hostname="n2", UUID="g1", gpu="1", namespace="ml", pod="train-1", '
+                   'modelName="H100"}', "values": "60x5"},
+    ]  # fmt: skip
+    tests = {
+        "rule_files": [],
+        "evaluation_interval": "1m",
+        "tests": [{
+            "interval": "1m", "input_series": series,
+            "promql_expr_test": [{
+                "expr": DCGM.utilization_query(timedelta(minutes=5)), "eval_time": "5m",
+                "exp_samples": [
+                    {"labels": '{extres_key="n1|g0|0|ml|train-0|H100"}', "value": 40},
+                    {"labels": '{extres_key="n2|g1|1|ml|train-1|H100"}', "value": 60},
+                ],
+            }],
+        }],
+    }  # fmt: skip
+    (tmp_path / "usage_test.yaml").write_text(yaml.safe_dump(tests))
+    assert "SUCCESS" in promtool("test", "rules", str(tmp_path / "usage_test.yaml"))

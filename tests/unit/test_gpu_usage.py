@@ -10,7 +10,17 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.domain.gpu_usage import DCGM, SEPARATOR, Holding, PodKey, Reading, idle, mappings_from, read
+from app.domain.gpu_usage import (
+    DCGM,
+    SEPARATOR,
+    Holding,
+    PodKey,
+    Reading,
+    UsageMapping,
+    idle,
+    mappings_from,
+    read,
+)
 from extres_demo.dcgm_standin import Holder, families
 from extres_demo.gpu_stack import MEMORY_MIB
 
@@ -140,12 +150,19 @@ def test_an_exporter_cannot_report_more_than_the_cluster_holds():
 
 
 def test_three_queries_per_mapping_each_reduced_to_the_labels_read():
-    assert DCGM.utilization_query(HOUR) == (
+    plain = UsageMapping("nvidia.com/*", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED")
+    assert plain.utilization_query(HOUR) == (
         'max by (extres_key) (label_join(avg_over_time(DCGM_FI_DEV_GPU_UTIL[60m]), "extres_key", "|", '
         '"Hostname", "UUID", "gpu", "namespace", "pod", "modelName"))'
     )
-    assert DCGM.memory_query(DCGM.memory_used) == (
+    assert plain.memory_query(plain.memory_used) == (
         'max by (extres_key) (label_join(DCGM_FI_DEV_FB_USED, "extres_key", "|", "Hostname", "UUID"))'
+    )
+    # dcgm-exporter's other spellings are read as its labels (tests/integration/test_prometheus.py
+    # has Prometheus evaluate them)
+    assert (
+        'label_replace(avg_over_time(DCGM_FI_DEV_GPU_UTIL[60m]), "Hostname", "$1", "hostname", "(.+)")'
+        in (DCGM.utilization_query(HOUR))
     )
     assert DCGM.covers("nvidia.com/gpu") and not DCGM.covers("amd.com/gpu")
 

@@ -37,6 +37,7 @@ class Fake:
         self.trickle = 0.0  # seconds between chunks
         self.asked: list[tuple[str, str]] = []
         self.location = ""  # a Location header to send
+        self.stall = 0.0  # seconds before anything is answered
 
 
 @pytest.fixture
@@ -46,6 +47,7 @@ def fake() -> Iterator[tuple[Fake, str]]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # http.server's name
             state.asked.append((self.path, self.headers.get("Authorization", "")))
+            time.sleep(state.stall)
             self.send_response(state.status)
             self.send_header("Content-Type", "application/json")
             if state.location:
@@ -154,6 +156,13 @@ def test_an_answer_that_trickles_is_cut_at_the_deadline(fake):
     state.trickle = 0.1  # each chunk in time for the socket's timeout, the whole far past it
     with pytest.raises(UsageUnavailable, match=r"took longer than 0\.2 s"):
         Prometheus(url, timeout=0.2).query("up")
+
+
+def test_a_prometheus_that_stops_answering_is_said_to_time_out_not_to_be_unreachable(fake):
+    state, url = fake
+    state.stall = 3.0
+    with pytest.raises(UsageUnavailable, match="did not answer within 1 s"):
+        Prometheus(url, timeout=1).query("up")
 
 
 def test_no_server_and_no_token_file_are_said_so(tmp_path):
