@@ -13,7 +13,7 @@ from pathlib import Path
 from app.config import Settings
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.serving import serve_app
-from extres_demo import cluster, testenv
+from extres_demo import cluster, demo_queues, kueue, testenv
 from extres_demo.dcgm_exporter import DcgmExporter
 from extres_demo.prometheus import PrometheusProcess, installed
 
@@ -35,9 +35,14 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
     standin: threading.Thread | None = None
     exporter: DcgmExporter | None = None
     prometheus: PrometheusProcess | None = None
+    queues: kueue.Kueue | None = None
     try:
         api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
         cluster.seed(api)
+        if os.environ.get("EXTRES_DEMO_QUEUES") == "1":  # Kueue beside it (built once, a few minutes)
+            queues = kueue.start(plane, state / "kueue", api)
+            demo_queues.seed_queues(api)
+            log.info("Kueue runs beside the demo cluster: its queues are on the Pending and Queues pages")
         standin = cluster.run_standin(api, stop)
         usage: dict[str, object] = {}
         if settings.prometheus_url:
@@ -78,6 +83,8 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
                 prometheus.stop()
             if exporter is not None:
                 exporter.stop()
+            if queues is not None:
+                queues.stop()
             plane.stop(now=state_dir is None)  # a state about to be removed needs no graceful end
             if state_dir is None:
                 shutil.rmtree(state, ignore_errors=True)

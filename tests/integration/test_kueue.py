@@ -304,3 +304,23 @@ def test_a_job_kueue_admits_that_no_node_takes_reads_the_quota_admits_it_and_the
     card = page.select_one(f'article[data-pod="team-c/{pod.metadata.name}"]')
     assert card.select_one("[data-admitted-in]")["data-admitted-in"] == "roomy"
     assert "Insufficient nvidia.com/gpu" in card.select_one(".scheduler q").get_text()
+
+
+def test_the_demos_queues_admit_one_job_and_hold_another(kueue_plane):
+    """What EXTRES_DEMO_QUEUES=1 seeds (extres_demo.demo_queues), on real Kueue: a quota of 2
+    GPUs admits the 1-GPU jobs and holds the 2-GPU one, with Kueue's words on the dashboard."""
+    from extres_demo import demo_queues
+
+    plane, api = kueue_plane
+    create_node(client.CoreV1Api(api), "demo-gpu", {GPU: "4"}, labels={"pool": "gpu"})
+    demo_queues.seed_queues(api)
+    assert until(
+        lambda: condition(workload_of(api, "sweep-1", "research"), "Admitted").get("status") == "True"
+    )
+    assert until(
+        lambda: condition(workload_of(api, "serve-batch", "prod"), "Admitted").get("status") == "True"
+    )
+    waits = until(lambda: condition(workload_of(api, "sweep-2", "research"), "QuotaReserved").get("message"))
+    assert "insufficient unused quota for nvidia.com/gpu in flavor gpu, 2 more needed" in waits
+    page = pending_page(plane, "/pending/?namespace=research", "[data-workload] [data-lacks]")
+    assert page.select_one("[data-workload] [data-lacks]")["data-more"] == "2"
