@@ -34,8 +34,9 @@ def seed_queues(api: client.ApiClient, quota: int = 2) -> None:
               "spec": {"nodeLabels": {"pool": "gpu"}}}  # fmt: skip
     _create(objects.create_cluster_custom_object, GROUP, VERSION, "resourceflavors", flavor)
     flavors = [{"name": "gpu", "resources": [{"name": GPU, "nominalQuota": quota}]}]
+    groups = [{"coveredResources": [GPU], "flavors": flavors}]
     queue = {"apiVersion": kueue, "kind": "ClusterQueue", "metadata": {"name": "gpu-team"},
-             "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": [GPU], "flavors": flavors}]}}  # fmt: skip
+             "spec": {"namespaceSelector": {}, "resourceGroups": groups}}  # fmt: skip
     _create(objects.create_cluster_custom_object, GROUP, VERSION, "clusterqueues", queue)
     for namespace in NAMESPACES:
         _create(core.create_namespace, {"metadata": {"name": namespace}})
