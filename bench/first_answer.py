@@ -64,6 +64,7 @@ from bench import snapshot, tools  # noqa: E402
 from bench.cache_bench import RESOURCES, probe  # noqa: E402
 from bench.envelope import settle  # noqa: E402
 from extres_demo import testenv  # noqa: E402
+from tests.helpers import UNREACHABLE  # noqa: E402
 
 MIB = 2**20
 READY_EVERY = 0.1  # seconds between two asks of /readyz
@@ -189,15 +190,6 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     """The server and every process of its group, at once."""
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
-
-
-UNREACHABLE = """apiVersion: v1
-kind: Config
-clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: none, user: {token: none}}]
-contexts: [{name: none, context: {cluster: none, user: none}}]
-current-context: none
-"""
 
 
 def floor_pss(seconds: float = 5.0) -> float:

@@ -40,15 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 from extres_demo import testenv  # noqa: E402
 from tests import intake_shapes  # noqa: E402
-from tests.helpers import wait_until_serving  # noqa: E402
+from tests.helpers import UNREACHABLE, wait_until_serving  # noqa: E402
 
-UNREACHABLE = """apiVersion: v1
-kind: Config
-clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: none, user: {token: none}}]
-contexts: [{name: none, context: {cluster: none, user: none}}]
-current-context: none
-"""
 GUNICORN = [str(Path(sys.executable).parent / "gunicorn"), "-c", "app/gunicorn_conf.py"]
 
 

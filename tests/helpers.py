@@ -88,3 +88,14 @@ def wait_until_serving(proc: Any, url: str, timeout: float, interval: float = 0.
 
 def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
+
+
+# a kubeconfig whose cluster cannot be reached (nothing listens on port 1): a server that loads all
+# it loads for a cluster and keeps trying, for the tests and benches that need no cluster
+UNREACHABLE = """apiVersion: v1
+kind: Config
+clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: none, user: {token: none}}]
+contexts: [{name: none, context: {cluster: none, user: none}}]
+current-context: none
+"""

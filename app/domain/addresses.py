@@ -8,25 +8,27 @@ import ipaddress
 from collections.abc import Iterable
 
 
-def limit_key(address: str) -> str | None:
-    """The key of ``address`` (a zone index ignored); None when it is not an IP address."""
+def _ip(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``address`` as an IP address (a zone index ignored, an IPv4-mapped one as its IPv4), or
+    None when it is not one."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return None
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+        return ip.ipv4_mapped
+    return ip
+
+
+def limit_key(address: str) -> str | None:
+    """The key of ``address``; None when it is not an IP address."""
+    ip = _ip(address)
     if isinstance(ip, ipaddress.IPv6Address):
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip)
+    return None if ip is None else str(ip)
 
 
 def trusted(address: str, networks: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
-    """Whether ``address`` (an IPv4-mapped one as its IPv4 address) is in one of ``networks``."""
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return any(ip in net for net in networks)
+    """Whether ``address`` is in one of ``networks``."""
+    ip = _ip(address)
+    return ip is not None and any(ip in net for net in networks)

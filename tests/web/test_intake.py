@@ -22,15 +22,8 @@ import pytest
 
 from extres_demo import testenv
 from tests import intake_shapes
-from tests.helpers import repo_root, wait_until_serving
+from tests.helpers import UNREACHABLE, repo_root, wait_until_serving
 
-UNREACHABLE = """apiVersion: v1
-kind: Config
-clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: none, user: {token: none}}]
-contexts: [{name: none, context: {cluster: none, user: none}}]
-current-context: none
-"""
 OVER = b"c" * 70_000  # past the default body limit, 64 KiB
 HOLD = 1.0  # seconds each shape is held while /healthz is asked every 0.2 s
 
