@@ -149,6 +149,7 @@ class ClusterQueue:
     used: Mapping[tuple[str, str], str]  # likewise, by admitted workloads (status.flavorsUsage)
     pending: int = 0
     admitted: int = 0
+    borrowed: Mapping[tuple[str, str], str] = field(default_factory=dict)  # of the reserved, from its cohort
 
 
 # ---- the Queues page ------------------------------------------------------------------------
@@ -161,6 +162,7 @@ class QuotaRow:
     lending_limit: str
     reserved: str  # "" when Kueue reports none
     used: str
+    borrowed: str = ""  # of the reserved, borrowed from the cohort
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,7 @@ def report(
             QuotaRow(
                 x.flavor, x.resource, x.nominal, x.borrowing_limit, x.lending_limit,
                 q.reserved.get((x.flavor, x.resource), ""), q.used.get((x.flavor, x.resource), ""),
+                q.borrowed.get((x.flavor, x.resource), ""),
             )
             for x in q.quotas
         ]  # fmt: skip

@@ -7,7 +7,7 @@ no pod at all, naming how many more it needs."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +41,9 @@ def kueue_plane(
         plane.stop(now=True)
 
 
-def pending_page(plane: testenv.ControlPlane, url: str, expected: str) -> Any:
+def pending_page(plane: testenv.ControlPlane, url: str, expected: str | Callable[[Any], bool]) -> Any:
     """The dashboard's page at ``url`` (served on this plane, as its admin) once it shows
-    ``expected`` (a CSS selector)."""
+    ``expected`` (a CSS selector, or what a check of the parsed page holds true of)."""
     from bs4 import BeautifulSoup
 
     from app import create_app
@@ -56,7 +56,8 @@ def pending_page(plane: testenv.ControlPlane, url: str, expected: str) -> Any:
 
         def shown() -> Any:
             found = BeautifulSoup(web.get(url).get_data(as_text=True), "html.parser")
-            return found if found.select(expected) else None
+            shows = expected(found) if callable(expected) else bool(found.select(expected))
+            return found if shows else None
 
         return eventually(shown, timeout=30)
     finally:
@@ -324,3 +325,57 @@ def test_the_demos_queues_admit_one_job_and_hold_another(kueue_plane):
     assert "insufficient unused quota for nvidia.com/gpu in flavor gpu, 2 more needed" in waits
     page = pending_page(plane, "/pending/?namespace=research", "[data-workload] [data-lacks]")
     assert page.select_one("[data-workload] [data-lacks]")["data-more"] == "2"
+
+
+def test_a_queue_that_borrows_from_its_cohort_shows_what_kueue_says_it_borrowed(kueue_plane):
+    """Two ClusterQueues in one cohort: one lends its 4 GPUs, the other has none of its own and
+    may borrow 4; a 3-GPU Job in the second is admitted by borrowing, and the Queues page shows
+    the reservation and the borrowed part as Kueue's status has them."""
+    plane, api = kueue_plane
+    core, objects = client.CoreV1Api(api), custom(api)
+    create_node(core, "cohort-node", {GPU: "4"}, labels={"extres.test/cohort": "true"})
+    core.create_namespace({"metadata": {"name": "team-d"}})
+    objects.create_cluster_custom_object(
+        GROUP, VERSION, "resourceflavors",
+        {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": "pooled"},
+         "spec": {"nodeLabels": {"extres.test/cohort": "true"}}},
+    )  # fmt: skip
+    for name, quota in (
+        ("lender", {"nominalQuota": 4}),
+        ("borrower", {"nominalQuota": 0, "borrowingLimit": 4}),
+    ):
+        objects.create_cluster_custom_object(
+            GROUP, VERSION, "clusterqueues",
+            {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": name},
+             "spec": {"cohortName": "pool", "namespaceSelector": {}, "resourceGroups": [
+                 {"coveredResources": [GPU],
+                  "flavors": [{"name": "pooled", "resources": [{"name": GPU, **quota}]}]}
+             ]}},
+        )  # fmt: skip
+    objects.create_namespaced_custom_object(
+        GROUP, VERSION, "team-d", "localqueues",
+        {"apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "team-a"},
+         "spec": {"clusterQueue": "borrower"}},
+    )  # fmt: skip
+    client.BatchV1Api(api).create_namespaced_job("team-d", gpu_job("borrowing", 3))
+    assert until(
+        lambda: condition(workload_of(api, "borrowing", "team-d"), "Admitted").get("status") == "True"
+    )
+
+    def reservation() -> dict[str, str]:
+        status = objects.get_cluster_custom_object_status(GROUP, VERSION, "clusterqueues", "borrower")
+        found = [
+            r for f in (status.get("status") or {}).get("flavorsReservation") or () for r in f["resources"]
+        ]
+        return next((r for r in found if r["name"] == GPU and r["total"] == "3"), {})
+
+    kueue_says = until(reservation)
+    assert kueue_says == {"name": GPU, "total": "3", "borrowed": "3"}
+    cell = f'[data-cluster-queue="borrower"] tr[data-resource="{GPU}"] [data-field="borrowed"]'
+    page = pending_page(
+        plane, "/queues/", lambda p: p.select_one(cell) and p.select_one(cell).get_text() != "0"
+    )
+    row = page.select_one(f'[data-cluster-queue="borrower"] tr[data-resource="{GPU}"]')
+    assert row.select_one('[data-field="reserved"]').get_text() == kueue_says["total"]
+    assert row.select_one('[data-field="borrowed"]').get_text() == kueue_says["borrowed"]
+    assert page.select_one('[data-cluster-queue="borrower"] h3').get_text().count("pool") == 1  # its cohort

@@ -193,9 +193,9 @@ def _text(value: Quantity | None) -> str:
     return "" if value is None else str(value)[:64]
 
 
-def _used(found: list[_FlavorUsed] | None) -> dict[tuple[str, str], str]:
+def _used(found: list[_FlavorUsed] | None, borrowed: bool = False) -> dict[tuple[str, str], str]:
     return {
-        (f.name, r.name): _text(r.total)
+        (f.name, r.name): _text(r.borrowed if borrowed else r.total)
         for f in (found or ())[:MAX_ITEMS]
         for r in (f.resources or ())[:MAX_ITEMS]
     }
@@ -228,6 +228,7 @@ class ClusterQueueView:
             _used(status.flavors_usage),
             status.pending_workloads or 0,
             status.admitted_workloads or 0,
+            _used(status.flavors_reservation, borrowed=True),
         )
         return cls(queue, meta.resource_version or "")
 
