@@ -102,9 +102,9 @@ class ClusterCache:
     def _discover_kueue(self) -> None:
         """Watch Kueue's kinds only where the API server serves kueue.x-k8s.io/v1beta2: without
         Kueue nothing about queues appears and nothing errs."""
-        self.kueue = self._discover("/apis/kueue.x-k8s.io/v1beta2/", KUEUE_KINDS)
+        self.kueue = self._discover("/apis/kueue.x-k8s.io/v1beta2/", KUEUE_KINDS, optional=True)
 
-    def _discover(self, group: str, kinds_served: tuple[str, ...]) -> str:
+    def _discover(self, group: str, kinds_served: tuple[str, ...], optional: bool = False) -> str:
         """ "served" once ``group`` answers (its kinds then watched), "absent" where it is not
         served, "forbidden" where the app may not read it; asked again while unanswered."""
         backoff = 1.0
@@ -124,7 +124,7 @@ class ClusterCache:
                 if self._stop.is_set():
                     return "unknown"
                 for kind in kinds_served:  # watched before "served" is said (``counting`` reads both)
-                    self.status.add(kind)
+                    self.status.add(kind, optional)
                     self._start_kind(kind)
             return "served"
         return "unknown"

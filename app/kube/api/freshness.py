@@ -58,6 +58,7 @@ class Statuses:
     def __init__(self, kinds: Iterable[str]) -> None:
         self._lock = threading.Lock()
         self._of = {kind: KindStatus() for kind in kinds}
+        self._optional: set[str] = set()
 
     def __getitem__(self, kind: str) -> KindStatus:
         """A copy of ``kind``'s status."""
@@ -68,10 +69,15 @@ class Statuses:
         with self._lock:
             return kind in self._of
 
-    def add(self, kind: str) -> None:
-        """``kind`` is watched from now on (the DRA kinds, once the API server says it serves them)."""
+    def add(self, kind: str, optional: bool = False) -> None:
+        """``kind`` is watched from now on (the DRA kinds, once the API server says it serves them).
+        ``optional``: an add-on's kind (Kueue's), counted and reported, but never what decides
+        whether the cache is synced or fresh: an add-on whose webhook fails (its lists answer
+        500) must not hold every page and form of the dashboard."""
         with self._lock:
             self._of[kind] = KindStatus()
+            if optional:
+                self._optional.add(kind)
 
     def drop(self, kind: str) -> None:
         """``kind`` is no longer watched (the app may not read it)."""
@@ -112,7 +118,9 @@ class Statuses:
     def synced(self, *kinds: str) -> bool:
         """Whether each kind named (every kind, when none is) has been listed."""
         with self._lock:
-            return all(s.synced for k, s in self._of.items() if not kinds or k in kinds)
+            return all(
+                s.synced for k, s in self._of.items() if (k in kinds if kinds else k not in self._optional)
+            )
 
     def counters(self, failures: Mapping[str, int]) -> dict[str, WatchCounters]:
         with self._lock:
@@ -129,7 +137,7 @@ class Statuses:
         """Live while every watch is open and the API server says it is ready (``not_ready`` is
         None); otherwise stale, with the age of the last contact and the error to show."""
         with self._lock:
-            statuses = [replace(s) for s in self._of.values()]
+            statuses = [replace(s) for k, s in self._of.items() if k not in self._optional]
         synced = all(s.synced for s in statuses)
         if synced and all(s.connected for s in statuses) and not_ready is None:
             return Freshness(synced=True, stale=False, age_seconds=0.0, error=None, unreadable=unreadable)
