@@ -254,3 +254,17 @@ def test_only_the_state_of_usage_is_a_live_region_and_only_where_there_are_gpus(
         assert "ago" in status.get_text()  # the age is shown, outside the live part
     node = page(client, "/nodes/cpu-only")
     assert not node.select("[data-usage]") and "GPU usage" not in node.get_text()
+
+
+def test_a_stale_reading_says_so_wherever_gpu_figures_are_shown(usage_app, gpu_cluster, source):
+    """Workloads, a pod's panel (and Pending, beside its holders) show GPU figures from the last
+    reading: once Prometheus stops answering they say it is stale, as the overview does."""
+    app = polled(usage_app())
+    client = browser(app)
+    assert not page(client, "/workloads/").select('[data-usage="stale"]')  # fresh: nothing said
+    source.down = "it did not answer within 5 s"
+    polled(app)
+    workloads = page(client, "/workloads/")
+    assert workloads.select_one('[data-usage="stale"]') is not None and "busy" in workloads.get_text()
+    panel = page(client, "/pods/ml/train")
+    assert panel.select_one('[data-field="gpu-utilization"] [data-usage="stale"]') is not None
