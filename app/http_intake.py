@@ -6,19 +6,17 @@ I/O; docs/performance.md "The intake" says why the intake is built this way (mea
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 from dataclasses import dataclass
 
 from gunicorn.asgi.parser import LimitRequestHeaders, LimitRequestLine, ParseError, PythonProtocol
 
 from app.config import Settings
-from app.domain.addresses import limit_key, trusted
+from app.domain.addresses import Network, limit_key, networks, trusted
 
 HEAD_LIMITS = {"limit_request_line": 8190, "limit_request_fields": 100, "limit_request_field_size": 8190}
 MAX_HEAD = 32 * 1024  # bytes of a request's head, as nginx's default buffers for one (4 x 8k)
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 @dataclass(frozen=True)
@@ -39,7 +37,7 @@ class Limits:
             max_body=settings.max_request_bytes,
             budget=settings.intake_mib << 20,
             per_client=settings.connections_per_client,
-            exempt=tuple(ipaddress.ip_network(e.strip(), strict=False) for e in settings.trusted_proxies),
+            exempt=tuple(networks(settings.trusted_proxies)),
         )
 
 

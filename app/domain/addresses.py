@@ -7,6 +7,13 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def networks(entries: Iterable[str]) -> list[Network]:
+    """The networks of settings' entries (addresses or CIDRs; blank ones skipped)."""
+    return [ipaddress.ip_network(e.strip(), strict=False) for e in entries if e.strip()]
+
 
 def _ip(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """``address`` as an IP address (a zone index ignored, an IPv4-mapped one as its IPv4), or
@@ -28,7 +35,7 @@ def limit_key(address: str) -> str | None:
     return None if ip is None else str(ip)
 
 
-def trusted(address: str, networks: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
-    """Whether ``address`` is in one of ``networks``."""
+def trusted(address: str, among: Iterable[Network]) -> bool:
+    """Whether ``address`` is in one of the networks ``among``."""
     ip = _ip(address)
-    return ip is not None and any(ip in net for net in networks)
+    return ip is not None and any(ip in net for net in among)

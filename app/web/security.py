@@ -7,7 +7,6 @@ import hmac
 import ipaddress
 import logging
 import secrets
-from collections.abc import Iterable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -34,8 +33,7 @@ CSP = (
 PERMISSIONS = "camera=(), microphone=(), geolocation=(), payment=(), usb=(), display-capture=()"
 
 
-def networks(entries: Iterable[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    return [ipaddress.ip_network(e.strip(), strict=False) for e in entries if e.strip()]
+networks = addresses.networks
 
 
 def trusted(addr: str | None, networks: list) -> bool:
