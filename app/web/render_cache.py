@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from flask import current_app, get_template_attribute
 from markupsafe import Markup
@@ -14,22 +13,7 @@ from app.domain.diagnosis import Diagnosis
 from app.domain.gpu_usage import Reading
 from app.domain.overview import NodeRow
 from app.domain.ownership import Ownership
-
-
-class VersionedMemo:
-    """Values computed from the store, kept until the version they were made at moves (at most
-    ``limit``)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._kept: tuple[object, dict[Any, Any]] = (-1, {})  # one attribute: swapped atomically
-
-    def at(self, version: object) -> dict[Any, Any]:
-        kept_version, values = self._kept
-        if kept_version != version or len(values) >= self.limit:
-            values = {}
-            self._kept = (version, values)
-        return values
+from app.memo import VersionedMemo
 
 
 class RowHTML:

@@ -10,6 +10,7 @@ from typing import Any
 
 from app.domain.queues import Node, QueuesReport, QuotaWait, Workload, report, waiting
 from app.kube.wire.kueue import LocalQueueView, WorkloadView
+from app.memo import VersionedMemo
 
 QUEUE_KINDS = ("workloads", "localqueues", "clusterqueues", "resourceflavors")
 
@@ -19,10 +20,9 @@ class Queues:
         self._lock = lock
         self.tables: dict[str, dict[tuple[str, str], Any]] = {kind: {} for kind in QUEUE_KINDS}
         self.version = 0
-        # the last answers, by the versions they were made at (a page asks every few seconds)
-        self._waiting: tuple[int, list[QuotaWait]] | None = None
-        self._report: tuple[tuple[int, object], QueuesReport] | None = None
-        self._admitted: tuple[int, dict[tuple[str, str, str], Workload]] | None = None
+        # the last answers, at the version they were made at (a page asks every few seconds)
+        self._read = VersionedMemo(4)  # at ``version``
+        self._reports = VersionedMemo(2)  # at ``version`` and the nodes'
 
     @property
     def workloads(self) -> dict[tuple[str, str], WorkloadView]:
@@ -32,12 +32,9 @@ class Queues:
     def local_queues(self) -> dict[tuple[str, str], LocalQueueView]:
         return self.tables["localqueues"]
 
-    def _table(self, kind: str) -> dict[tuple[str, str], Any]:
-        return self.tables[kind]
-
     def put(self, kind: str, view: Any, deleted: bool = False) -> None:
         with self._lock:
-            table = self._table(kind)
+            table = self.tables[kind]
             if deleted:
                 table.pop(view.key, None)
             else:
@@ -46,41 +43,40 @@ class Queues:
 
     def replace(self, kind: str, views: Iterable[Any]) -> None:
         with self._lock:
-            table = self._table(kind)
+            table = self.tables[kind]
             table.clear()
             table.update((v.key, v) for v in views)
             self.version += 1
 
     def forget(self, kind: str, key: tuple[str, str]) -> None:
         with self._lock:
-            if self._table(kind).pop(key, None) is not None:
+            if self.tables[kind].pop(key, None) is not None:
                 self.version += 1
 
     def waiting(self) -> list[QuotaWait]:
         """Each Workload waiting for its queue's quota, what it lacks and who holds that quota
         (made again only when a Kueue object moved)."""
         with self._lock:
-            version = self.version
-            if self._waiting is not None and self._waiting[0] == version:
-                return self._waiting[1]
+            kept = self._read.at(self.version)
+            if "waiting" in kept:
+                return kept["waiting"]
             workloads = [v.workload for v in self.workloads.values()]
             cluster_queue_of = {k: q.cluster_queue for k, q in self.local_queues.items()}
-        found = waiting(workloads, cluster_queue_of)
-        self._waiting = (version, found)
+        found = kept["waiting"] = waiting(workloads, cluster_queue_of)
         return found
 
     def admitted_for(self, namespace: str, owners: Iterable[tuple[str, str]]) -> Workload | None:
         """The admitted Workload standing for the first of ``owners`` ((kind, name): a pod's Job,
         or the pod itself) that has one in ``namespace``, or None."""
         with self._lock:
-            if self._admitted is None or self._admitted[0] != self.version:
-                index = {
+            kept = self._read.at(self.version)
+            if "admitted" not in kept:
+                kept["admitted"] = {
                     (w.namespace, *w.owner): w
                     for v in self.workloads.values()
                     if (w := v.workload).cluster_queue and w.state("Finished") != "True"
                 }
-                self._admitted = (self.version, index)
-            found = self._admitted[1]
+            found: dict[tuple[str, str, str], Workload] = kept["admitted"]
         for kind, name in owners:
             if (admitted := found.get((namespace, kind, name))) is not None:
                 return admitted
@@ -100,12 +96,11 @@ class Queues:
         labels and allocatable, asked only when ``nodes_version`` (the store's row and fit
         versions: allocatable and labels) or a Kueue object moved."""
         with self._lock:
-            version = (self.version, nodes_version)
-            if self._report is not None and self._report[0] == version:
-                return self._report[1]
+            kept = self._reports.at((self.version, nodes_version))
+            if "report" in kept:
+                return kept["report"]
             queues = [v.queue for v in self.tables["clusterqueues"].values()]
             flavors = {v.name: v.node_labels for v in self.tables["resourceflavors"].values()}
             workloads = [v.workload for v in self.workloads.values()]
-        found = report(queues, flavors, workloads, nodes())
-        self._report = (version, found)
+        found = kept["report"] = report(queues, flavors, workloads, nodes())
         return found
