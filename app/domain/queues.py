@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.domain.names import is_requested_as_extended
 from app.domain.quantity import QuantityError, to_amount
 
 MAX_MESSAGE = 2048  # characters of Kueue's message read
@@ -172,7 +173,7 @@ class QueueSummary:
     pending: int
     admitted: int
     rows: list[QuotaRow]
-    workloads: list[Workload]  # its admitted ones, then its waiting ones
+    workloads: list[Workload]  # its admitted ones
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,10 @@ def report(
     """Per ClusterQueue its quotas with reservation and use, its workloads; per flavor and
     extended resource the nominal quota of every queue beside the allocatable of the nodes the
     flavor selects; and what nodes no such flavor selects have (no queue can hand it out)."""
-    every = list(workloads)
+    admitted: dict[str, list[Workload]] = {}
+    for w in workloads:
+        if w.cluster_queue:
+            admitted.setdefault(w.cluster_queue, []).append(w)
     summaries = []
     nominal: dict[tuple[str, str], int] = {}
     for q in sorted(queues, key=lambda q: q.name):
@@ -235,11 +239,12 @@ def report(
             for x in q.quotas
         ]  # fmt: skip
         for x in q.quotas:
-            if "/" in x.resource:  # extended resources: counts, compared with the nodes'
+            if is_requested_as_extended(x.resource):  # counts, compared with the nodes'
                 key = (x.flavor, x.resource)
                 nominal[key] = nominal.get(key, 0) + _amount(x.resource, x.nominal)
-        mine = [w for w in every if w.cluster_queue == q.name]
-        summaries.append(QueueSummary(q.name, q.cohort, q.pending, q.admitted, rows, mine))
+        summaries.append(
+            QueueSummary(q.name, q.cohort, q.pending, q.admitted, rows, admitted.get(q.name, []))
+        )
     capacity = []
     covered: dict[str, list[tuple[tuple[str, str], ...]]] = {}
     for (flavor, resource), total in sorted(nominal.items()):
