@@ -152,10 +152,7 @@ def _queue_families(store: Store) -> Iterator[Metric]:
     """Kueue's queues, where they are seen: pending workloads per ClusterQueue (as Kueue counts
     them), quota nominal and reserved per flavor and resource, and quota past the capacity of the
     nodes a flavor selects (what the chart's alert reads)."""
-    report = store.queues.report(
-        lambda: [(n.labels, n.allocatable) for n in store.objects.node_list()],
-        (store.rows_version, store.fit_version),
-    )
+    report = store.queue_report()
     pending = GaugeMetricFamily(
         "extres_kueue_pending_workloads", "Workloads pending in a ClusterQueue, as Kueue counts them.",
         labels=["cluster_queue"],

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from flask import render_template
 
-from app.domain.queues import Node
 from app.web.hx import NODES_AND_PODS, Page
 from app.web.paging import paged
 from app.web.services import Services
@@ -19,11 +18,7 @@ PAGE_SIZE = 20  # ClusterQueues a page
 def index() -> str:
     """Read the report over the queues and the nodes; render."""
     store = Services.get().cluster.store
-
-    def nodes() -> list[Node]:
-        return [(n.labels, n.allocatable) for n in store.objects.node_list()]
-
-    report = store.queues.report(nodes, (store.rows_version, store.fit_version))
+    report = store.queue_report()
     return render_template(
         "queues/index.html",
         report=report,

@@ -18,6 +18,7 @@ from app.domain.fit import HostPort, NodeFacts, PodShape
 from app.domain.numbers import bounded_int
 from app.domain.overview import NodeRow
 from app.domain.pod_affinity import InterPod, Labels, PodTerms, decide
+from app.domain.queues import Node, QueuesReport
 from app.kube.state.devices import Devices
 from app.kube.state.fit_facts import FitFacts
 from app.kube.state.objects import Objects
@@ -97,6 +98,15 @@ class Store:
     @property
     def fit_version(self) -> int:
         return self._fit.version
+
+    def queue_report(self) -> QueuesReport:
+        """Kueue's queues beside the nodes (the Queues page and the metrics read the same one):
+        made again when a Kueue object, or a node's allocatable or labels, moved."""
+
+        def nodes() -> list[Node]:
+            return [(n.labels, n.allocatable) for n in self.objects.node_list()]
+
+        return self.queues.report(nodes, (self.rows_version, self.fit_version))
 
     def device_room(self, covered: Callable[[str], bool]) -> dict[str, int]:
         """Per node, how many devices a GPU exporter may report there at most: the capacity of
