@@ -3,7 +3,7 @@ with a message per bad one (named, and left out)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import asdict, dataclass
 
 from app.domain.names import resource_field
@@ -13,6 +13,12 @@ from app.domain.names import resource_field
 class PendingQuery:
     namespace: str = ""  # exactly
     resource: str = ""  # asked for by the pod
+
+    def selects(self, namespace: str, requests: Container[str]) -> bool:
+        """Whether what is in ``namespace`` asking for ``requests`` is among those filtered."""
+        return (not self.namespace or namespace == self.namespace) and (
+            not self.resource or self.resource in requests
+        )
 
     def args(self) -> dict[str, str]:
         """The arguments in force, as links carry them."""

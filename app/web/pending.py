@@ -138,14 +138,10 @@ PAGE_SIZE = 50
 QUOTA_SHOWN = 20  # jobs waiting for quota shown (their count is said; the filters narrow them)
 
 
-def pending_pods(namespace: str = "", resource: str = "") -> list[PodView]:
+def pending_pods(query: PendingQuery) -> list[PodView]:
     """Unschedulable pods matching the filters, by namespace and name."""
-    return [
-        pod
-        for pod in Services.get().cluster.store.objects.unschedulable_pods()
-        if (not namespace or pod.namespace == namespace)
-        and (not resource or resource in pod.extended_requests)
-    ]
+    pods = Services.get().cluster.store.objects.unschedulable_pods()
+    return [pod for pod in pods if query.selects(pod.namespace, pod.extended_requests)]
 
 
 def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingPod]:
@@ -212,21 +208,20 @@ def index() -> str | Response:
 def _listing(query: PendingQuery) -> dict[str, Any]:
     """The page of pending pods the filters select, each with what would fix it (none until every
     pod is counted: the list would be part of one)."""
-    pods = pending_pods(query.namespace, query.resource) if viewer().freshness.synced else []
+    synced = viewer().freshness.synced
+    pods = pending_pods(query) if synced else []
     listing = paged("pods", pods, PAGE_SIZE)
     listing["pods"] = explain(listing["pods"], pods)
     store = Services.get().cluster.store
     gated = [
         Gated(pod, tuple(gate_owner(g) for g in pod.gates))
-        for pod in (store.objects.gated_pods() if viewer().freshness.synced else [])
-        if (not query.namespace or pod.namespace == query.namespace)
-        and (not query.resource or query.resource in pod.extended_requests)
+        for pod in (store.objects.gated_pods() if synced else [])
+        if query.selects(pod.namespace, pod.extended_requests)
     ]
     quota = [
         q
-        for q in (store.queues.waiting() if viewer().freshness.synced else [])
-        if (not query.namespace or q.workload.namespace == query.namespace)
-        and (not query.resource or query.resource in q.workload.requests)
+        for q in (store.queues.waiting() if synced else [])
+        if query.selects(q.workload.namespace, q.workload.requests)
     ]
     return {
         **listing,
