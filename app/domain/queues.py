@@ -86,6 +86,15 @@ class Holder:
     name: str
     owner: tuple[str, str]
     amount: str  # of the resource, in the flavor
+    cluster_queue: str = ""  # where it is admitted: the waiting one's own, or another of its cohort
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a waiting Workload stands, as Kueue's visibility API says (0: next)."""
+
+    in_cluster_queue: int
+    in_local_queue: int
 
 
 @dataclass(frozen=True)
@@ -98,30 +107,41 @@ class QuotaWait:
 
 
 def waiting(
-    workloads: Iterable[Workload], cluster_queue_of: Mapping[tuple[str, str], str], max_holders: int = 5
+    workloads: Iterable[Workload],
+    cluster_queue_of: Mapping[tuple[str, str], str],
+    cohort_of: Mapping[str, str] | None = None,
+    max_holders: int = 5,
 ) -> list[QuotaWait]:
     """Each Workload waiting for quota, what it lacks in Kueue's words, and the admitted
-    Workloads of its ClusterQueue that use that resource in that flavor, by namespace (the most
-    first). ``cluster_queue_of``: (namespace, LocalQueue) -> its ClusterQueue."""
+    Workloads that use that resource in that flavor: those of its ClusterQueue, then those of the
+    other ClusterQueues of its cohort (they may hold what it could borrow), each by namespace and
+    name. ``cluster_queue_of``: (namespace, LocalQueue) -> its ClusterQueue; ``cohort_of``:
+    ClusterQueue -> its cohort ("" or absent: none)."""
+    cohorts = cohort_of or {}
     every: Sequence[Workload] = list(workloads)
     using: dict[tuple[str, str, str], list[Holder]] = {}  # (queue, flavor, resource) -> admitted users
     for a in every:
         if a.cluster_queue:
             for (flavor, resource), amount in a.usage.items():
                 using.setdefault((a.cluster_queue, flavor, resource), []).append(
-                    Holder(a.namespace, a.name, a.owner, amount)
+                    Holder(a.namespace, a.name, a.owner, amount, a.cluster_queue)
                 )
     for found in using.values():
         found.sort(key=_by_name)
+    members: dict[str, list[str]] = {}  # cohort -> its ClusterQueues, by name
+    for queue, cohort in sorted(cohorts.items()):
+        if cohort:
+            members.setdefault(cohort, []).append(queue)
     out = []
     for w in sorted((w for w in every if w.waiting_for_quota), key=lambda w: (w.namespace, w.name)):
         reason = w.conditions.get("QuotaReserved") or Condition("", "", "")
         cq = cluster_queue_of.get((w.namespace, w.queue), "")
         lacks = shortfalls(reason.message)
+        others = [q for q in members.get(cohorts.get(cq, ""), ()) if q != cq]
         holders = {
-            (s.flavor, s.resource): sorted(using.get((cq, s.flavor, s.resource), ()), key=_by_name)[
-                :max_holders
-            ]
+            (s.flavor, s.resource): [
+                h for q in (cq, *others) for h in using.get((q, s.flavor, s.resource), ())
+            ][:max_holders]
             for s in lacks
         }
         out.append(QuotaWait(w, cq, reason, lacks, holders))

@@ -1,5 +1,6 @@
 """The scheduler's "0/3 nodes are available: ..." message, parsed tolerantly (its format changed
-between Kubernetes versions)."""
+between Kubernetes versions); Volcano's and KAI's where their shape is known (each cited below),
+anything else kept verbatim."""
 
 from __future__ import annotations
 
@@ -15,9 +16,33 @@ _HEAD = re.compile(
 _REASON_SPLIT = re.compile(r",\s+(?=\d+\s)")
 _REASON = re.compile(r"^(?P<count>[0-9]{1,9})\s+(?P<text>.+?)\.?$", re.S)
 _INSUFFICIENT = re.compile(r"^Insufficient (?P<resource>\S+)$")
+# KAI (NVIDIA/KAI-Scheduler @72de64f, pkg/scheduler/api/common_info/pod_errors.go,
+# ``TasksFitErrors.Error``, and default_status_updater.go ``addNodePoolPrefixIfNeeded``): "[Node-Pool
+# '<pool>': ]no nodes with enough resources were found: <count> <reason>. \n<count> <reason>.", each
+# short reason "node(s) didn't have enough resources: <what>", <what> a resource's name or one of
+# KAI's own words for GPUs, CPU and memory
+_KAI_HEAD = re.compile(
+    r"^\s*(?:Node-Pool '(?P<pool>[^']{0,253})': )?"
+    r"no nodes with enough resources were found(?::\s*(?P<rest>.*))?$",
+    re.S,
+)
+_KAI_SPLIT = re.compile(r"\.\s*\n")
+_KAI_SHORT = re.compile(r"^node\(s\) didn't have enough resources: (?P<what>.+)$")
+KAI_WORDS = {"GPUs": "nvidia.com/gpu", "CPU cores": "cpu", "memory": "memory"}
+# KAI's queue quota refusals (pkg/scheduler/api/unschedule_info.go, ``getOverCapacityMessageDetails``
+# and ``GetJobOverMaxAllowedMessageForQueue``), for GPUs
+_KAI_OVER_QUOTA = re.compile(
+    r"Workload requested (?P<asked>[0-9.]+) GPUs, but (?P<queue>\S+) quota is (?P<quota>[0-9.]+) GPUs, "
+    r"while (?P<used>[0-9.]+) GPUs are already allocated for non-preemptible pods"
+)
+_KAI_OVER_LIMIT = re.compile(
+    r"(?P<queue>\S+) quota has reached the allowable limit of GPUs\. Limit is (?P<quota>[0-9.]+) GPUs, "
+    r"currently (?P<used>[0-9.]+) GPUs allocated and workload requested (?P<asked>[0-9.]+) GPUs"
+)
 # the DynamicResources plugin's filter reasons (1.34+), as kube-scheduler words them
 DRA_REASONS = frozenset({"cannot allocate all claims", "still not schedulable"})
 DEFAULT_SCHEDULER = "default-scheduler"
+MAX_MESSAGE = 4096  # characters of a message parsed as KAI's (the condition's own limit is larger)
 # scheduling gates whose owner is known, and what lifts them: Kueue's, as its source names them
 # (sigs.k8s.io/kueue v0.17: pkg/controller/jobs/pod/constants, apis/kueue/v1beta2)
 GATE_OWNERS = {
@@ -35,14 +60,16 @@ class SchedulerMessage:
     preemption: str | None = None  # the "preemption: ..." clause, when present
     post_filter: tuple[str, ...] = ()  # other post-filter clauses ("no new claims to deallocate")
     cut: bool = False  # the message was cut at 1,024 characters (" ..."); its last reason left out
+    node_pool: str = ""  # KAI: the node pool it speaks of
+    queue_quota: KaiQuota | None = None  # KAI: its queue's GPU quota refused the pod
 
     @property
     def insufficient(self) -> dict[str, int]:
         """resource -> how many nodes the scheduler found short of it."""
         out: dict[str, int] = {}
         for count, text in self.reasons:
-            if m := _INSUFFICIENT.match(text):
-                out[m["resource"]] = out.get(m["resource"], 0) + count
+            if resource := _short_of(text):
+                out[resource] = out.get(resource, 0) + count
         return out
 
     @property
@@ -53,12 +80,49 @@ class SchedulerMessage:
 
     @property
     def other_reasons(self) -> list[tuple[int, str]]:
-        return [(c, t) for c, t in self.reasons if not _INSUFFICIENT.match(t)]
+        return [(c, t) for c, t in self.reasons if not _short_of(t)]
 
     @property
     def reasons_besides_devices(self) -> list[tuple[int, str]]:
         """``other_reasons`` less the DRA plugin's, for a page that says those already."""
         return [(c, t) for c, t in self.other_reasons if t not in DRA_REASONS]
+
+
+@dataclass(frozen=True)
+class KaiQuota:
+    """KAI's words on a queue whose GPU quota (or limit) the pod's workload would pass."""
+
+    queue: str
+    asked: str
+    quota: str
+    used: str
+    limit: bool  # its queue's hard limit (not over quota: a preemptible workload may go over that)
+
+
+def _short_of(reason: str) -> str:
+    """The resource a node-count reason says nodes were short of ("" when it says none)."""
+    if m := _INSUFFICIENT.match(reason):
+        return m["resource"]
+    if m := _KAI_SHORT.match(reason):
+        return KAI_WORDS.get(m["what"], m["what"] if "/" in m["what"] else "")
+    return ""
+
+
+def _kai(text: str) -> SchedulerMessage | None:
+    """KAI's message, or None when it is not in KAI's words."""
+    for pattern, limit in ((_KAI_OVER_QUOTA, False), (_KAI_OVER_LIMIT, True)):
+        if q := pattern.search(text):
+            return SchedulerMessage(
+                raw=text, queue_quota=KaiQuota(q["queue"], q["asked"], q["quota"], q["used"], limit)
+            )
+    m = _KAI_HEAD.match(text)
+    if not m:
+        return None
+    reasons = []
+    for part in _KAI_SPLIT.split((m["rest"] or "").strip()):
+        if r := _REASON.match(part.strip()):
+            reasons.append((int(r["count"]), r["text"].strip().rstrip(".")))
+    return SchedulerMessage(raw=text, reasons=tuple(reasons), node_pool=m["pool"] or "")
 
 
 def parse_scheduler_message(message: str) -> SchedulerMessage:
@@ -78,7 +142,7 @@ def parse_scheduler_message(message: str) -> SchedulerMessage:
     main, _, post = (text[:-4] if cut else text).partition(". ")
     m = _HEAD.match(main)
     if not m:
-        return SchedulerMessage(raw=text)
+        return _kai(text[:MAX_MESSAGE]) or SchedulerMessage(raw=text)
     reasons: list[tuple[int, str]] = []
     rest = (m["rest"] or "").strip()
     if rest.endswith("."):

@@ -229,6 +229,8 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
         "gated_total": len(gated),
         "quota_waits": quota[:QUOTA_SHOWN],
         "quota_total": len(quota),
+        "positions": store.queues.positions,
+        "positions_state": store.queues.positions_state,
         "quotas": store.objects.quota_list(),
         "namespace": query.namespace,
         "resource": query.resource,

@@ -9,6 +9,10 @@ certificate rotation, this does by hand, on loopback:
   Service) with a CA made here;
 * only the webhooks of what this manager serves: Kueue's own kinds, batch/v1 Jobs and Pods (the
   other integrations are off, so their webhooks would refuse every object of their kind);
+* Kueue's visibility API (pending workloads and their positions, an aggregated API): its
+  server bound to this machine's own address (an Endpoints address may not be loopback), a
+  Service without selector and an EndpointSlice naming that address, and the APIServices
+  Kueue's install has (kube-testenv's API server routes to endpoints and has a front proxy);
 * the manager's configuration: no leader election, Kueue's own certificate rotation handed a CA
   and a serving certificate made here (for its Service name and for 127.0.0.1, in the Secret it
   reads), health and metrics on loopback ports.
@@ -20,10 +24,12 @@ control plane of its own, or stop it last.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import ipaddress
 import os
 import signal
+import socket
 import subprocess
 import time
 import urllib.request
@@ -57,6 +63,7 @@ class Kueue:
     health_port: int
     metrics_port: int
     process: subprocess.Popen[bytes]
+    visibility_port: int | None = None  # None: this machine has no address to serve it on
 
     @property
     def metrics_url(self) -> str:
@@ -73,6 +80,8 @@ class Kueue:
 
 
 SERVICE, SECRET, NAMESPACE = "kueue-webhook-service", "kueue-webhook-server-cert", "kueue-system"
+VISIBILITY_SERVICE = "kueue-visibility-server"
+VISIBILITY_VERSIONS = ("v1beta1", "v1beta2")
 CA_NAME = "kueue-ca"  # the name Kueue's certificate rotation checks its CA for
 
 
@@ -130,7 +139,7 @@ def _certificates() -> dict[str, bytes]:
 
 
 def _apply(api: Any, doc: dict[str, Any]) -> None:
-    """Create ``doc`` (cluster-scoped), or replace it when it is there already."""
+    """Create ``doc``, or replace it when it is there already."""
     from kubernetes import dynamic
 
     client = dynamic.DynamicClient(api)
@@ -140,9 +149,49 @@ def _apply(api: Any, doc: dict[str, Any]) -> None:
     except Exception as exc:
         if getattr(exc, "status", None) != 409:
             raise
-        current = resource.get(name=doc["metadata"]["name"])
+        namespace = doc["metadata"].get("namespace")
+        current = resource.get(name=doc["metadata"]["name"], namespace=namespace)
         doc["metadata"]["resourceVersion"] = current.metadata.resourceVersion
-        resource.replace(body=doc)
+        resource.replace(body=doc, namespace=namespace)
+
+
+def host_address() -> str | None:
+    """This machine's own IPv4 address (not loopback, not link-local), or None."""
+    candidates: list[str] = []
+    with contextlib.suppress(OSError):
+        found = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
+        candidates += [str(info[4][0]) for info in found]
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:  # no packet is sent
+            probe.connect(("192.0.2.254", 9))
+            candidates.append(probe.getsockname()[0])
+    except OSError:
+        pass
+    for text in candidates:
+        address = ipaddress.ip_address(text)
+        if not (address.is_loopback or address.is_link_local or address.is_unspecified):
+            return text
+    return None
+
+
+def install_visibility(api: Any, address: str, port: int) -> None:
+    """Route Kueue's visibility API through the API server to ``address``:``port``."""
+    _apply(api, {"apiVersion": "v1", "kind": "Service",
+                 "metadata": {"name": VISIBILITY_SERVICE, "namespace": NAMESPACE},
+                 "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]}})  # fmt: skip
+    _apply(api, {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                 "metadata": {"name": VISIBILITY_SERVICE, "namespace": NAMESPACE,
+                              "labels": {"kubernetes.io/service-name": VISIBILITY_SERVICE}},
+                 "addressType": "IPv4", "endpoints": [{"addresses": [address]}],
+                 "ports": [{"name": "https", "port": port, "protocol": "TCP"}]})  # fmt: skip
+    for version in VISIBILITY_VERSIONS:
+        _apply(api, {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                     "metadata": {"name": f"{version}.visibility.kueue.x-k8s.io"},
+                     "spec": {"group": "visibility.kueue.x-k8s.io", "version": version,
+                              "groupPriorityMinimum": 100, "versionPriority": 100,
+                              "insecureSkipTLSVerify": True,  # as Kueue's own install: a self-signed server
+                              "service": {"name": VISIBILITY_SERVICE, "namespace": NAMESPACE,
+                                          "port": 443}}})  # fmt: skip
 
 
 def install(api: Any, folder: Path, webhook_port: int, ca: bytes) -> None:
@@ -192,6 +241,9 @@ def start(plane: testenv.ControlPlane, state_dir: Path, api: Any, timeout: float
     for name in ("tls.crt", "tls.key", "ca.crt"):
         (certs / name).write_bytes(made[name])
     install(api, folder, webhook_port, made["ca.crt"])
+    address, visibility_port = host_address(), testenv.free_port()
+    if address is not None:
+        install_visibility(api, address, visibility_port)
     config = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
@@ -211,6 +263,7 @@ def start(plane: testenv.ControlPlane, state_dir: Path, api: Any, timeout: float
         # Jobs (suspended until admitted) and plain pods (gated until admitted) of the namespaces
         # whose pods name a LocalQueue (kueue.x-k8s.io/queue-name)
         "integrations": {"frameworks": ["batch/job", "pod"]},
+        "visibilityServer": {"bindAddress": address or "127.0.0.1", "bindPort": visibility_port},
     }
     (state_dir / "config.yaml").write_text(yaml.safe_dump(config))
     with (state_dir / "kueue.log").open("ab") as log:
@@ -225,7 +278,9 @@ def start(plane: testenv.ControlPlane, state_dir: Path, api: Any, timeout: float
             start_new_session=True,
             env={**os.environ, "POD_NAMESPACE": NAMESPACE},
         )
-    kueue = Kueue(state_dir, webhook_port, health_port, metrics_port, process)
+    kueue = Kueue(
+        state_dir, webhook_port, health_port, metrics_port, process, visibility_port if address else None
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -1,6 +1,6 @@
 """Jobs waiting for Kueue's quota (app/domain/queues.py, app/kube/wire/kueue.py): Kueue's words
 read as it writes them (sigs.k8s.io/kueue v0.17 flavorassigner), holders from the admitted
-Workloads of the same ClusterQueue, and a Workload of odd shape read as far as it can be."""
+Workloads of the same ClusterQueue and its cohort, and a Workload of odd shape read as far as it can be."""
 
 from __future__ import annotations
 
@@ -43,6 +43,33 @@ def test_a_waiting_workload_is_told_who_holds_its_quota():
     [wait] = waiting(every, {("team-a", "q"): "team", ("team-a", "other-q"): "elsewhere"})
     assert wait.workload.name == "waits" and wait.cluster_queue == "team"
     assert [(h.name, h.amount) for h in wait.holders[("a100", GPU)]] == [("held-1", "3")]
+
+
+def test_the_holders_of_a_cohorts_quota_include_the_other_queues_of_that_cohort_after_its_own():
+    lacking = "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu "
+    lacking += "in flavor a100, 2 more needed"
+    every = [
+        workload("lender-job", "l", "True", cq="lender", gpus="4"),
+        workload("own-job", "q", "True", cq="team", gpus="1"),
+        workload("stranger", "s", "True", cq="other-cohort", gpus="8"),
+        workload("waits", "q", "False", lacking),
+    ]
+    queues = {("team-a", "q"): "team", ("team-a", "l"): "lender", ("team-a", "s"): "other-cohort"}
+    cohorts = {"team": "pool", "lender": "pool", "other-cohort": "elsewhere"}
+    [wait] = waiting(every, queues, cohorts)
+    held = [(h.name, h.cluster_queue, h.amount) for h in wait.holders[("a100", GPU)]]
+    assert held == [("own-job", "team", "1"), ("lender-job", "lender", "4")]
+    [alone] = waiting(every, queues)  # no cohort known: its own queue only
+    assert [h.name for h in alone.holders[("a100", GPU)]] == ["own-job"]
+
+
+def test_a_clusterqueue_of_kueue_v1beta1_names_its_cohort_as_that_version_does():
+    reader = READERS["clusterqueues"]
+    old = {"apiVersion": "kueue.x-k8s.io/v1beta1", "metadata": {"name": "cq"}, "spec": {"cohort": "pool"}}
+    new = {"apiVersion": "kueue.x-k8s.io/v1beta2", "metadata": {"name": "cq"}, "spec": {"cohortName": "pool"}}
+    for doc in (old, new):
+        view, _, problem = reader.one(json.dumps(doc).encode())
+        assert problem is None and view.queue.cohort == "pool"
 
 
 def test_a_workload_of_odd_shape_is_read_as_far_as_it_can_be():

@@ -120,3 +120,64 @@ def test_a_pod_kueue_admitted_that_no_node_takes_says_the_quota_admits_it_and_th
     assert note["data-admitted-in"] == "team" and "the quota admits it, the nodes do not" in note.get_text()
     cluster.pod("other", None, {GPU: "2"}, namespace="team-a", message=message, owner=("Job", "other"))
     assert not page(client).select_one('article[data-pod="team-a/other"] [data-admitted-in]')
+
+
+# KAI's words, as its source writes them (NVIDIA/KAI-Scheduler @72de64f): the pod condition's
+# message from pkg/scheduler/api/common_info/pod_errors.go ``TasksFitErrors.Error`` (a histogram
+# of per-node reasons joined by ". \n"), the node-pool prefix of default_status_updater.go, and
+# the queue messages of pkg/scheduler/api/unschedule_info.go
+KAI_NODES = (
+    "Node-Pool 'default': no nodes with enough resources were found: 2 node(s) didn't have enough "
+    f"resources: GPUs. \n1 node(s) didn't have enough resources: {D}. \n1 node(s) didn't have enough "
+    "resources: GPU memory."
+)
+KAI_OVER_QUOTA = (
+    "Non-preemptible workload is over quota. Workload requested 4 GPUs, but team-a quota is 2 GPUs, "
+    "while 1 GPUs are already allocated for non-preemptible pods. Use a preemptible workload to go over "
+    "quota."
+)
+KAI_LIMIT = (
+    "team-b quota has reached the allowable limit of GPUs. Limit is 8 GPUs, currently 8 GPUs allocated "
+    "and workload requested 2 GPUs"
+)
+
+
+def test_kais_node_reasons_are_read_in_its_words():
+    from app.domain.scheduler_message import parse_scheduler_message
+
+    parsed = parse_scheduler_message(KAI_NODES)
+    assert parsed.node_pool == "default" and parsed.total_nodes is None  # KAI does not count the nodes
+    assert parsed.insufficient == {GPU: 2, D: 1}  # its "GPUs" is nvidia.com/gpu
+    assert parsed.other_reasons == [(1, "node(s) didn't have enough resources: GPU memory")]
+    bare = parse_scheduler_message("no nodes with enough resources were found")
+    assert bare.reasons == () and bare.raw == "no nodes with enough resources were found"
+
+
+def test_kais_queue_quota_refusals_name_the_queue_and_the_numbers():
+    from app.domain.scheduler_message import parse_scheduler_message
+
+    over = parse_scheduler_message(KAI_OVER_QUOTA).queue_quota
+    assert over is not None and (over.queue, over.asked, over.quota, over.used, over.limit) == (
+        "team-a", "4", "2", "1", False,
+    )  # fmt: skip
+    limit = parse_scheduler_message(KAI_LIMIT).queue_quota
+    assert limit is not None and (limit.queue, limit.quota, limit.used, limit.asked, limit.limit) == (
+        "team-b", "8", "8", "2", True,
+    )  # fmt: skip
+    unknown = parse_scheduler_message("Unable to schedule podgroup")  # KAI's default: quoted, not parsed
+    assert unknown.queue_quota is None and unknown.reasons == ()
+    assert unknown.raw == "Unable to schedule podgroup"
+
+
+def test_a_kai_pod_is_quoted_as_kais_and_its_queue_named(client, cluster):
+    cluster.node("n1", {GPU: "1"})
+    cluster.pod("kai-nodes", None, {GPU: "2"}, message=KAI_NODES, schedulerName="kai-scheduler")
+    cluster.pod("kai-quota", None, {GPU: "4"}, message=KAI_OVER_QUOTA, schedulerName="kai-scheduler")
+    listed = page(client)
+    nodes = listed.select_one('article[data-pod="default/kai-nodes"]')
+    said = nodes.select_one(".scheduler")
+    assert said["data-scheduler"] == "kai-scheduler" and "(not kube-scheduler)" in said.get_text()
+    assert said.select_one("q").get_text() == KAI_NODES
+    quota = listed.select_one('article[data-pod="default/kai-quota"] [data-kai-queue]')
+    assert quota["data-kai-queue"] == "team-a"
+    assert "asks for 4 GPUs" in quota.get_text() and "quota is 2" in quota.get_text()

@@ -23,6 +23,8 @@ from app.domain.accounting import resize_rule
 from app.kube.api.errors import BadRequest, Forbidden, Gone, Invalid, NotFound, refused, translate
 from app.kube.api.freshness import Freshness, Statuses, WatchCounters, missing_right
 from app.kube.api.listing import STREAMED_SINCE, Requests
+from app.kube.api.queue_positions import INTERVAL as POSITIONS_INTERVAL
+from app.kube.api.queue_positions import QueuePositions
 from app.kube.api.raw import body, get
 from app.kube.api.readiness import Readiness
 from app.kube.api.store_lists import StoreLists
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 KINDS = kinds.CORE
 DRA_KINDS = kinds.DRA
 KUEUE_KINDS = kinds.KUEUE
+KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # the first the API server serves is watched
 
 
 class ClusterCache:
@@ -78,7 +81,8 @@ class ClusterCache:
         # resource.k8s.io/v1: "unknown" until asked, then "served", "absent" (an older server:
         # nothing shown, no error) or "forbidden" (the app may not read it: a note on the pages)
         self.dra = "unknown"
-        self.kueue = "unknown"  # kueue.x-k8s.io/v1beta2, likewise
+        self.kueue = "unknown"  # kueue.x-k8s.io, likewise
+        self.kueue_version = ""  # the version of it watched, once "served"
 
     # ---- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -100,9 +104,22 @@ class ClusterCache:
         self.dra = self._discover("/apis/resource.k8s.io/v1/", DRA_KINDS)
 
     def _discover_kueue(self) -> None:
-        """Watch Kueue's kinds only where the API server serves kueue.x-k8s.io/v1beta2: without
-        Kueue nothing about queues appears and nothing errs."""
-        self.kueue = self._discover("/apis/kueue.x-k8s.io/v1beta2/", KUEUE_KINDS, optional=True)
+        """Watch Kueue's kinds only where the API server serves kueue.x-k8s.io: v1beta2 (Kueue
+        0.15+), else v1beta1 (older Kueue; the fields read are the same but a ClusterQueue's cohort,
+        app/kube/wire/kueue.py). Without Kueue nothing about queues appears and nothing errs."""
+        for version in KUEUE_VERSIONS:
+            group = f"/apis/kueue.x-k8s.io/{version}/"
+            self.requests.paths.update({kind: group + kind for kind in KUEUE_KINDS})
+            self.kueue = self._discover(group, KUEUE_KINDS, optional=True)
+            if self.kueue != "absent":
+                if self.kueue == "served":
+                    self.kueue_version = version
+                    positions = QueuePositions(self.api, self.store.queues)
+                    with self._lock:
+                        self._threads.append(
+                            workers.every("kueue-positions", POSITIONS_INTERVAL, positions.round, self._stop)
+                        )
+                return
 
     def _discover(self, group: str, kinds_served: tuple[str, ...], optional: bool = False) -> str:
         """ "served" once ``group`` answers (its kinds then watched), "absent" where it is not

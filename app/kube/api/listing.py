@@ -60,9 +60,10 @@ class Requests:
         self.watch_timeout = watch_timeout
         self.live_pods_only = live_pods_only
         self.open: dict[str, Any] = {}  # each kind's watch response while it is read (to abort it)
+        self.paths = dict(PATHS)  # a kind served at another version where discovery found only that
 
     def get(self, kind: str, query: dict[str, Any], timeout: tuple[float, float]) -> Any:
-        return get(self.api, PATHS[kind], query, timeout)
+        return get(self.api, self.paths[kind], query, timeout)
 
     def selection(self, kind: str) -> dict[str, str]:
         return {"fieldSelector": LIVE_PODS} if kind == "pods" and self.live_pods_only else {}

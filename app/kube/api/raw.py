@@ -63,14 +63,22 @@ def get(api: client.ApiClient, path: str, query: dict[str, Any], timeout: float 
 READ_PIECE = 256 * 1024  # bytes asked of the connection at a time
 
 
-def body(resp: Any) -> bytearray:
+class TooLong(ValueError):
+    """An answer longer than its reader takes."""
+
+
+def body(resp: Any, most: int | None = None) -> bytearray:
     """A raw response's whole body, grown in one buffer as it arrives; its connection goes back to
     the pool. Read in one call (``resp.data``), a chunked body - every list - is held twice at its
-    end: http.client keeps its pieces and then joins them (a 6 MiB page of 500 pods, 12 MiB)."""
+    end: http.client keeps its pieces and then joins them (a 6 MiB page of 500 pods, 12 MiB).
+    ``most``: past that many bytes TooLong is raised."""
     whole = bytearray()
     try:
         for piece in resp.stream(READ_PIECE, decode_content=True):
             whole += piece
+            if most is not None and len(whole) > most:
+                resp.close()  # not read to its end: its connection is closed, not reused
+                raise TooLong(f"answer over {most} bytes")
         return whole
     finally:
         resp.release_conn()

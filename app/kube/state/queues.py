@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from app.domain.queues import Node, QueuesReport, QuotaWait, Workload, report, waiting
+from app.domain.queues import Node, Position, QueuesReport, QuotaWait, Workload, report, waiting
 from app.kube.wire.kueue import LocalQueueView, WorkloadView
 from app.memo import VersionedMemo
 
@@ -23,6 +23,11 @@ class Queues:
         # the last answers, at the version they were made at (a page asks every few seconds)
         self._read = VersionedMemo(4)  # at ``version``
         self._reports = VersionedMemo(2)  # at ``version`` and the nodes'
+        # where each waiting Workload stands, from Kueue's visibility API (app/kube/api/queue_positions.py)
+        self.positions: dict[tuple[str, str], Position] = {}
+        # "unknown" until asked, then "served", "absent" (no visibility API), "forbidden" or
+        # "unanswered" (the positions held are those of the last answer)
+        self.positions_state = "unknown"
 
     @property
     def workloads(self) -> dict[tuple[str, str], WorkloadView]:
@@ -62,7 +67,8 @@ class Queues:
                 return kept["waiting"]
             workloads = [v.workload for v in self.workloads.values()]
             cluster_queue_of = {k: q.cluster_queue for k, q in self.local_queues.items()}
-        found = kept["waiting"] = waiting(workloads, cluster_queue_of)
+            cohort_of = {v.queue.name: v.queue.cohort for v in self.tables["clusterqueues"].values()}
+        found = kept["waiting"] = waiting(workloads, cluster_queue_of, cohort_of)
         return found
 
     def admitted_for(self, namespace: str, owners: Iterable[tuple[str, str]]) -> Workload | None:
@@ -81,6 +87,13 @@ class Queues:
             if (admitted := found.get((namespace, kind, name))) is not None:
                 return admitted
         return None
+
+    def read_positions(self, found: dict[tuple[str, str], Position] | None, state: str) -> None:
+        """What the visibility API said (None: nothing new; the last answer is kept)."""
+        with self._lock:
+            if found is not None:
+                self.positions = found
+            self.positions_state = state
 
     def waiting_count(self) -> int:
         with self._lock:

@@ -1,7 +1,9 @@
-"""Kueue's objects (kueue.x-k8s.io/v1beta2) as the cache reads them: Workloads, ClusterQueues and
-LocalQueues, decoded with msgspec (only the fields used, every list and text bounded: a queue's
-objects are anyone's who may create a Job) and projected to the views app/domain/queues.py
-reads. Watched only where the API server serves the group (app/kube/api/cache.py)."""
+"""Kueue's objects (kueue.x-k8s.io v1beta2, or v1beta1 where only that is served) as the cache
+reads them: Workloads, ClusterQueues, LocalQueues and ResourceFlavors, decoded with msgspec (only
+the fields used, every list and text bounded: a queue's objects are anyone's who may create a
+Job) and projected to the views app/domain/queues.py reads. Watched only where the API server
+serves the group (app/kube/api/cache.py). Also the visibility API's list of a ClusterQueue's
+pending workloads (app/kube/api/queue_positions.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,9 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from app.domain.queues import ClusterQueue, Condition, Quota, Workload
+from app.domain.queues import ClusterQueue, Condition, Position, Quota, Workload
 from app.kube.wire.decoders import Meta
 
-GROUP_VERSION = "kueue.x-k8s.io/v1beta2"
 MAX_ITEMS = 64  # pod sets, flavors, resources, conditions of one object read
 MAX_TEXT = 1024  # characters of a condition's message kept
 
@@ -161,7 +162,8 @@ class _ResourceGroup(msgspec.Struct, rename="camel"):
 
 
 class _ClusterQueueSpec(msgspec.Struct, rename="camel"):
-    cohort_name: str = ""
+    cohort_name: str = ""  # v1beta2
+    cohort: str = ""  # v1beta1's name of it
     resource_groups: list[_ResourceGroup] | None = None
 
 
@@ -222,7 +224,7 @@ class ClusterQueueView:
         )
         queue = ClusterQueue(
             meta.name or "",
-            spec.cohort_name[:253],
+            (spec.cohort_name or spec.cohort)[:253],
             quotas,
             _used(status.flavors_reservation),
             _used(status.flavors_usage),
@@ -257,3 +259,24 @@ class FlavorView:
         meta, spec = obj.metadata or Meta(), obj.spec or _FlavorSpec()
         labels = tuple(sorted((spec.node_labels or {}).items()))[:MAX_ITEMS]
         return cls(meta.name or "", labels, meta.resource_version or "")
+
+
+class _PendingWorkload(msgspec.Struct, rename="camel"):
+    metadata: Meta | None = None
+    position_in_cluster_queue: int = 0
+    position_in_local_queue: int = 0
+
+
+class PendingWorkloads(msgspec.Struct):
+    """visibility.kueue.x-k8s.io's PendingWorkloadsSummary: a ClusterQueue's pending workloads."""
+
+    items: list[_PendingWorkload] | None = None
+
+    def positions(self, most: int) -> dict[tuple[str, str], Position]:
+        """(namespace, name) -> where it stands, for the first ``most`` items."""
+        found = {}
+        for item in (self.items or ())[:most]:
+            meta = item.metadata or Meta()
+            key = ((meta.namespace or "")[:253], (meta.name or "")[:253])
+            found[key] = Position(item.position_in_cluster_queue, item.position_in_local_queue)
+        return found
