@@ -9,18 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import yaml
 from kubernetes import client
 
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
-from extres_demo import kueue, testenv
+from extres_demo import testenv
+from tests import kueue_crds
 from tests.integration.test_kueue import custom, pending_page
 from tests.kube_helpers import create_node
 
 pytestmark = pytest.mark.kube
 GPU = "nvidia.com/gpu"
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta1"
-KINDS = ("clusterqueues", "localqueues", "resourceflavors", "workloads")
 
 
 @pytest.fixture(scope="module")
@@ -31,32 +30,11 @@ def old_kueue(
     plane = testenv.start(state, bare=True)
     api = api_client(load_configuration(ClusterConfig("false", str(plane.kubeconfig))))
     try:
-        extensions = client.ApiextensionsV1Api(api)
-        for kind in KINDS:
-            crd = yaml.safe_load((kueue.build() / "crds" / f"kueue.x-k8s.io_{kind}.yaml").read_text())
-            crd["spec"]["versions"] = [
-                {**v, "served": True, "storage": True}
-                for v in crd["spec"]["versions"]
-                if v["name"] == VERSION
-            ]
-            crd["spec"].pop("conversion", None)
-            extensions.create_custom_resource_definition(crd)
-        for kind in KINDS:
-            wait_established(extensions, f"{kind}.{GROUP}")
+        kueue_crds.install(api, VERSION)
         yield plane, api
     finally:
         api.close()
         plane.stop(now=True)
-
-
-def wait_established(extensions: client.ApiextensionsV1Api, name: str) -> None:
-    from tests.helpers import eventually
-
-    def established() -> bool:
-        conditions = extensions.read_custom_resource_definition(name).status.conditions or ()
-        return any(c.type == "Established" and c.status == "True" for c in conditions)
-
-    eventually(established, timeout=30)
 
 
 def test_a_kueue_serving_only_v1beta1_is_read_with_its_cohort_and_its_waiting_job(old_kueue):
