@@ -1,7 +1,7 @@
 """The per-node metric families (``extres_node_extended_resource_*``), as Prometheus text kept per
 overview row: the store rebuilds a row object only when its node changed, so a scrape after an
 event formats that row alone; the families are the grid's exported columns
-(``app.domain.columns``) and two that are no column of it."""
+(``app.domain.columns``) and three that are no column of it."""
 
 from __future__ import annotations
 
@@ -17,11 +17,16 @@ if TYPE_CHECKING:
 
 PREFIX = "extres_node_extended_resource_"
 
-# The grid's exported columns (app/domain/columns.py), then two that are no column of it
+# The grid's exported columns (app/domain/columns.py), then three that are no column of it
 NODE_FAMILIES = (
     *((c.field, c.metric) for c in columns.exported()),
     ("allocated", "DRA devices serving an extended resource on a node that claims hold."),
     ("drift", "1 when a node's capacity differs from the desired state set through the dashboard."),
+    (
+        "unavailable",
+        "Capacity of an extended resource on a node above its allocatable (only where it is): for a "
+        "device plugin's resource, devices it reports unhealthy (a lost GPU reads 8 -> 7).",
+    ),
 )
 
 
@@ -43,6 +48,8 @@ def _row_lines(row: NodeRow) -> tuple[str, ...]:
                 add(c.field, resource, value)
         if u.allocated is not None:
             add("allocated", resource, u.allocated)
+        if u.unavailable:
+            add("unavailable", resource, u.unavailable)
     for resource in sorted(row.drifted):
         add("drift", resource, 1)
     return tuple("".join(out[name]) for name, _ in NODE_FAMILIES)

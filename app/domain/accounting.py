@@ -242,6 +242,13 @@ class ResourceUsage:
         return self.requested if self.allocated is None else self.allocated
 
     @property
+    def unavailable(self) -> int:
+        """Capacity the node does not offer (capacity above allocatable): for a device plugin's
+        resource, devices it reports unhealthy (a lost GPU reads 8 -> 7). 0 for DRA-served ones
+        (their devices are counted by the claims that hold them)."""
+        return max(0, self.capacity - self.allocatable) if self.allocated is None else 0
+
+    @property
     def free(self) -> int:
         return self.allocatable - self.used
 
@@ -304,6 +311,8 @@ class Totals:
     by_resource: dict[str, ResourceUsage] = field(default_factory=dict)
     nodes_with: dict[str, int] = field(default_factory=dict)  # nodes advertising each resource
     nodes_over: dict[str, int] = field(default_factory=dict)  # nodes where it is over-committed
+    unavailable: dict[str, int] = field(default_factory=dict)  # capacity not allocatable, summed per node
+    nodes_unavailable: dict[str, int] = field(default_factory=dict)  # nodes with some of it
 
     @classmethod
     def of(cls, usages: Iterable[Mapping[str, ResourceUsage]]) -> Totals:
@@ -325,6 +334,8 @@ class _Sums:
         "over",
         "over_nodes",
         "requested",
+        "unavailable",
+        "unavailable_nodes",
         "used",
     )
 
@@ -336,6 +347,8 @@ class _Sums:
         self.dra = 0  # nodes where DRA serves it
         self.over = 0  # over-commitment summed per node
         self.over_nodes = 0  # nodes over-committed
+        self.unavailable = 0  # capacity not allocatable, summed per node
+        self.unavailable_nodes = 0
 
 
 class RunningTotals:
@@ -361,6 +374,9 @@ class RunningTotals:
             s.dra += sign * (u.allocated is not None)
             s.over += sign * over
             s.over_nodes += sign * (over > 0)
+            lost = u.unavailable
+            s.unavailable += sign * lost
+            s.unavailable_nodes += sign * (lost > 0)
             if not s.nodes:
                 del self._sums[name]
 
@@ -379,4 +395,6 @@ class RunningTotals:
             },
             {name: s.advertising for name, s in self._sums.items() if s.advertising},
             {name: s.over_nodes for name, s in self._sums.items() if s.over_nodes},
+            {name: s.unavailable for name, s in self._sums.items() if s.unavailable},
+            {name: s.unavailable_nodes for name, s in self._sums.items() if s.unavailable_nodes},
         )

@@ -68,6 +68,9 @@ class NodeRow:
     both: frozenset[str] = frozenset()  # advertised in status and served by DRA: status wins
     unknown: Mapping[str, str] = field(default_factory=dict)  # DRA-served, not decidable: why
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # DRA: other names of a pool
+    # resources with capacity above allocatable (usage's ``unavailable``: a device plugin's
+    # unhealthy devices) -> when this dashboard first saw it so (UTC, ISO 8601, to the second)
+    unhealthy_since: Mapping[str, str] = field(default_factory=dict)
 
     def free(self, resource: str) -> int | None:
         """Allocatable minus requested, or None when the node does not advertise ``resource``."""
@@ -168,6 +171,9 @@ def build_grid(rows: Iterable[NodeRow], filters: Filters, every_row: Totals | No
         totals = Totals(
             {r: u for r, u in every_row.by_resource.items() if r in keep},
             {r: n for r, n in every_row.nodes_with.items() if r in keep},
+            {r: n for r, n in every_row.nodes_over.items() if r in keep},
+            {r: n for r, n in every_row.unavailable.items() if r in keep},
+            {r: n for r, n in every_row.nodes_unavailable.items() if r in keep},
         )
         resources = sorted(keep)
     if filters.sort is not None:

@@ -19,6 +19,8 @@ class Entry:
     waiting: int  # unschedulable pods asking for it
     over: int  # over-committed, summed per node (the sums alone would hide it)
     nodes_over: int
+    unavailable: int = 0  # capacity not allocatable (a device plugin's unhealthy devices)
+    nodes_unavailable: int = 0
 
 
 def waiting(requests: Iterable[Iterable[str]], primary: Mapping[str, str]) -> dict[str, int]:
@@ -48,6 +50,8 @@ def strip(totals: Totals, waiting: Mapping[str, int], dra: bool) -> list[Entry]:
                 waiting.get(resource, 0),
                 u.over if u else 0,
                 totals.nodes_over.get(resource, 0),
+                totals.unavailable.get(resource, 0),
+                totals.nodes_unavailable.get(resource, 0),
             )
         )
     return out

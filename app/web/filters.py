@@ -29,6 +29,15 @@ def duration(seconds: float | None) -> str:
     return f"{s}s"
 
 
+def utc(timestamp: str) -> str:
+    """An ISO 8601 time as ``2026-12-06 23:10 UTC`` (as given when it is not one)."""
+    try:
+        then = datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone(UTC)
+    except ValueError:
+        return timestamp
+    return then.strftime("%Y-%m-%d %H:%M UTC")
+
+
 def counted(n: int, word: str, many: str = "") -> str:
     """``3 nodes``, ``1 node``: a number and its word, in the right number (``many`` when its
     plural is not the word with an s)."""
@@ -40,3 +49,4 @@ def register(app: Flask) -> None:
     app.jinja_env.filters["amount"] = lambda value, resource="": format_amount(resource, int(value))
     app.jinja_env.filters["age"] = age
     app.jinja_env.filters["duration"] = duration
+    app.jinja_env.filters["utc"] = utc

@@ -85,7 +85,10 @@ def index() -> str | Response:
     compact = request.args.get("view") == "compact"  # free and a bar per resource
     table = _table(grid, filters, rows, page, compact, memo)
     strip = summary_strip(Services.get(), viewer().may_read_devices)
+    owns = Services.get().device_plugins.owns
+    plugins = frozenset(s.resource for s in strip if owns(s.resource))  # where lost capacity is unhealthy
     said = {"grid": grid, "rows": rows, "table": table, "strip": strip, "page": page, "pages": pages}
+    said["plugins"] = plugins
     return page_or_fragment(
         "grid", "overview/_grid.html", "overview/index.html", **said, **_asked(filters, errors)
     )
@@ -123,7 +126,9 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
             cols=columns.shown(compact),
             sources=column_sources(grid, state.device_plugins.owns),
             aliases=state.cluster.store.devices.aliases() if dra else {},
-            row_html=RenderCaches.get().row_html.renderer(tuple(grid.resources), compact, usage, counting),
+            row_html=RenderCaches.get().row_html.renderer(
+                tuple(grid.resources), compact, usage, counting, state.device_plugins.owns
+            ),
             usage=usage,
             counting=counting,
             filters=filters,

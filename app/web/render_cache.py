@@ -30,11 +30,15 @@ class RowHTML:
         compact: bool = False,
         usage: Reading | None = None,
         counting: bool = False,
+        device_plugin: Callable[[str], bool] = lambda _: False,
     ) -> Callable[[NodeRow], Markup]:
         """``usage``: GPU usage as last read, shown beside the bars of the resources it covers
-        (a row is made again once per reading); ``counting``: pods are still being counted."""
+        (a row is made again once per reading); ``counting``: pods are still being counted;
+        ``device_plugin``: whether a device plugin serves a resource (its lost capacity is
+        unhealthy devices)."""
         macro = get_template_attribute("overview/_row.html", "node_row")
         cols = columns.shown(compact)
+        plugins = frozenset(r for r in resources if device_plugin(r))
 
         def row_html(row: NodeRow) -> Markup:
             key = (row.name, resources, compact, counting)
@@ -43,7 +47,7 @@ class RowHTML:
                 return hit[2]
             if len(self._kept) >= self.limit:
                 self._kept = {}
-            html = Markup(macro(row, resources, cols, compact, usage, counting))
+            html = Markup(macro(row, resources, cols, compact, usage, counting, plugins))
             self._kept[key] = (row, usage, html)
             return html
 

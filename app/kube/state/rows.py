@@ -4,7 +4,9 @@ Store's lock held (``app.kube.state.objects``)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
 
 from app.domain.accounting import Amounts, RunningTotals, Totals
 from app.domain.devices import DraUsage
@@ -19,14 +21,21 @@ class Rows:
         self._dirty: set[str] = set()
         self._totals = RunningTotals()  # of the rows in self._rows
         self.version = 0  # moves whenever a row changes: a key for memoised grids
+        self._touched: dict[str, float] = {}  # when each marked row's node last changed
+        # per node, its resources with capacity above allocatable -> since when (kept while so)
+        self._since: dict[str, dict[str, str]] = {}
 
     def touch(self, node: str) -> None:
         """The row of ``node`` has changed."""
         self._dirty.add(node)
+        self._touched[node] = time.time()
         self.version += 1
 
     def touch_all(self, nodes: Iterable[str]) -> None:
-        self._dirty.update(nodes)
+        now = time.time()
+        for node in nodes:
+            self._dirty.add(node)
+            self._touched.setdefault(node, now)
         self.version += 1
 
     def refresh(
@@ -44,7 +53,23 @@ class Rows:
             if node is not None:
                 row = self._rows[name] = node_row(node, requested.get(name, EMPTY), dra_usage(name))
                 self._totals.add(row.usage)
+                self._unhealthy(name, row)
+            else:
+                self._since.pop(name, None)
         self._dirty.clear()
+        self._touched.clear()
+
+    def _unhealthy(self, name: str, row: NodeRow) -> None:
+        """Keep since when each resource of ``row`` has had capacity above allocatable (from the
+        event that first showed it so; cleared once it is not)."""
+        lost = [r for r, u in row.usage.items() if u.unavailable]
+        if not lost:
+            self._since.pop(name, None)
+            return
+        had = self._since.get(name, {})
+        then = datetime.fromtimestamp(self._touched.get(name, time.time()), UTC).isoformat(timespec="seconds")
+        since = self._since[name] = {r: had.get(r, then) for r in lost}
+        row.unhealthy_since = since
 
     def get(self, name: str) -> NodeRow | None:
         return self._rows.get(name)
