@@ -108,6 +108,7 @@ def test_prometheus_scrapes_what_the_cluster_holds(control_plane, core, uid, tmp
         assert sorted(r["name"] for r in rules) == [
             "ExtresCacheStale",
             "ExtresCapacityDrift",
+            "ExtresDevicesUnhealthy",
             "ExtresExtendedResourceFullyAllocated",
             "ExtresIdleGPUs",
             "ExtresPodsPendingForExtendedResource",
