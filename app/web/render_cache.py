@@ -92,6 +92,8 @@ class RenderCaches:
         # the known resource names, by (rows, pending) versions: apart from the grids, so that
         # pending pods coming and going never crowd the grids out of their memo
         self.known = VersionedMemo(4)
+        # the free a job can use per resource (app.domain.room), by the fit facts' version
+        self.room = VersionedMemo(8)
         self.row_html = RowHTML()
         self.advice_html = AdviceHTML()
 

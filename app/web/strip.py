@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from app.domain.room import Room, room
 from app.domain.strip import Entry, strip, waiting
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
@@ -14,6 +15,18 @@ def summary_strip(state: Services, dra: bool) -> list[Entry]:
     store = state.cluster.store
     asked = (pod.extended_requests for pod in store.objects.unschedulable_pods())
     return strip(store.overview_totals(), waiting(asked, store.devices.primaries()), dra)
+
+
+def room_of(state: Services, resources: list[str]) -> dict[str, Room]:
+    """What a job can use now of each of ``resources`` (app.domain.room), made again only when
+    something placement depends on moved."""
+    store = state.cluster.store
+    memo = RenderCaches.get().room.at((id(store), store.fit_version))
+    key = tuple(resources)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = room(store.node_facts(), resources)
+    return found
 
 
 def known_names(state: Services, dra: bool) -> list[str]:

@@ -1,0 +1,84 @@
+"""The free a job can use (pure): "free 9" is arithmetic over every node; a job asks whether its
+pods can start now. Per extended resource: the free on the nodes a plain pod may be placed on
+(not cordoned, no NoSchedule or NoExecute taint it does not tolerate once admitted: a NotReady or
+unreachable node carries one), each node left out named with why, the largest block free on one
+node, and how many pods of a few sizes asking for that resource alone fit now, by the fit
+model's rules (``app.domain.fit``: node selector aside, what kube-scheduler's NodeUnschedulable,
+TaintToleration and NodeResourcesFit filters decide, the node's pod count included)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from app.domain.fit import (
+    NOT_READY,
+    UNREACHABLE,
+    NodeFacts,
+    PodShape,
+    admitted_tolerations,
+    how_many,
+    untolerated,
+)
+
+SIZES = (1, 2, 4, 8)  # pod sizes the strip says "fits now" for (those up to the largest node)
+NAMED = 20  # excluded nodes named per reason (the rest counted)
+
+
+@dataclass(frozen=True)
+class Room:
+    resource: str
+    free: int  # allocatable minus requested, summed over the nodes with some free
+    schedulable: int  # of that, on nodes a plain pod may be placed on
+    largest: int  # the most free on one such node (0: none)
+    largest_node: str
+    excluded: dict[str, list[str]] = field(default_factory=dict)  # why -> nodes with free left out
+    excluded_count: dict[str, int] = field(default_factory=dict)  # why -> how many
+    fits: tuple[tuple[int, int], ...] = ()  # (pod size, how many such pods fit now)
+
+
+def _why_excluded(node: NodeFacts, probe: PodShape) -> str:
+    if node.unschedulable:
+        return "cordoned"
+    taint = untolerated(probe, node)
+    if taint is None:
+        return ""
+    return "NotReady" if taint.key in (NOT_READY, UNREACHABLE) else f"tainted {taint}"
+
+
+def room(
+    facts: Iterable[NodeFacts], resources: Sequence[str], sizes: Sequence[int] = SIZES
+) -> dict[str, Room]:
+    """Each of ``resources`` as a job can use it now, over ``facts`` (every node)."""
+    nodes = list(facts)
+    tolerations = admitted_tolerations(())
+    out = {}
+    for resource in resources:
+        probe = PodShape({resource: 1}, tolerations=tolerations)
+        free = schedulable = largest = 0
+        largest_node = ""
+        excluded: dict[str, list[str]] = {}
+        counts: dict[str, int] = {}
+        usable: list[NodeFacts] = []
+        for node in nodes:
+            have = node.free(resource)
+            if node.allocatable.get(resource, 0) <= 0 or have <= 0:
+                continue
+            free += have
+            why = _why_excluded(node, probe)
+            if why:
+                counts[why] = counts.get(why, 0) + 1
+                if len(named := excluded.setdefault(why, [])) < NAMED:
+                    named.append(node.name)
+                continue
+            schedulable += have
+            usable.append(node)
+            if have > largest:
+                largest, largest_node = have, node.name
+        fits = tuple(
+            (size, sum(how_many(PodShape({resource: size}, tolerations=tolerations), n) for n in usable))
+            for size in sizes
+            if size <= max((n.allocatable.get(resource, 0) for n in nodes), default=0)
+        )
+        out[resource] = Room(resource, free, schedulable, largest, largest_node, excluded, counts, fits)
+    return out

@@ -1,0 +1,40 @@
+"""The strip says what a job can use now beside the arithmetic (app/domain/room.py): free, the
+free on nodes a plain pod may be placed on, each node left out named with why, and how many pods
+of a few sizes fit now."""
+
+from __future__ import annotations
+
+from bs4 import BeautifulSoup
+
+GPU = "nvidia.com/gpu"
+
+
+def page(client, url: str) -> BeautifulSoup:
+    answer = client.get(url)
+    assert answer.status_code == 200
+    return BeautifulSoup(answer.get_data(as_text=True), "html.parser")
+
+
+def test_the_strip_says_what_a_job_can_use_now_beside_the_arithmetic(client, cluster):
+    cluster.node("open", {GPU: "4"})
+    cluster.node("cordoned", {GPU: "8"}, unschedulable=True)
+    cluster.node(
+        "down",
+        {GPU: "8"},
+        ready="False",
+        taints=[{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}],
+    )
+    room = page(client, "/").select_one(f'.strip [data-room="{GPU}"]')
+    assert room.select_one('[data-field="free"]').get_text() == "20"
+    assert room.select_one('[data-field="schedulable"]').get_text() == "4"
+    assert {li["data-excluded"]: li.get_text() for li in room.select("[data-excluded]")} == {
+        "NotReady": "NotReady: down",
+        "cordoned": "cordoned: cordoned",
+    }
+    assert {s["data-fits"]: s["data-count"] for s in room.select("[data-fits]")} == {
+        "1": "4",
+        "2": "2",
+        "4": "1",
+        "8": "0",
+    }
+    assert "none of 8" in room.get_text()
