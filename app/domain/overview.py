@@ -15,6 +15,7 @@ from app.domain import columns
 from app.domain.accounting import Amounts, ResourceUsage, Totals, extended_only, node_usage
 from app.domain.changes import drift
 from app.domain.devices import DraUsage, on_node
+from app.domain.gpu_sharing import Sharing, sharing
 from app.domain.selectors import Selector
 
 
@@ -71,6 +72,7 @@ class NodeRow:
     # resources with capacity above allocatable (usage's ``unavailable``: a device plugin's
     # unhealthy devices) -> when this dashboard first saw it so (UTC, ISO 8601, to the second)
     unhealthy_since: Mapping[str, str] = field(default_factory=dict)
+    sharing: Mapping[str, Sharing] = field(default_factory=dict)  # resources advertised as shares
 
     def free(self, resource: str) -> int | None:
         """Allocatable minus requested, or None when the node does not advertise ``resource``."""
@@ -103,7 +105,22 @@ def node_row(
         usage[name] = ResourceUsage(d.capacity, d.allocatable, asked, True, d.allocated)
         if d.aliases:
             aliases[name] = d.aliases
-    return NodeRow(node.name, node.labels, usage, drifted, node.unschedulable, here.both, unknown, aliases)
+    shared = (
+        sharing(node.labels, extended_only(node.capacity), extended_only(node.allocatable))
+        if node.labels
+        else {}
+    )
+    return NodeRow(
+        node.name,
+        node.labels,
+        usage,
+        drifted,
+        node.unschedulable,
+        here.both,
+        unknown,
+        aliases,
+        sharing=shared,
+    )
 
 
 def _alias_here(name: str, present: Mapping[str, object], dra: Mapping[str, DraUsage] | None) -> bool:

@@ -19,7 +19,7 @@ from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg, typ
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
-from app.web.strip import room_of, summary_strip
+from app.web.strip import physical_of, room_of, summary_strip
 from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("overview", __name__, reads=NODES_AND_PODS)
@@ -90,6 +90,7 @@ def index() -> str | Response:
     said = {"grid": grid, "rows": rows, "table": table, "strip": strip, "page": page, "pages": pages}
     said["plugins"] = plugins
     said["room"] = room_of(Services.get(), [s.resource for s in strip if s.allocatable])
+    said["physical"] = physical_of(Services.get())
     return page_or_fragment(
         "grid", "overview/_grid.html", "overview/index.html", **said, **_asked(filters, errors)
     )

@@ -25,6 +25,7 @@ from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.paging import paged
 from app.web.render_cache import RenderCaches
 from app.web.services import Services
+from app.web.strip import physical_of
 from app.web.viewer import viewer
 
 bp = Page("pending", __name__, url_prefix="/pending", reads=NODES_AND_PODS)
@@ -238,4 +239,5 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
         "wide": store.objects.wide_repelling(),
         "featured": store.objects.declaring_features(),
         "gpu_usage": viewer().usage_reading,
+        "physical": physical_of(Services.get()),
     }

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from app.domain.gpu_sharing import Physical, physical
 from app.domain.room import Room, room
 from app.domain.strip import Entry, strip, waiting
 from app.web.render_cache import RenderCaches
@@ -26,6 +27,23 @@ def room_of(state: Services, resources: list[str]) -> dict[str, Room]:
     found = memo.get(key)
     if found is None:
         found = memo[key] = room(store.node_facts(), resources)
+    return found
+
+
+def physical_of(state: Services) -> dict[str, Physical]:
+    """Per shared device (and each name its shares are advertised as), its physical count over
+    the nodes (app.domain.gpu_sharing), made again only when a row changed."""
+    store = state.cluster.store
+    memo = RenderCaches.get().known.at((store.rows_version, store.pending_version))
+    found = memo.get("physical")
+    if found is None:
+        rows = store.overview_rows()[0]
+        sharing = any(row.sharing for row in rows)  # else nothing to count
+        found = memo["physical"] = (
+            physical([({r: u.allocatable for r, u in row.usage.items()}, row.sharing) for row in rows])
+            if sharing
+            else {}
+        )
     return found
 
 
