@@ -1,7 +1,7 @@
 """The per-node metric families (``extres_node_extended_resource_*``), as Prometheus text kept per
 overview row: the store rebuilds a row object only when its node changed, so a scrape after an
 event formats that row alone; the families are the grid's exported columns
-(``app.domain.columns``) and three that are no column of it."""
+(``app.domain.columns``) and those that are no column of it."""
 
 from __future__ import annotations
 
@@ -17,11 +17,21 @@ if TYPE_CHECKING:
 
 PREFIX = "extres_node_extended_resource_"
 
-# The grid's exported columns (app/domain/columns.py), then three that are no column of it
+# The grid's exported columns (app/domain/columns.py), then those that are no column of it
 NODE_FAMILIES = (
     *((c.field, c.metric) for c in columns.exported()),
     ("allocated", "DRA devices serving an extended resource on a node that claims hold."),
     ("drift", "1 when a node's capacity differs from the desired state set through the dashboard."),
+    (
+        "shares_per_device",
+        "Shares each device of a shared extended resource is advertised as (time-slicing, MPS: the "
+        "node's labels); the resource's allocatable counts shares, not devices.",
+    ),
+    (
+        "physical_devices",
+        "Devices behind a shared extended resource's shares on a node (its labels' count, else "
+        "allocatable / shares): never to be added to its slots.",
+    ),
     (
         "unavailable",
         "Capacity of an extended resource on a node above its allocatable (only where it is): for a "
@@ -50,6 +60,9 @@ def _row_lines(row: NodeRow) -> tuple[str, ...]:
             add("allocated", resource, u.allocated)
         if u.unavailable:
             add("unavailable", resource, u.unavailable)
+        if (shared := row.sharing.get(resource)) is not None:
+            add("shares_per_device", resource, shared.replicas)
+            add("physical_devices", resource, shared.physical)
     for resource in sorted(row.drifted):
         add("drift", resource, 1)
     return tuple("".join(out[name]) for name, _ in NODE_FAMILIES)

@@ -155,6 +155,18 @@ def _numbers(u: ResourceUsage) -> dict[str, int]:
     return {c.field: c.value(u) for c in columns.numbers() if c.value is not None}
 
 
+# the overview's CSV columns after each node and resource's numbers (app/domain/columns.py)
+CSV_AFTER_NUMBERS = (
+    "allocated",
+    "source",
+    "device_plugin",
+    "drift",
+    "shares_per_device",
+    "physical_devices",
+    "unhealthy",
+)
+
+
 def _records(grid) -> list[dict[str, object]]:
     out = []
     for row in grid.rows:
@@ -169,6 +181,10 @@ def _records(grid) -> list[dict[str, object]]:
                     # on this node: a device plugin's only where the status serves it
                     "device_plugin": u.allocated is None and Services.get().device_plugins.owns(resource),
                     "drift": resource in row.drifted,
+                    # shares (time-slicing, MPS): devices behind the slots; empty where not shared
+                    "shares_per_device": (shared := row.sharing.get(resource)) and shared.replicas,
+                    "physical_devices": shared and shared.physical,
+                    "unhealthy": u.unavailable,  # capacity above allocatable
                 }
             )
     return out
@@ -190,15 +206,7 @@ def export_csv() -> Response:
     grid, _, errors, _ = _grid()
     if errors:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
-    fields = [
-        "node",
-        "resource",
-        *(c.field for c in columns.numbers()),
-        "allocated",
-        "source",
-        "device_plugin",
-        "drift",
-    ]
+    fields = ["node", "resource", *(c.field for c in columns.numbers()), *CSV_AFTER_NUMBERS]
     return csv_response(_records(grid), fields, "extres-overview.csv")
 
 

@@ -14,10 +14,14 @@ offers four devices on each, and the DeviceClass ``example-gpu`` serves them as
 demo-node-7's two GPUs are held by a notebook that leaves them idle, while the trainer on
 demo-node-3 keeps its three busy: with Debian's prometheus installed the demo runs the
 dcgm-exporter stand-in and a Prometheus scraping it, and the Idle GPUs page names the notebook.
+
+demo-node-8 shares two GPUs four ways under MPS (``nvidia.com/gpu.shared: 8``, with the labels
+NVIDIA's GPU feature discovery writes), and one of them is lost: 4 of its 8 shares unhealthy.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -28,12 +32,27 @@ from kubernetes import client
 from app.kube.api.errors import translate
 from extres_demo import standin
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION
+from extres_demo.standin import UNHEALTHY
 
 log = logging.getLogger(__name__)
 
 WALKTHROUGH = "wgh/extended-cpu"
 SEEDER = "extres-demo"  # the field manager of what the demo creates, as the history names it
 BASE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
+# demo-node-8 shares its 2 GPUs 4 ways under MPS, renamed (as NVIDIA's device plugin does with
+# renameByDefault): nvidia.com/gpu.shared 8 beside nvidia.com/gpu 0, with the labels its GPU
+# feature discovery writes (keys under the original name; NVIDIA/k8s-device-plugin
+# internal/lm/resource.go). One of its GPUs is lost: the device plugin (the stand-in plays it,
+# extres_demo.standin) reports its 4 shares unhealthy, so allocatable is 4.
+SHARED_GPU = "nvidia.com/gpu.shared"
+SHARED_LABELS = {
+    "nvidia.com/gpu.count": "2",
+    "nvidia.com/gpu.replicas": "4",
+    "nvidia.com/gpu.sharing-strategy": "mps",
+    "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB",
+    "nvidia.com/mps.capable": "true",
+}
+LOST = {"demo-node-8": {SHARED_GPU: 4}}
 NODES = [
     ("demo-node-1", {"zone": "a", "pool": "general"}, {"example.com/dongle": "4", "acme.io/fpga": "2"}),
     ("demo-node-2", {"zone": "a", "pool": "general"}, {"example.com/dongle": "2"}),
@@ -42,6 +61,11 @@ NODES = [
     ("demo-node-5", {"zone": "c", "pool": "dra"}, {}),
     ("demo-node-6", {"zone": "c", "pool": "dra"}, {}),
     ("demo-node-7", {"zone": "b", "pool": "gpu"}, {"nvidia.com/gpu": "2"}),
+    (
+        "demo-node-8",
+        {"zone": "b", "pool": "shared-gpu", **SHARED_LABELS},
+        {"nvidia.com/gpu": "0", SHARED_GPU: "8"},
+    ),
 ]
 DRA_DRIVER, DRA_RESOURCE, DRA_MODEL = "gpu.example.com", "example.com/gpu", "h100"
 DRA_NODES = ("demo-node-5", "demo-node-6")
@@ -70,9 +94,14 @@ UTILIZATION = {"trainer": "70-95", "gpu-eval": "60-90", "notebook": "0-3"}
 
 def node_body(name: str, labels: dict[str, str], extended: dict[str, str]) -> client.V1Node:
     resources = {**BASE, **extended}
+    lost = LOST.get(name, {})
+    allocatable = {k: str(int(v) - lost[k]) if k in lost else v for k, v in resources.items()}
+    annotations = {UNHEALTHY: json.dumps(lost)} if lost else None
     return client.V1Node(
-        metadata=client.V1ObjectMeta(name=name, labels={"kubernetes.io/hostname": name, **labels}),
-        status=client.V1NodeStatus(capacity=dict(resources), allocatable=dict(resources)),
+        metadata=client.V1ObjectMeta(
+            name=name, labels={"kubernetes.io/hostname": name, **labels}, annotations=annotations
+        ),
+        status=client.V1NodeStatus(capacity=dict(resources), allocatable=allocatable),
     )
 
 

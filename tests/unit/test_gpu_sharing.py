@@ -62,3 +62,24 @@ def test_physical_gpus_keep_whole_and_shared_apart():
     found = physical([({GPU: 80}, shared), ({GPU: 16}, {}), ({"example.com/dongle": 3}, {})])
     p = found[GPU]
     assert (p.whole, p.shared, p.slots, p.nodes, p.total) == (16, 8, 80, 1, 24)
+
+
+def test_the_stand_in_plays_a_device_plugins_unhealthy_devices():
+    from extres_demo import standin
+
+    class Core:
+        def __init__(self) -> None:
+            self.sent: list[object] = []
+
+        def patch_node_status(self, name: str, ops: object, field_manager: str) -> None:
+            self.sent.append(ops)
+
+    core = Core()
+    node = {
+        "metadata": {"name": "n", "annotations": {standin.UNHEALTHY: '{"nvidia.com/gpu.shared": 4}'}},
+        "status": {"capacity": {"nvidia.com/gpu.shared": "8"}, "allocatable": {"nvidia.com/gpu.shared": "8"}},
+    }
+    assert standin.sync_node(core, node)  # type: ignore[arg-type]
+    assert core.sent == [[{"op": "add", "path": "/status/allocatable/nvidia.com~1gpu.shared", "value": "4"}]]
+    node["status"]["allocatable"] = {"nvidia.com/gpu.shared": "4"}  # type: ignore[index]
+    assert not standin.sync_node(core, node)  # type: ignore[arg-type]  # as the plugin reports: nothing to do

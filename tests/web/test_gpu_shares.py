@@ -55,3 +55,39 @@ def test_a_pending_pod_asking_for_two_shares_is_warned(client, cluster):
     card = page(client, "/pending/").select_one('article[data-pod="default/two-shares"]')
     warned = card.select_one("[data-shares-asked]")
     assert warned["data-shares-asked"] == SHARED and "refused at admission" in warned.get_text()
+
+
+def test_the_node_page_and_the_metrics_tell_shares_from_devices(client, cluster):
+    from app.node_metrics import NodeFamilies
+
+    cluster.node("sliced", {GPU: "80"}, labels=plugin_labels(8, 10, "time-slicing"))
+    cluster.node("whole", {GPU: "8"})
+    badge = page(client, "/nodes/sliced").select_one(f'tr[data-resource="{GPU}"] [data-shares]')
+    assert (badge["data-physical"], badge["data-replicas"]) == ("8", "10")
+    text = NodeFamilies().text(cluster.store).decode()
+    wanted = {
+        'extres_node_extended_resource_shares_per_device{node="sliced",resource="nvidia.com/gpu"} 10.0',
+        'extres_node_extended_resource_physical_devices{node="sliced",resource="nvidia.com/gpu"} 8.0',
+    }
+    assert wanted <= set(text.splitlines())
+    assert 'physical_devices{node="whole"' not in text  # a node that does not share has no such sample
+
+
+def test_the_exports_give_devices_behind_shares_apart_from_slots(client, cluster):
+    import csv
+    import io
+
+    cluster.node("sliced", {GPU: "80"}, labels=plugin_labels(8, 10, "time-slicing"))
+    cluster.node("whole", {GPU: "8"}, allocatable={GPU: "7"})
+    rows = {
+        r["node"]: r for r in csv.DictReader(io.StringIO(client.get("/export.csv").get_data(as_text=True)))
+    }
+    sliced = rows["sliced"]
+    assert (sliced["allocatable"], sliced["shares_per_device"], sliced["physical_devices"]) == (
+        "80",
+        "10",
+        "8",
+    )
+    assert (rows["whole"]["shares_per_device"], rows["whole"]["unhealthy"]) == ("", "1")
+    nodes = {r["node"]: r for r in client.get("/export.json").get_json()["nodes"]}
+    assert nodes["sliced"]["physical_devices"] == 8 and nodes["whole"]["physical_devices"] is None
