@@ -219,6 +219,9 @@ class Reading:
     node_busy: dict[int, dict[str, float]] = field(default_factory=dict)  # mapping -> node -> percent
     pod_use: dict[PodKey, tuple[float, int]] = field(default_factory=dict)  # sum of utilization, devices
     total_busy: dict[int, float] = field(default_factory=dict)  # mapping -> percent over all devices
+    # mapping -> node -> (sum of utilization, devices): a resource's cluster figure is the mean
+    # over the nodes that advertise it, not over every device the mapping covers
+    node_sums: dict[int, dict[str, tuple[float, int]]] = field(default_factory=dict)
     cut: bool = False  # an answer had more series than kept
 
     def mapping_of(self, resource: str) -> int | None:
@@ -229,9 +232,22 @@ class Reading:
         i = self.mapping_of(resource)
         return None if i is None else self.node_busy.get(i, {}).get(node)
 
-    def cluster_busy(self, resource: str) -> float | None:
+    def cluster_busy(self, resource: str, nodes: Iterable[str] | None = None) -> float | None:
+        """The mean utilization of the devices on ``nodes`` (those advertising ``resource``; None:
+        every device the mapping covering it reads). A mapping such as ``nvidia.com/*`` covers a
+        node's whole GPUs and another's MIG devices alike: each resource's mean is over its own
+        nodes, so GPUs on nodes without MIG never make the MIG figure."""
         i = self.mapping_of(resource)
-        return None if i is None else self.total_busy.get(i)
+        if i is None:
+            return None
+        if nodes is None:
+            return self.total_busy.get(i)
+        sums = self.node_sums.get(i, {})
+        total, devices = 0.0, 0
+        for node in nodes:
+            if (found := sums.get(node)) is not None:
+                total, devices = total + found[0], devices + found[1]
+        return total / devices if devices else None
 
     def devices_on(self, node: str) -> list[Device]:
         found = self.nodes.get(node)
@@ -308,10 +324,11 @@ def read(
                 total, devices = out.pod_use.get(pod, (0.0, 0))
                 out.pod_use[pod] = (total + value, devices + 1)
         out.node_busy[i] = {node: total / devices for node, (total, devices) in sums.items()}
+        out.node_sums[i] = sums
         every = sum(v[1] for v in sums.values())
         if every:
             out.total_busy[i] = sum(v[0] for v in sums.values()) / every
-        del memory, sums
+        del memory
     out.nodes = {node: NodeGPUs.of(found) for node, found in rows.items()}
     return out
 

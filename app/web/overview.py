@@ -132,6 +132,8 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
                 tuple(grid.resources), compact, usage, counting, state.device_plugins.owns
             ),
             usage=usage,
+            # per resource, the nodes advertising it: its cluster busy is over their devices only
+            busy_nodes=_advertising(grid.rows) if usage else {},
             counting=counting,
             filters=filters,
             args=link_args,
@@ -153,6 +155,15 @@ def column_sources(grid, device_plugin: Callable[[str], bool]) -> dict[str, str]
 def _numbers(u: ResourceUsage) -> dict[str, int]:
     """A usage's number columns, by field, as the exports hold them."""
     return {c.field: c.value(u) for c in columns.numbers() if c.value is not None}
+
+
+def _advertising(rows: Iterable[NodeRow]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for row in rows:
+        for resource, u in row.usage.items():
+            if u.advertised:
+                found.setdefault(resource, []).append(row.name)
+    return found
 
 
 # the overview's CSV columns after each node and resource's numbers (app/domain/columns.py)

@@ -74,6 +74,10 @@ def test_busy_per_node_and_in_the_cluster_with_each_gpu_and_its_pod():
     assert r.busy("n2", "nvidia.com/mig-1g.10gb") == pytest.approx(2 * 1 / 8)  # the mapping covers MIG
     assert r.busy("n1", "example.com/dongle") is None
     assert r.cluster_busy("nvidia.com/gpu") == pytest.approx((4 * 90 + 2 * 1) / 16)
+    # a resource's own nodes only: n2's MIG devices are not made by n1's busy GPUs
+    assert r.cluster_busy("nvidia.com/mig-1g.10gb", ["n2"]) == pytest.approx(2 * 1 / 8)
+    assert r.cluster_busy("nvidia.com/gpu", ["n1"]) == pytest.approx(4 * 90 / 8)
+    assert r.cluster_busy("nvidia.com/gpu", ["elsewhere"]) is None
     first = r.devices_on("n1")[0]
     assert (first.index, first.pod, first.utilization) == ("0", ("ml", "train"), 90.0)
     assert first.memory_used is not None and first.memory_total == MEMORY_MIB
