@@ -129,7 +129,12 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
             sources=column_sources(grid, state.device_plugins.owns),
             aliases=state.cluster.store.devices.aliases() if dra else {},
             row_html=RenderCaches.get().row_html.renderer(
-                tuple(grid.resources), compact, usage, counting, state.device_plugins.owns
+                tuple(grid.resources),
+                compact,
+                usage,
+                counting,
+                state.device_plugins.owns,
+                state.idle_held(usage) if usage is not None and not counting else None,
             ),
             usage=usage,
             # per resource, the nodes advertising it: its cluster busy is over their devices only

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from flask import current_app, get_template_attribute
 from markupsafe import Markup
@@ -22,7 +22,7 @@ class RowHTML:
 
     def __init__(self, limit: int = 20_000) -> None:
         self.limit = limit
-        self._kept: dict[tuple[str, tuple[str, ...], bool, bool], tuple[object, object, Markup]] = {}
+        self._kept: dict[tuple[str, tuple[str, ...], bool, bool], tuple[object, object, Markup, int]] = {}
 
     def renderer(
         self,
@@ -31,11 +31,13 @@ class RowHTML:
         usage: Reading | None = None,
         counting: bool = False,
         device_plugin: Callable[[str], bool] = lambda _: False,
+        held_idle: Mapping[str, int] | None = None,
     ) -> Callable[[NodeRow], Markup]:
         """``usage``: GPU usage as last read, shown beside the bars of the resources it covers
         (a row is made again once per reading); ``counting``: pods are still being counted;
         ``device_plugin``: whether a device plugin serves a resource (its lost capacity is
-        unhealthy devices)."""
+        unhealthy devices); ``held_idle``: per node, the GPUs idle pods hold there."""
+        idle = held_idle or {}
         macro = get_template_attribute("overview/_row.html", "node_row")
         cols = columns.shown(compact)
         plugins = frozenset(r for r in resources if device_plugin(r))
@@ -43,12 +45,13 @@ class RowHTML:
         def row_html(row: NodeRow) -> Markup:
             key = (row.name, resources, compact, counting)
             hit = self._kept.get(key)
-            if hit is not None and hit[0] is row and hit[1] is usage:
+            n_idle = idle.get(row.name, 0)
+            if hit is not None and hit[0] is row and hit[1] is usage and hit[3] == n_idle:
                 return hit[2]
             if len(self._kept) >= self.limit:
                 self._kept = {}
-            html = Markup(macro(row, resources, cols, compact, usage, counting, plugins))
-            self._kept[key] = (row, usage, html)
+            html = Markup(macro(row, resources, cols, compact, usage, counting, plugins, n_idle))
+            self._kept[key] = (row, usage, html, n_idle)
             return html
 
         return row_html

@@ -120,6 +120,13 @@ class Services:
         self._idle = (reading, version, found)
         return found
 
+    def idle_held(self, reading: Reading | None = None) -> dict[str, int]:
+        """Per node, the GPUs its idle pods hold (``idle_pods``)."""
+        found: dict[str, int] = {}
+        for i in self.idle_pods(reading):
+            found[i.holding.node] = found.get(i.holding.node, 0) + i.devices
+        return found
+
     @staticmethod
     def get() -> Services:
         services: Services = current_app.extensions["extres"]

@@ -61,6 +61,14 @@ class Viewer:
         return self.services.pending_count() if self.freshness.synced else 0
 
     @cached_property
+    def idle_count(self) -> int:
+        """GPUs held idle (pods under the idle threshold), for the navigation badge (none while
+        pods are still being counted, or without usage)."""
+        if not self.usage_on or not self.freshness.synced:
+            return 0
+        return sum(self.services.idle_held(self.usage_reading).values())
+
+    @cached_property
     def known_resources(self) -> list[str]:
         """The extended resource names this user may see; the resource pickers offer them."""
         try:

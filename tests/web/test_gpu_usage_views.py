@@ -127,6 +127,17 @@ def test_busy_beside_requested_per_node_and_in_the_totals(usage_app, gpu_cluster
     assert len(source.asked) == 3  # one refresh: three queries, whatever was rendered since
 
 
+def test_a_row_marks_the_gpus_idle_pods_hold_and_the_nav_counts_them(usage_app, gpu_cluster, source):
+    client = browser(polled(usage_app()))
+    overview = page(client, "/")
+    marked = {tr["data-node"]: tr.select_one("[data-held-idle]") for tr in overview.select("tr[data-node]")}
+    assert marked["gpu-1"] is None  # the trainer's 4 are busy
+    assert marked["gpu-2"]["data-held-idle"] == "2" and marked["gpu-2"].get_text() == "2 held idle"
+    badge = overview.select_one("#idle-badge")
+    assert badge.get_text() == "2" and not badge.has_attr("hidden")
+    assert page(client, "/pending/").select_one("#idle-badge").get_text() == "2"  # every page's nav
+
+
 def test_the_node_page_shows_each_gpu_with_its_pod_and_memory(usage_app, gpu_cluster, source):
     client = browser(polled(usage_app()))
     node = page(client, "/nodes/gpu-1")
