@@ -207,6 +207,14 @@ NAN = float("nan")
 UNKNOWN = (NAN, NAN)
 
 
+@dataclass(frozen=True, slots=True)
+class Busy:
+    """A mean utilization, and how many devices it is the mean of."""
+
+    percent: float
+    devices: int
+
+
 @dataclass
 class Reading:
     """One refresh: every covered device, with what pages ask of it kept ready (busy per node,
@@ -232,6 +240,22 @@ class Reading:
         i = self.mapping_of(resource)
         return None if i is None else self.node_busy.get(i, {}).get(node)
 
+    def busy_of(self, node: str, resource: str) -> Busy | None:
+        """``busy`` with the number of devices it is the mean of."""
+        i = self.mapping_of(resource)
+        found = None if i is None else self.node_sums.get(i, {}).get(node)
+        return Busy(found[0] / found[1], found[1]) if found and found[1] else None
+
+    def cluster_busy_of(self, resource: str, nodes: Iterable[str]) -> Busy | None:
+        """``cluster_busy`` over ``nodes``, with the number of devices it is the mean of."""
+        i = self.mapping_of(resource)
+        sums = self.node_sums.get(i, {}) if i is not None else {}
+        total, devices = 0.0, 0
+        for node in nodes:
+            if (found := sums.get(node)) is not None:
+                total, devices = total + found[0], devices + found[1]
+        return Busy(total / devices, devices) if devices else None
+
     def cluster_busy(self, resource: str, nodes: Iterable[str] | None = None) -> float | None:
         """The mean utilization of the devices on ``nodes`` (those advertising ``resource``; None:
         every device the mapping covering it reads). A mapping such as ``nvidia.com/*`` covers a
@@ -242,12 +266,8 @@ class Reading:
             return None
         if nodes is None:
             return self.total_busy.get(i)
-        sums = self.node_sums.get(i, {})
-        total, devices = 0.0, 0
-        for node in nodes:
-            if (found := sums.get(node)) is not None:
-                total, devices = total + found[0], devices + found[1]
-        return total / devices if devices else None
+        found = self.cluster_busy_of(resource, nodes)
+        return found.percent if found is not None else None
 
     def devices_on(self, node: str) -> list[Device]:
         found = self.nodes.get(node)

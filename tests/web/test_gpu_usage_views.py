@@ -122,6 +122,11 @@ def test_busy_beside_requested_per_node_and_in_the_totals(usage_app, gpu_cluster
     }
     assert busy == {"gpu-1": "45.0", "gpu-2": "0.2"}  # 4 of 8 at 90 %; 2 of 8 at 1 % (0.25)
     assert overview.select_one("tr.totals .busy")["data-busy"] == "22.6"  # (4 x 90 + 2 x 1) / 16
+    said = overview.select_one('tr[data-node="gpu-1"] .bar .busy')
+    assert (
+        said["data-devices"] == "8" and said.get_text() == "busy 45%, mean of 8 GPUs"
+    )  # what it is the mean of
+    assert overview.select_one("tr.totals .busy")["data-devices"] == "16"
     assert overview.select_one("[data-usage]")["data-usage"] == "fresh"
     assert overview.select_one('nav a[href="/idle/"]') is not None
     assert len(source.asked) == 3  # one refresh: three queries, whatever was rendered since
