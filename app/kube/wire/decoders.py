@@ -110,12 +110,26 @@ class StatusResources(msgspec.Struct, gc=False):
     requests: Quantities | None = None
 
 
+class ResourceHealth(msgspec.Struct, gc=False):
+    resource_id: str = msgspec.field(default="", name="resourceID")
+    health: str = ""
+
+
+class ResourceStatus(msgspec.Struct, gc=False):
+    """One resource's devices as the kubelet reports their health (KEP-4680, beta from 1.36)."""
+
+    name: str = ""
+    resources: list[ResourceHealth] | None = None
+
+
 class ContainerStatus(msgspec.Struct, gc=False, rename="camel"):
-    """What the kubelet reports of a container's resources during an in-place resize."""
+    """What the kubelet reports of a container's resources during an in-place resize, and the
+    health of the devices allocated to it."""
 
     name: str | None = None
     allocated_resources: Quantities | None = None
     resources: StatusResources | None = None
+    allocated_resources_status: list[ResourceStatus] | None = None
 
 
 class PodStatus(msgspec.Struct, gc=False, rename="camel"):

@@ -24,7 +24,16 @@ from app.domain.names import is_native_resource
 from app.domain.pod_affinity import PodTerm
 from app.domain.quantity import QuantityError, to_amount
 from app.domain.shape import NONE, Placement, pod_shape
-from app.kube.wire.decoders import EMPTY_META, EMPTY_POD_SPEC, EMPTY_POD_STATUS, Node, OwnerRef, Pod, Quota
+from app.kube.wire.decoders import (
+    EMPTY_META,
+    EMPTY_POD_SPEC,
+    EMPTY_POD_STATUS,
+    Node,
+    OwnerRef,
+    Pod,
+    PodStatus,
+    Quota,
+)
 from app.kube.wire.placement import taints
 from app.kube.wire.pod_template import NO_AMOUNTS, amounts, pod_placement
 from app.kube.wire.shared import EMPTY, shared
@@ -150,6 +159,8 @@ class PodView:
     priority: int = 0  # spec.priority: who preemption may evict for whom
     terminating: bool = False  # deleted, its containers still stopping (it still counts)
     labels: Mapping[str, str] = field(default_factory=dict)  # for inter-pod affinity and spread (shared)
+    # (resource, device ID) of each device allocated to it that the kubelet reports Unhealthy
+    unhealthy_devices: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -217,7 +228,23 @@ class PodView:
             terminating=meta.deletion_timestamp is not None,
             labels=shared(meta.labels) if meta.labels else EMPTY,
             placement=pod_placement(spec),
+            unhealthy_devices=unhealthy_devices(status) if status.container_statuses else (),
         )
+
+
+MAX_DEVICES = 64  # devices named per pod
+
+
+def unhealthy_devices(status: PodStatus) -> tuple[tuple[str, str], ...]:
+    """(resource, device ID) of each device the kubelet reports Unhealthy for the pod's
+    containers (``allocatedResourcesStatus``), bounded."""
+    found: list[tuple[str, str]] = []
+    for c in [*(status.init_container_statuses or ()), *(status.container_statuses or ())][:MAX_DEVICES]:
+        for r in (c.allocated_resources_status or ())[:MAX_DEVICES]:
+            for d in (r.resources or ())[:MAX_DEVICES]:
+                if d.health == "Unhealthy" and len(found) < MAX_DEVICES:
+                    found.append((sys.intern(r.name[:253]), d.resource_id[:253]))
+    return tuple(found)
 
 
 def workload(refs: list[OwnerRef] | None, labels: Mapping[str, str] | None) -> Owner:
