@@ -59,6 +59,9 @@ def _grid():
             grid = build_grid(rows, filters, totals)
         else:  # summed again, over what is shown
             grid = build_grid([without_dra(r) for r in rows], filters)
+        if state.usage is not None:  # usage read: the resources it covers (GPUs) first, on screen
+            mappings = state.settings.mappings
+            grid.resources.sort(key=lambda r: not any(m.covers(r) for m in mappings))
         memo[(filters, dra)] = grid
     return grid, filters, errors, memo
 

@@ -132,6 +132,16 @@ def test_busy_beside_requested_per_node_and_in_the_totals(usage_app, gpu_cluster
     assert len(source.asked) == 3  # one refresh: three queries, whatever was rendered since
 
 
+def test_with_usage_read_the_gpu_columns_come_first(usage_app, gpu_cluster, source, client):
+    gpu_cluster.node("fpga-1", {"acme.io/fpga": "2"})
+    assert [th["data-resource"] for th in page(client, "/").select("#grid th.res")] == ["acme.io/fpga", GPU]
+    with_usage = browser(polled(usage_app()))
+    assert [th["data-resource"] for th in page(with_usage, "/").select("#grid th.res")] == [
+        GPU,
+        "acme.io/fpga",
+    ]
+
+
 def test_a_row_marks_the_gpus_idle_pods_hold_and_the_nav_counts_them(usage_app, gpu_cluster, source):
     client = browser(polled(usage_app()))
     overview = page(client, "/")
