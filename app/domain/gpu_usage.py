@@ -225,11 +225,12 @@ class Reading:
     mappings: tuple[UsageMapping, ...]
     nodes: dict[str, NodeGPUs] = field(default_factory=dict)
     node_busy: dict[int, dict[str, float]] = field(default_factory=dict)  # mapping -> node -> percent
-    pod_use: dict[PodKey, tuple[float, int]] = field(default_factory=dict)  # sum of utilization, devices
+    # sum of utilization, devices (a device shared by several pods counts for each its share)
+    pod_use: dict[PodKey, tuple[float, float]] = field(default_factory=dict)
     total_busy: dict[int, float] = field(default_factory=dict)  # mapping -> percent over all devices
     # mapping -> node -> (sum of utilization, devices): a resource's cluster figure is the mean
     # over the nodes that advertise it, not over every device the mapping covers
-    node_sums: dict[int, dict[str, tuple[float, int]]] = field(default_factory=dict)
+    node_sums: dict[int, dict[str, tuple[float, float]]] = field(default_factory=dict)
     cut: bool = False  # an answer had more series than kept
 
     def mapping_of(self, resource: str) -> int | None:
@@ -244,17 +245,17 @@ class Reading:
         """``busy`` with the number of devices it is the mean of."""
         i = self.mapping_of(resource)
         found = None if i is None else self.node_sums.get(i, {}).get(node)
-        return Busy(found[0] / found[1], found[1]) if found and found[1] else None
+        return Busy(found[0] / found[1], round(found[1])) if found and found[1] else None
 
     def cluster_busy_of(self, resource: str, nodes: Iterable[str]) -> Busy | None:
         """``cluster_busy`` over ``nodes``, with the number of devices it is the mean of."""
         i = self.mapping_of(resource)
         sums = self.node_sums.get(i, {}) if i is not None else {}
-        total, devices = 0.0, 0
+        total, devices = 0.0, 0.0
         for node in nodes:
             if (found := sums.get(node)) is not None:
                 total, devices = total + found[0], devices + found[1]
-        return Busy(total / devices, devices) if devices else None
+        return Busy(total / devices, round(devices)) if devices else None
 
     def cluster_busy(self, resource: str, nodes: Iterable[str] | None = None) -> float | None:
         """The mean utilization of the devices on ``nodes`` (those advertising ``resource``; None:
@@ -279,7 +280,7 @@ class Reading:
 
     def pods_utilization(self, keys: Iterable[PodKey]) -> float | None:
         """The mean utilization over every device these pods hold."""
-        total, count = 0.0, 0
+        total, count = 0.0, 0.0
         for k in keys:
             use = self.pod_use.get(k)
             if use is not None:
@@ -321,15 +322,22 @@ def read(
                     break
                 if math.isfinite(value):
                     memory.setdefault(key[:600], [NAN, NAN])[n] = value
-        sums: dict[str, tuple[float, int]] = {}  # node -> (sum, devices)
+        sums: dict[str, tuple[float, float]] = {}  # node -> (sum, devices)
+        parsed: list[tuple[list[str], float]] = []
+        series_of: dict[tuple[str, str], int] = {}  # (node, UUID) -> its series
         for count, (key, value) in enumerate(util):
             if count >= limit:
                 out.cut = True
                 break
-            if not math.isfinite(value):
-                continue
-            parts = _parts(key[:600], 6)
+            if math.isfinite(value):
+                parts = _parts(key[:600], 6)
+                parsed.append((parts, value))
+                series_of[(parts[0], parts[1])] = series_of.get((parts[0], parts[1]), 0) + 1
+        for parts, value in parsed:
             host, uuid, _, ns, name, _ = parts
+            # dcgm-exporter's virtual-GPU mode (GPU sharing) writes one series per pod sharing a
+            # device, each with the device's UUID: each counts for its share of the one device
+            share = 1 / series_of[(host, uuid)] if uuid else 1.0
             pod = pods.setdefault((ns, name), (ns, name)) if ns and name else None
             node = (pod_node(pod) if pod else None) or host
             mem = memory.get(f"{host}{SEPARATOR}{uuid}")
@@ -338,11 +346,11 @@ def read(
                 continue
             if node:
                 rows.setdefault(node, []).append((parts, pod, value, (mem[0], mem[1]) if mem else UNKNOWN))
-                total, devices = sums.get(node, (0.0, 0))
-                sums[node] = (total + value, devices + 1)
+                total, devices = sums.get(node, (0.0, 0.0))
+                sums[node] = (total + value * share, devices + share)
             if pod:
-                total, devices = out.pod_use.get(pod, (0.0, 0))
-                out.pod_use[pod] = (total + value, devices + 1)
+                total, devices = out.pod_use.get(pod, (0.0, 0.0))
+                out.pod_use[pod] = (total + value * share, devices + share)
         out.node_busy[i] = {node: total / devices for node, (total, devices) in sums.items()}
         out.node_sums[i] = sums
         every = sum(v[1] for v in sums.values())
@@ -370,7 +378,7 @@ class Idle:
     """A pod whose devices stayed under the threshold over the window."""
 
     holding: Holding
-    devices: int  # the devices the exporter reports it holding
+    devices: float  # the devices the exporter reports it holding (a shared device: its part)
     utilization: float  # the mean over its devices and the window, percent
     since: datetime  # the later of its start and the window's start
     device_hours: float  # devices x hours held idle within the window

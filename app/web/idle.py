@@ -38,7 +38,7 @@ def _records(rows: list[Idle], as_of: str) -> list[dict[str, object]]:
             "pod": r.holding.pod,
             "owner": r.holding.owner,
             "node": r.holding.node,
-            "devices": r.devices,
+            "devices": int(r.devices) if r.devices == int(r.devices) else round(r.devices, 2),  # shares
             "utilization": round(r.utilization, 2),
             "since": r.since.isoformat(),
             "device_hours": round(r.device_hours, 4),

@@ -121,11 +121,11 @@ class Services:
         return found
 
     def idle_held(self, reading: Reading | None = None) -> dict[str, int]:
-        """Per node, the GPUs its idle pods hold (``idle_pods``)."""
-        found: dict[str, int] = {}
+        """Per node, the GPUs its idle pods hold (``idle_pods``; shares of one GPU add up to it)."""
+        found: dict[str, float] = {}
         for i in self.idle_pods(reading):
             found[i.holding.node] = found.get(i.holding.node, 0) + i.devices
-        return found
+        return {node: round(n) for node, n in found.items() if round(n)}
 
     @staticmethod
     def get() -> Services:

@@ -61,16 +61,45 @@ def gpu_samples(node: str, gpus: int, holders: Iterable[Holder]) -> Iterator[tup
         yield labels, util, used
 
 
-def families(nodes: Mapping[str, tuple[int, list[Holder]]]) -> list[Metric]:
-    """The three families over ``nodes`` (node -> its GPU count and the pods holding them)."""
-    util = GaugeMetricFamily("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", labels=LABELS)
-    used = GaugeMetricFamily("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", labels=LABELS)
-    free = GaugeMetricFamily("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", labels=LABELS)
+def shared_gpu_samples(
+    node: str, slots: int, replicas: int, holders: Iterable[Holder]
+) -> Iterator[tuple[list[str], float, int]]:
+    """dcgm-exporter's virtual-GPU mode on a node whose GPUs are shared ``replicas`` ways
+    (``slots`` = GPUs x replicas): one series per pod holding a share, with the device's UUID and
+    the share's number in ``vgpu``; a device no pod shares, one series without a pod. A device's
+    utilization is its sharers' highest."""
+    held: list[Holder] = [h for h in holders for _ in range(h.gpus)][:slots]
+    for index in range(slots // replicas):
+        sharers = held[index * replicas : (index + 1) * replicas]
+        util = max((utilization(h.annotations) for h in sharers), default=0.0)
+        used = int(MEMORY_MIB * util / 100)
+        device = [str(index), gpu_uuid(node, index), f"nvidia{index}", PRODUCT, node]
+        for share, h in enumerate(sharers):
+            yield [*device, h.container, h.namespace, h.pod, str(share)], util, used
+        if not sharers:
+            yield [*device, "", "", "", ""], util, used
+
+
+def families(
+    nodes: Mapping[str, tuple[int, list[Holder]]], replicas: Mapping[str, int] | None = None
+) -> list[Metric]:
+    """The three families over ``nodes`` (node -> its GPU count and the pods holding them);
+    ``replicas``: nodes whose GPUs are shared, each GPU that many ways (their count is slots)."""
+    labels = [*LABELS, "vgpu"]
+    util = GaugeMetricFamily("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", labels=labels)
+    used = GaugeMetricFamily("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", labels=labels)
+    free = GaugeMetricFamily("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", labels=labels)
     for node, (gpus, holders) in sorted(nodes.items()):
-        for labels, percent, mib in gpu_samples(node, gpus, holders):
-            util.add_metric(labels, percent)
-            used.add_metric(labels, mib)
-            free.add_metric(labels, MEMORY_MIB - mib)
+        ways = (replicas or {}).get(node, 1)
+        samples = (
+            shared_gpu_samples(node, gpus, ways, holders)
+            if ways > 1
+            else (([*values, ""], u, m) for values, u, m in gpu_samples(node, gpus, holders))
+        )
+        for values, percent, mib in samples:
+            util.add_metric(values, percent)
+            used.add_metric(values, mib)
+            free.add_metric(values, MEMORY_MIB - mib)
     return [util, used, free]
 
 

@@ -191,3 +191,30 @@ def test_an_operators_mapping_for_another_vendor():
 def test_a_wrong_mapping_is_refused_by_name(documents, message):
     with pytest.raises(ValueError, match=message):
         mappings_from(documents)
+
+
+def test_shares_of_one_gpu_count_once_in_busy_and_in_idle_gpu_hours():
+    """dcgm-exporter's virtual-GPU mode (the stand-in's ``replicas``): two pods share GPU 0 of a
+    node whose one GPU is shared 4 ways; each series carries GPU 0's UUID. Busy is over one GPU,
+    and the two idle pods hold half a GPU each: one GPU-hour between them, not two."""
+    nodes = {"n1": (4, [Holder("ml", "a", "main", 1, IDLE), Holder("ml", "b", "main", 1, IDLE)])}
+
+    class Collector:
+        def collect(self):
+            return families(nodes, {"n1": 4})
+
+    registry = CollectorRegistry()
+    registry.register(Collector())
+    samples = {f.name: f.samples for f in text_string_to_metric_families(generate_latest(registry).decode())}
+    util = samples["DCGM_FI_DEV_GPU_UTIL"]
+    assert [s.labels["vgpu"] for s in util] == ["0", "1"] and len({s.labels["UUID"] for s in util}) == 1
+    keyed = [(SEPARATOR.join(s.labels.get(k, "") for k in DCGM.labels), s.value) for s in util]
+    r = read([(keyed, [], [])], [DCGM], {("ml", "a"): "n1", ("ml", "b"): "n1"}.get, NOW, HOUR, 1000)
+    busy = r.busy_of("n1", "nvidia.com/gpu")
+    assert busy is not None and busy.devices == 1 and busy.percent == pytest.approx(1.0)
+    holdings = {(n, p): Holding(n, p, "n1", NOW - 3 * HOUR, "") for n, p in (("ml", "a"), ("ml", "b"))}
+    found = idle(r, holdings.get, threshold=5, now=NOW)
+    assert sorted((i.holding.pod, i.devices, round(i.device_hours, 3)) for i in found) == [
+        ("a", 0.5, 0.5),
+        ("b", 0.5, 0.5),
+    ]
