@@ -11,7 +11,9 @@ some deployments report a made-up host name there.
 
 Three queries a mapping per refresh, whatever the cluster's size: each device's mean utilization
 over the window, and its memory used and free now, each reduced in Prometheus to the labels read
-here. Nothing asks per node or per pod, and no page waits on them (app.usage polls).
+here; a fourth where the mapping names an XID metric (dcgm-exporter's ``DCGM_FI_DEV_XID_ERRORS``,
+the code of a device's last XID error: the highest seen within the window). Nothing asks per
+node or per pod, and no page waits on them (app.usage polls).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class UsageMapping:
     utilization: str  # the metric of a device's utilization, in percent
     memory_used: str = ""  # the metric of its memory used (MiB), if any
     memory_free: str = ""
+    xid_errors: str = ""  # the metric of its last XID error's code (0: none), if any
     node_label: str = "Hostname"
     device_label: str = "UUID"
     index_label: str = "gpu"
@@ -73,6 +76,12 @@ class UsageMapping:
         """Each device's memory ``metric`` now, keyed by node and device."""
         return _keyed(self._aliased(metric), (self.node_label, self.device_label))
 
+    def xid_query(self, window: timedelta) -> str:
+        """Each device's highest XID error code within ``window``, keyed by node and device."""
+        minutes = max(1, int(window.total_seconds() // 60))
+        expr = self._aliased(f"max_over_time({self.xid_errors}[{minutes}m])")
+        return _keyed(expr, (self.node_label, self.device_label))
+
     def _aliased(self, expr: str) -> str:
         for label, other in self.aliases:
             expr = f'label_replace({expr}, "{label}", "$1", "{other}", "(.+)")'
@@ -93,6 +102,7 @@ DCGM = UsageMapping(
     "DCGM_FI_DEV_GPU_UTIL",
     "DCGM_FI_DEV_FB_USED",
     "DCGM_FI_DEV_FB_FREE",
+    xid_errors="DCGM_FI_DEV_XID_ERRORS",
     aliases=(("Hostname", "hostname"), ("namespace", "exported_namespace"), ("pod", "exported_pod")),
 )
 MAPPING_KEYS = frozenset(UsageMapping.__dataclass_fields__) - {"aliases"}  # an operator names its labels
@@ -138,6 +148,7 @@ class Device:
     utilization: float  # mean over the window, percent
     memory_used: float | None = None  # MiB, now
     memory_free: float | None = None
+    xid: int | None = None  # the code of its last XID error within the window (0: none; None: not read)
 
     @property
     def memory_total(self) -> float | None:
@@ -146,14 +157,14 @@ class Device:
         return self.memory_used + self.memory_free
 
 
-Row = tuple[list[str], "PodKey | None", float, tuple[float, float]]  # a device while a reading is made
+Row = tuple[list[str], "PodKey | None", float, tuple[float, float, float]]  # a device while a reading is made
 
 
 @dataclass(slots=True, frozen=True)
 class NodeGPUs:
     """One node's devices, kept compact (a reading holds tens of thousands of devices, a page shows
     one node's): their labels as one text, the pods holding them, and one array of floats
-    (utilization, memory used, memory free for each device; NaN where unknown). A few objects a
+    (utilization, memory used, memory free, last XID for each device; NaN where unknown). A few objects a
     node, not several a device: a reading at 5,000 nodes x 8 GPUs holds about 6 MiB."""
 
     labels: str  # index and UUID of each device, split by \x1f, devices by \x1e
@@ -168,7 +179,7 @@ class NodeGPUs:
             "\x1e".join(f"{_plain(parts[2])}\x1f{_plain(parts[1])}" for parts, _, _, _ in rows),
             models.pop() if len(models) == 1 else "\x1e".join(_plain(parts[5]) for parts, _, _, _ in rows),
             tuple(pod for _, pod, _, _ in rows),
-            array("f", [v for _, _, value, mem in rows for v in (value, *mem)]),
+            array("f", [v for _, _, value, known in rows for v in (value, *known)]),
         )
 
     def __len__(self) -> int:
@@ -180,8 +191,9 @@ class NodeGPUs:
         for i, text in enumerate(self.labels.split("\x1e")):
             index, uuid = [*text.split("\x1f", 1), ""][:2]
             model = models[i] if models is not None else self.models
-            util, used, free = self.values[3 * i : 3 * i + 3]
-            out.append(Device(node, index, uuid, model, self.pods[i], util, _known(used), _known(free)))
+            util, used, free, xid = self.values[STRIDE * i : STRIDE * i + STRIDE]
+            code = None if math.isnan(xid) else int(xid)
+            out.append(Device(node, index, uuid, model, self.pods[i], util, _known(used), _known(free), code))
         out.sort(key=_device_order)
         return out
 
@@ -204,7 +216,8 @@ def _device_order(d: Device) -> tuple[int, str, str]:
 
 Sample = tuple[str, float]  # a series' key (its KEY label) and value, as app.usage decodes them
 NAN = float("nan")
-UNKNOWN = (NAN, NAN)
+UNKNOWN = (NAN, NAN, NAN)
+STRIDE = 4  # floats a device: utilization, memory used, memory free, last XID
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +253,13 @@ class Reading:
         """The mean utilization of ``node``'s devices of the mapping covering ``resource``."""
         i = self.mapping_of(resource)
         return None if i is None else self.node_busy.get(i, {}).get(node)
+
+    def xid_on(self, node: str) -> int:
+        """The devices on ``node`` whose exporter reports an XID error within the window."""
+        found = self.nodes.get(node)
+        if found is None:
+            return 0
+        return sum(1 for i in range(len(found)) if found.values[STRIDE * i + 3] > 0)
 
     def busy_of(self, node: str, resource: str) -> Busy | None:
         """``busy`` with the number of devices it is the mean of."""
@@ -295,7 +315,7 @@ def _parts(key: str, n: int) -> list[str]:
 
 
 def read(
-    answers: Sequence[tuple[Iterable[Sample], Iterable[Sample], Iterable[Sample]]],
+    answers: Sequence[tuple[Iterable[Sample], ...]],
     mappings: Sequence[UsageMapping],
     pod_node: Callable[[PodKey], str | None],
     taken: datetime,
@@ -303,7 +323,8 @@ def read(
     limit: int,
     room: Mapping[str, int] | None = None,
 ) -> Reading:
-    """A Reading from each mapping's three answers (utilization, memory used, memory free) as
+    """A Reading from each mapping's answers (utilization, memory used, memory free, and the last
+    XID where the mapping reads it) as
     (key, value) samples; ``pod_node`` gives the node the cache knows a pod on. A value that is
     not a finite number is left out; past ``limit`` devices a mapping, the rest (``cut``). With
     ``room`` (per node the cluster has, the most devices there), a device on a node the cluster
@@ -314,14 +335,14 @@ def read(
     out = Reading(taken, window, tuple(mappings))
     pods: dict[PodKey, PodKey] = {}  # one tuple per pod, shared by its devices
     rows: dict[str, list[Row]] = {}
-    for i, (util, used, free) in enumerate(answers):
-        memory: dict[str, list[float]] = {}
-        for n, series in enumerate((used, free)):
+    for i, (util, used, free, *more) in enumerate(answers):
+        memory: dict[str, list[float]] = {}  # node and device -> memory used, free, last XID
+        for n, series in enumerate((used, free, more[0] if more else [])):
             for count, (key, value) in enumerate(series):
                 if count >= limit:
                     break
                 if math.isfinite(value):
-                    memory.setdefault(key[:600], [NAN, NAN])[n] = value
+                    memory.setdefault(key[:600], [NAN, NAN, NAN])[n] = value
         sums: dict[str, tuple[float, float]] = {}  # node -> (sum, devices)
         parsed: list[tuple[list[str], float]] = []
         series_of: dict[tuple[str, str], int] = {}  # (node, UUID) -> its series
@@ -345,7 +366,9 @@ def read(
                 out.cut = out.cut or node in room
                 continue
             if node:
-                rows.setdefault(node, []).append((parts, pod, value, (mem[0], mem[1]) if mem else UNKNOWN))
+                rows.setdefault(node, []).append(
+                    (parts, pod, value, (mem[0], mem[1], mem[2]) if mem else UNKNOWN)
+                )
                 total, devices = sums.get(node, (0.0, 0.0))
                 sums[node] = (total + value * share, devices + share)
             if pod:

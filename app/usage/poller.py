@@ -1,5 +1,5 @@
 """The last usage answers, asked for in the background: every ``refresh`` seconds one refresh
-(each mapping's three queries: app.usage.refresh), whatever the cluster's size and however many
+(each mapping's three or four queries: app.usage.refresh), whatever the cluster's size and however many
 pages are open. Pages read ``status()`` and never wait: before the first answer usage is "waiting", after
 a failed refresh the last answer is kept and marked stale, and with none it is "unavailable"."""
 

@@ -1,4 +1,4 @@
-"""One usage refresh, whole: each mapping's three queries and the Reading made of them
+"""One usage refresh, whole: each mapping's three or four queries and the Reading made of them
 (``collect``), run in a process of its own for the served app (``in_child``).
 
 Why a process: an answer of 40,000 series decodes into tens of MiB of small objects that live
@@ -56,6 +56,7 @@ def collect(source: Source, job: Job, now: datetime) -> Reading:
             source.query(m.utilization_query(job.window)),
             source.query(m.memory_query(m.memory_used)) if m.memory_used else [],
             source.query(m.memory_query(m.memory_free)) if m.memory_free else [],
+            source.query(m.xid_query(job.window)) if m.xid_errors else [],
         )
         for m in job.mappings
     ]
@@ -64,7 +65,7 @@ def collect(source: Source, job: Job, now: datetime) -> Reading:
 
 def in_child(job: Job, start_allowance: float = START_ALLOWANCE) -> Reading:
     """``collect`` in a child process; UsageUnavailable when it fails, stalls or dies."""
-    deadline = start_allowance + job.timeout * 3 * len(job.mappings)
+    deadline = start_allowance + job.timeout * 4 * len(job.mappings)
     child = bounded_child.spawn(
         "app.usage.refresh",
         MEMORY_LIMIT,

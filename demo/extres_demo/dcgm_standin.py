@@ -89,6 +89,10 @@ def families(
     util = GaugeMetricFamily("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", labels=labels)
     used = GaugeMetricFamily("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", labels=labels)
     free = GaugeMetricFamily("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", labels=labels)
+    xid = GaugeMetricFamily(
+        "DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.", labels=labels
+    )
+    codes = {(h.namespace, h.pod): _xid(h.annotations) for _, hs in nodes.values() for h in hs}
     for node, (gpus, holders) in sorted(nodes.items()):
         ways = (replicas or {}).get(node, 1)
         samples = (
@@ -100,7 +104,16 @@ def families(
             util.add_metric(values, percent)
             used.add_metric(values, mib)
             free.add_metric(values, MEMORY_MIB - mib)
-    return [util, used, free]
+            xid.add_metric(values, codes.get((values[6], values[7]), 0))
+    return [util, used, free, xid]
+
+
+XID_ANNOTATION = "extres.test/xid"  # a pod whose GPUs report this XID error code (79: fell off the bus)
+
+
+def _xid(annotations: Mapping[str, str]) -> int:
+    text = annotations.get(XID_ANNOTATION, "")
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 6 else 0
 
 
 def holders_from_pods(pods: Iterable[Mapping]) -> dict[str, list[Holder]]:

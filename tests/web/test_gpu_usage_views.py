@@ -129,7 +129,7 @@ def test_busy_beside_requested_per_node_and_in_the_totals(usage_app, gpu_cluster
     assert overview.select_one("tr.totals .busy")["data-devices"] == "16"
     assert overview.select_one("[data-usage]")["data-usage"] == "fresh"
     assert overview.select_one('nav a[href="/idle/"]') is not None
-    assert len(source.asked) == 3  # one refresh: three queries, whatever was rendered since
+    assert len(source.asked) == 4  # one refresh: four queries (XID the fourth), whatever was rendered since
 
 
 def test_with_usage_read_the_gpu_columns_come_first(usage_app, gpu_cluster, source, client):
@@ -140,6 +140,17 @@ def test_with_usage_read_the_gpu_columns_come_first(usage_app, gpu_cluster, sour
         GPU,
         "acme.io/fpga",
     ]
+
+
+def test_an_xid_error_is_marked_on_the_gpu_and_on_its_nodes_row(usage_app, gpu_cluster, source):
+    source.pods[0]["metadata"]["annotations"]["extres.test/xid"] = "79"  # the trainer's 4 GPUs on gpu-1
+    client = browser(polled(usage_app()))
+    row = page(client, "/").select_one('tr[data-node="gpu-1"] [data-xid-gpus]')
+    assert row["data-xid-gpus"] == "4" and row.get_text() == "XID on 4 GPUs"
+    assert not page(client, "/").select('tr[data-node="gpu-2"] [data-xid-gpus]')
+    marked = page(client, "/nodes/gpu-1").select("#node-gpus [data-xid]")
+    assert [m["data-xid"] for m in marked] == ["79"] * 4
+    assert any("max_over_time(DCGM_FI_DEV_XID_ERRORS[60m])" in q for q in source.asked)
 
 
 def test_a_row_marks_the_gpus_idle_pods_hold_and_the_nav_counts_them(usage_app, gpu_cluster, source):
