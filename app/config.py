@@ -120,8 +120,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     prometheus_url: str | None = None
     prometheus_token_file: str | None = None  # a bearer token for it, read again at each refresh
     prometheus_ca_file: str | None = None  # the CA that signed its certificate; unset: the system's
-    # the usage mappings, a JSON list of objects (pattern, utilization, memory_used, memory_free
-    # and the label names: docs/usage.md); unset: NVIDIA's dcgm-exporter for nvidia.com/*
+    # the usage mappings, a JSON list of objects (pattern, utilization, memory_used, memory_free,
+    # xid_errors and the label names: docs/usage.md); unset: NVIDIA's dcgm-exporter for nvidia.com/*
     usage_mappings: str = ""
     usage_window_minutes: Annotated[int, Meta(ge=5, le=10_080)] = 60  # "busy" and "idle" are means over this
     idle_threshold_percent: Annotated[float, Meta(ge=0, le=100)] = 5.0  # idle: under this
