@@ -61,3 +61,17 @@ def test_time_sliced_gpus_read_as_gpus_and_slots_and_the_scheduler_counts_slots(
         return (bound, waiting) if bound + waiting == 7 else None
 
     assert eventually(placed, timeout=30) == (6, 1)  # the scheduler counts slots, as the page says
+
+
+def test_a_gke_shared_node_reads_as_gpus_times_clients(core, uid, web):
+    """GKE keeps nvidia.com/gpu and labels the node with its sharing: 2 GPUs of 4 clients."""
+    name = f"{uid}-gke"
+    gke = {
+        "cloud.google.com/gke-gpu-sharing-strategy": "time-sharing",
+        "cloud.google.com/gke-max-shared-clients-per-gpu": "4",
+    }
+    create_node(core, name, {"nvidia.com/gpu": "8"}, labels=gke)
+    badge = eventually(
+        lambda: soup(web, f"/?q={name}").select_one(f'tr[data-node="{name}"] [data-shares]'), timeout=30
+    )
+    assert badge.get_text() == "2 GPUs \u00d7 4 shares = 8 slots (time-sharing)"

@@ -2,7 +2,7 @@
 plays the device plugin's and kubelet's part by hand: it writes the node's status (capacity 8,
 allocatable 7), then allocatable 8 again when the GPU comes back. The scheduler places by
 allocatable: an 8-GPU pod waits while one is lost and is bound once it returns; the dashboard
-says "1 unhealthy" meanwhile and nothing once it is back."""
+says "1 unhealthy" meanwhile and nothing once it is back, and its history keeps the return."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from tests.helpers import eventually
+from tests.integration.test_history import history
 from tests.kube_helpers import create_node, create_pod, ready
 
 pytestmark = [pytest.mark.kube, pytest.mark.scheduler, pytest.mark.compat]
@@ -51,3 +52,11 @@ def test_a_lost_gpu_holds_an_8_gpu_pod_back_and_reads_unhealthy_until_it_returns
     bound = eventually(lambda: core.read_namespaced_pod(f"{uid}-p", "default").spec.node_name, timeout=30)
     assert bound == name
     assert eventually(lambda: not grid_row(web, name).select("[data-unhealthy]"))
+    # the capacity history keeps the GPU's return: allocatable 7 -> 8 on that node
+    kept = eventually(
+        lambda: [
+            r for r in history(web, f"node={name}") if (r["field"], r["change"]) == ("allocatable", "7 → 8")
+        ],
+        timeout=30,
+    )
+    assert kept[0]["resource"] == GPU
