@@ -71,7 +71,8 @@ class NodeRow:
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # DRA: other names of a pool
     # resources with capacity above allocatable (usage's ``unavailable``: a device plugin's
     # unhealthy devices) -> when this dashboard first saw it so (UTC, ISO 8601, to the second)
-    unhealthy_since: Mapping[str, str] = field(default_factory=dict)
+    # (what this dashboard has seen, not the node's state: rows are equal whatever it says)
+    unhealthy_since: Mapping[str, str] = field(default_factory=dict, compare=False)
     sharing: Mapping[str, Sharing] = field(default_factory=dict)  # resources advertised as shares
 
     def free(self, resource: str) -> int | None:

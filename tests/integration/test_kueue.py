@@ -156,7 +156,8 @@ def test_a_job_past_its_queues_gpu_quota_waits_with_no_pod_and_kueue_names_the_s
     pods = until(lambda: core.list_namespaced_pod("team-a", label_selector="job-name=first").items)
     assert pods and pods[0].spec.node_selector == {"extres.test/gpu": "true"}  # the flavor's nodeLabels
     # the dashboard says the same, from its watched Workloads and LocalQueues
-    listed = pending_page(plane, "/pending/?namespace=team-a", "[data-workload] [data-lacks]")
+    # (Workloads and LocalQueues are listed apart: wait for both)
+    listed = pending_page(plane, "/pending/?namespace=team-a", '[data-workload] [data-field="cluster-queue"]')
     wait = listed.select_one(f'[data-workload="team-a/{workload_of(api, "second")["metadata"]["name"]}"]')
     lacks = wait.select_one("[data-lacks]")
     assert (lacks["data-lacks"], lacks["data-flavor"], lacks["data-more"]) == (

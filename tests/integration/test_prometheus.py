@@ -34,7 +34,7 @@ def promtool(*args: str) -> str:
 
 
 def test_alert_rules_check_and_pass_their_unit_tests():
-    assert "SUCCESS: 7 rules found" in promtool("check", "rules", str(ALERTS))
+    assert "SUCCESS: 8 rules found" in promtool("check", "rules", str(ALERTS))
     assert "SUCCESS" in promtool("test", "rules", "tests/prometheus/alerts_test.yaml")
 
 
