@@ -182,7 +182,7 @@ CSV_AFTER_NUMBERS = (
     "drift",
     "shares_per_device",
     "physical_devices",
-    "unhealthy",
+    "unavailable",
 )
 
 
@@ -203,7 +203,7 @@ def _records(grid) -> list[dict[str, object]]:
                     # shares (time-slicing, MPS): devices behind the slots; empty where not shared
                     "shares_per_device": (shared := row.sharing.get(resource)) and shared.replicas,
                     "physical_devices": shared and shared.physical,
-                    "unhealthy": u.unavailable,  # capacity above allocatable
+                    "unavailable": u.unavailable,  # capacity above allocatable (a plugin's: unhealthy)
                 }
             )
     return out

@@ -64,6 +64,9 @@ def test_metrics_export_and_latency(web, core, uid):
         "source": "status",
         "device_plugin": False,
         "drift": False,
+        "shares_per_device": None,  # not shared
+        "physical_devices": None,
+        "unavailable": 1,  # capacity 5 over allocatable 4, until the kubelet copies it
     }
     eventually(lambda: web.get(f"/export.json?q={node}").get_json()["nodes"] == [expected])
     assert web.get(f"/export.json?q={node}").get_json()["totals"][D]["capacity"] == 5

@@ -88,6 +88,6 @@ def test_the_exports_give_devices_behind_shares_apart_from_slots(client, cluster
         "10",
         "8",
     )
-    assert (rows["whole"]["shares_per_device"], rows["whole"]["unhealthy"]) == ("", "1")
+    assert (rows["whole"]["shares_per_device"], rows["whole"]["unavailable"]) == ("", "1")
     nodes = {r["node"]: r for r in client.get("/export.json").get_json()["nodes"]}
     assert nodes["sliced"]["physical_devices"] == 8 and nodes["whole"]["physical_devices"] is None
