@@ -26,6 +26,7 @@ from app.usage.poller import Source, UsageStopped, UsageUnavailable
 
 MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map
 START_ALLOWANCE = 10.0  # seconds for the child to start, on top of its queries' time
+MOST_QUERIES = 4  # a mapping's queries: utilization, memory used and free, last XID
 # the child ended by the signal that stops the whole process group with the server (killpg, ^C):
 # the server is stopping, not the refresh failing
 STOPPED_BY = (-signal.SIGTERM, -signal.SIGINT)
@@ -65,7 +66,7 @@ def collect(source: Source, job: Job, now: datetime) -> Reading:
 
 def in_child(job: Job, start_allowance: float = START_ALLOWANCE) -> Reading:
     """``collect`` in a child process; UsageUnavailable when it fails, stalls or dies."""
-    deadline = start_allowance + job.timeout * 4 * len(job.mappings)
+    deadline = start_allowance + job.timeout * MOST_QUERIES * len(job.mappings)
     child = bounded_child.spawn(
         "app.usage.refresh",
         MEMORY_LIMIT,

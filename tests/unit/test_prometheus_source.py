@@ -187,7 +187,7 @@ def test_a_refresh_in_a_child_hands_back_the_reading(fake):
     assert reading.busy("gpu-node-1", "nvidia.com/gpu") == 42.0  # on the pod's node, as the cache knows it
     [device] = reading.devices_on("gpu-node-1")
     assert (device.uuid, device.model, device.pod) == ("GPU-1", "H100", ("ml", "train"))
-    assert len(state.asked) == 3  # utilization, memory used, memory free
+    assert len(state.asked) == 4  # utilization, memory used, memory free, last XID
 
 
 def test_a_refresh_that_fails_or_stalls_in_its_child_is_unavailable(fake):
@@ -196,7 +196,7 @@ def test_a_refresh_that_fails_or_stalls_in_its_child_is_unavailable(fake):
         in_child(job("http://127.0.0.1:9", timeout=1))
     state.trickle = 1.0  # the child waits on a 30 s query; the worker stops it at its deadline
     with pytest.raises(UsageUnavailable, match=r"took longer than 0\.5 s and was stopped"):
-        in_child(job(url, timeout=30), start_allowance=0.5 - 30 * 3)
+        in_child(job(url, timeout=30), start_allowance=0.5 - 30 * refresh.MOST_QUERIES)
 
 
 def test_a_refresh_stopped_with_its_process_group_is_said_not_warned_of(fake, monkeypatch, caplog):
