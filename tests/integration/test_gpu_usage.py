@@ -20,7 +20,7 @@ from bs4 import BeautifulSoup
 
 from extres_demo import gpu_stack
 from extres_demo.dcgm_exporter import DcgmExporter
-from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION
+from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, XID_ANNOTATION
 from tests.helpers import eventually
 from tests.kube_helpers import container, create_node, ready
 from tests.prometheus import Prometheus
@@ -35,9 +35,10 @@ def get(url: str) -> str:
         return resp.read().decode()
 
 
-def gpu_pod(core, name: str, node: str, gpus: int, utilization: str) -> None:
+def gpu_pod(core, name: str, node: str, gpus: int, utilization: str, xid: str = "") -> None:
+    annotations = {UTILIZATION_ANNOTATION: utilization, **({XID_ANNOTATION: xid} if xid else {})}
     body = {
-        "metadata": {"name": name, "annotations": {UTILIZATION_ANNOTATION: utilization}},
+        "metadata": {"name": name, "annotations": annotations},
         "spec": {"nodeName": node, "containers": [container(requests={GPU: str(gpus)})]},
     }
     core.create_namespaced_pod("default", body)
@@ -53,7 +54,7 @@ def test_only_the_idle_pod_is_on_the_idle_page_with_its_gpu_hours(
     for name in nodes:
         gpu_stack.device_plugin(admin_api, name, 8)
     busy, idle = f"{uid}-train", f"{uid}-notebook"
-    gpu_pod(core, busy, nodes[0], 4, "80-100")
+    gpu_pod(core, busy, nodes[0], 4, "80-100", xid="79")  # its GPUs fell off the bus once
     gpu_pod(core, idle, nodes[1], 2, "0-2")
     eventually(
         lambda: all(core.read_namespaced_pod(p, "default").status.phase == "Running" for p in (busy, idle))
@@ -117,6 +118,10 @@ def test_only_the_idle_pod_is_on_the_idle_page_with_its_gpu_hours(
         node = BeautifulSoup(get(f"{server.url}/nodes/{nodes[0]}"), "html.parser")
         holders = [td.get_text() for td in node.select('#node-gpus [data-field="pod"]')]
         assert holders.count(f"default/{busy}") == 4 and len(holders) == 8
+        # XID errors, as Prometheus answered the fourth query: on the busy pod's 4 GPUs, on its row
+        assert [x["data-xid"] for x in node.select("#node-gpus [data-xid]")] == ["79"] * 4
+        assert overview.select_one(f'tr[data-node="{nodes[0]}"] [data-xid-gpus]')["data-xid-gpus"] == "4"
+        assert not overview.select(f'tr[data-node="{nodes[1]}"] [data-xid-gpus]')
 
         # the metric the chart's alert reads
         metrics = get(server.metrics_url)
