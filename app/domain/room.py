@@ -22,7 +22,7 @@ from app.domain.fit import (
 )
 
 SIZES = (1, 2, 4, 8)  # pod sizes the strip says "fits now" for (those up to the largest node)
-NAMED = 20  # excluded nodes named per reason (the rest counted)
+NAMED = 5  # excluded nodes named per reason, on hover (the rest counted)
 
 
 @dataclass(frozen=True)
