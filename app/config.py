@@ -19,7 +19,7 @@ import msgspec
 from msgspec import Meta
 
 from app.domain.device_plugins import DEFAULT_DEVICE_PLUGIN_PATTERNS
-from app.domain.gpu_usage import DCGM, UsageMapping, mappings_from
+from app.domain.usage_mapping import DCGM, UsageMapping, mappings_from
 
 PREFIX = "EXTRES_"
 LISTS = ("previous_secret_keys", "device_plugin_resources", "trusted_proxies", "previous_history_keys")

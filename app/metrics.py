@@ -25,7 +25,7 @@ from app.domain.scheduler_message import parse_scheduler_message
 from app.node_metrics import NodeFamilies
 
 if TYPE_CHECKING:
-    from app.domain.gpu_usage import Idle
+    from app.domain.idle_pods import Idle
     from app.kube.api.ports import ClusterPort
     from app.kube.state.store import Store
     from app.kube.wire.projections import PodView

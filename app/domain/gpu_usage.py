@@ -1,138 +1,26 @@
-"""GPU utilization beside allocation: which allocated GPUs sit idle (pure: Prometheus' answers and
-the pods are given).
+"""GPU utilization beside allocation (pure: Prometheus' answers and the pods are given): one
+refresh's answers made a reading, every covered device with what pages ask of it kept ready
+(busy per node, per pod, cluster-wide). The queries and what they read are the usage mappings'
+(app.domain.usage_mapping); which pods sit idle is app.domain.idle_pods'.
 
-A usage mapping says, per extended resource pattern, which series tell a device's utilization and
-memory and how their labels name the device, its node and the pod holding it. The default is
-NVIDIA's dcgm-exporter: ``DCGM_FI_DEV_GPU_UTIL`` (percent), ``DCGM_FI_DEV_FB_USED``/``_FREE`` (MiB),
-labels ``Hostname``, ``gpu``, ``UUID``, ``modelName`` and, from its Kubernetes pod mapping,
-``namespace`` and ``pod``. A GPU is tied to a node through the pod holding it first (the node as
-the dashboard's cache knows it); ``Hostname`` is only the fallback for GPUs no pod holds, since
-some deployments report a made-up host name there.
-
-Three queries a mapping per refresh, whatever the cluster's size: each device's mean utilization
-over the window, and its memory used and free now, each reduced in Prometheus to the labels read
-here; a fourth where the mapping names an XID metric (dcgm-exporter's ``DCGM_FI_DEV_XID_ERRORS``,
-the code of a device's last XID error: the highest seen within the window). Nothing asks per
-node or per pod, and no page waits on them (app.usage polls).
+A GPU is tied to a node through the pod holding it first (the node as the dashboard's cache
+knows it); the node label is only the fallback for GPUs no pod holds, since some deployments
+report a made-up host name there.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from app.domain.numbers import bounded_int
+from app.domain.usage_mapping import SEPARATOR, Sample, UsageMapping
 
 PodKey = tuple[str, str]  # (namespace, pod)
-
-
-@dataclass(frozen=True)
-class UsageMapping:
-    pattern: str  # extended resource names it covers (a glob)
-    utilization: str  # the metric of a device's utilization, in percent
-    memory_used: str = ""  # the metric of its memory used (MiB), if any
-    memory_free: str = ""
-    xid_errors: str = ""  # the metric of its last XID error's code (0: none), if any
-    node_label: str = "Hostname"
-    device_label: str = "UUID"
-    index_label: str = "gpu"
-    model_label: str = "modelName"
-    namespace_label: str = "namespace"
-    pod_label: str = "pod"
-    # (label, another spelling of it): where a series has the other, it is read as the label.
-    # dcgm-exporter's newer releases write "hostname"; a Prometheus that scrapes it keeping its own
-    # target labels renames the exporter's "namespace" and "pod" to "exported_namespace" and
-    # "exported_pod" (honor_labels: false), and those name the pod holding the GPU
-    aliases: tuple[tuple[str, str], ...] = ()
-
-    def covers(self, resource: str) -> bool:
-        return fnmatch.fnmatchcase(resource, self.pattern)
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """The labels a device's key joins, in order (the free-form model name last)."""
-        return (
-            self.node_label,
-            self.device_label,
-            self.index_label,
-            self.namespace_label,
-            self.pod_label,
-            self.model_label,
-        )
-
-    def utilization_query(self, window: timedelta) -> str:
-        """Each device's mean utilization over ``window``, its labels joined into one (``KEY``):
-        one short label a series is all that crosses the wire and is decoded."""
-        minutes = max(1, int(window.total_seconds() // 60))
-        return _keyed(self._aliased(f"avg_over_time({self.utilization}[{minutes}m])"), self.labels)
-
-    def memory_query(self, metric: str) -> str:
-        """Each device's memory ``metric`` now, keyed by node and device."""
-        return _keyed(self._aliased(metric), (self.node_label, self.device_label))
-
-    def xid_query(self, window: timedelta) -> str:
-        """Each device's highest XID error code within ``window``, keyed by node and device."""
-        minutes = max(1, int(window.total_seconds() // 60))
-        expr = self._aliased(f"max_over_time({self.xid_errors}[{minutes}m])")
-        return _keyed(expr, (self.node_label, self.device_label))
-
-    def _aliased(self, expr: str) -> str:
-        for label, other in self.aliases:
-            expr = f'label_replace({expr}, "{label}", "$1", "{other}", "(.+)")'
-        return expr
-
-
-KEY = "extres_key"  # the one label of every answer: the labels read, joined by SEPARATOR
-SEPARATOR = "|"
-
-
-def _keyed(expr: str, labels: Sequence[str]) -> str:
-    joined = ", ".join(f'"{label}"' for label in labels)
-    return f'max by ({KEY}) (label_join({expr}, "{KEY}", "{SEPARATOR}", {joined}))'
-
-
-DCGM = UsageMapping(
-    "nvidia.com/*",
-    "DCGM_FI_DEV_GPU_UTIL",
-    "DCGM_FI_DEV_FB_USED",
-    "DCGM_FI_DEV_FB_FREE",
-    xid_errors="DCGM_FI_DEV_XID_ERRORS",
-    aliases=(("Hostname", "hostname"), ("namespace", "exported_namespace"), ("pod", "exported_pod")),
-)
-MAPPING_KEYS = frozenset(UsageMapping.__dataclass_fields__) - {"aliases"}  # an operator names its labels
-
-
-def mappings_from(documents: Sequence[Mapping[str, Any]]) -> tuple[UsageMapping, ...]:
-    """Usage mappings from the operator's settings (a list of objects with UsageMapping's keys);
-    raises ValueError naming the first wrong one."""
-    out = []
-    for i, doc in enumerate(documents):
-        if not isinstance(doc, Mapping):
-            raise ValueError(f"usage mapping {i + 1}: an object with pattern and utilization")
-        unknown = set(doc) - MAPPING_KEYS
-        if unknown:
-            raise ValueError(f"usage mapping {i + 1}: unknown key {sorted(unknown)[0]!r}")
-        if not all(isinstance(v, str) for v in doc.values()):
-            raise ValueError(f"usage mapping {i + 1}: every value is a string")
-        if not doc.get("pattern") or not doc.get("utilization"):
-            raise ValueError(f"usage mapping {i + 1}: pattern and utilization are required")
-        for key, value in doc.items():
-            if key != "pattern" and value and not _metric_name(value):
-                raise ValueError(f"usage mapping {i + 1}: {key} {value!r} is not a metric or label name")
-        out.append(UsageMapping(**doc))
-    return tuple(out)
-
-
-def _metric_name(text: str) -> bool:
-    """Prometheus' metric and label name syntax (ASCII letters, digits, ``_`` and ``:``)."""
-    first_ok = text[0].isalpha() or text[0] in "_:"
-    return text.isascii() and first_ok and all(c.isalnum() or c in "_:" for c in text)
 
 
 # ---- one refresh's answers ----------------------------------------------------------------
@@ -214,7 +102,6 @@ def _device_order(d: Device) -> tuple[int, str, str]:
     return (1 << 16 if index is None else index, d.index, d.uuid)
 
 
-Sample = tuple[str, float]  # a series' key (its KEY label) and value, as app.usage decodes them
 NAN = float("nan")
 UNKNOWN = (NAN, NAN, NAN)
 STRIDE = 4  # floats a device: utilization, memory used, memory free, last XID
@@ -381,49 +268,4 @@ def read(
             out.total_busy[i] = sum(v[0] for v in sums.values()) / every
         del memory
     out.nodes = {node: NodeGPUs.of(found) for node, found in rows.items()}
-    return out
-
-
-# ---- idle pods -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Holding:
-    """A running pod the cache knows, as the Idle page names it."""
-
-    namespace: str
-    pod: str
-    node: str
-    started: datetime
-    owner: str = ""  # its owner workload, "Kind/name", when it has one
-
-
-@dataclass(frozen=True)
-class Idle:
-    """A pod whose devices stayed under the threshold over the window."""
-
-    holding: Holding
-    devices: float  # the devices the exporter reports it holding (a shared device: its part)
-    utilization: float  # the mean over its devices and the window, percent
-    since: datetime  # the later of its start and the window's start
-    device_hours: float  # devices x hours held idle within the window
-
-
-def idle(
-    reading: Reading, holding: Callable[[PodKey], Holding | None], threshold: float, now: datetime
-) -> list[Idle]:
-    """The pods whose devices' mean utilization over the window stayed under ``threshold``
-    percent, most device-hours held idle first. A pod the cache does not know running (gone,
-    finished) is left out; so is one without series (not idle for want of data)."""
-    start = now - reading.window
-    out = []
-    for key, (total, devices) in reading.pod_use.items():
-        mean = total / devices
-        if mean >= threshold:
-            continue
-        h = holding(key)
-        if h is None:
-            continue
-        since = min(now, max(h.started, start))
-        hours = devices * (now - since).total_seconds() / 3600
-        out.append(Idle(h, devices, mean, since, hours))
-    out.sort(key=lambda i: (-i.device_hours, i.holding.namespace, i.holding.pod))
     return out

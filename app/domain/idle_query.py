@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from app.domain.gpu_usage import Idle
+from app.domain.idle_pods import Idle
 
 MAX_TEXT = 253  # a DNS subdomain: the longest name a filter can match
 

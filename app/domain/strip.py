@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from app.domain.accounting import Totals
+from app.domain.totals import Totals
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from app.domain.gpu_usage import Reading, Sample
+from app.domain.gpu_usage import Reading
+from app.domain.usage_mapping import Sample
 
 log = logging.getLogger(__name__)
 

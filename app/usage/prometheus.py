@@ -18,7 +18,7 @@ import urllib3
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
 from urllib3.util.retry import Retry
 
-from app.domain.gpu_usage import KEY, Sample
+from app.domain.usage_mapping import KEY, Sample
 from app.usage.poller import UsageUnavailable
 
 CHUNK = 64 * 1024

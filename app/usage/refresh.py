@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from app import bounded_child
-from app.domain.gpu_usage import PodKey, Reading, UsageMapping, read
+from app.domain.gpu_usage import PodKey, Reading, read
+from app.domain.usage_mapping import UsageMapping
 from app.usage.poller import Source, UsageStopped, UsageUnavailable
 
 MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flask import Response, request
 
-from app.domain.gpu_usage import Idle
+from app.domain.idle_pods import Idle
 from app.domain.idle_query import parse, select
 from app.web.export import UNTIL_COUNTED, csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed

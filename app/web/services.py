@@ -12,8 +12,10 @@ from flask import current_app
 from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
-from app.domain.gpu_usage import Holding, Idle, PodKey, Reading, UsageMapping, idle
+from app.domain.gpu_usage import PodKey, Reading
+from app.domain.idle_pods import Holding, Idle, idle
 from app.domain.ownership import Ownership, ownership_of, ownership_on
+from app.domain.usage_mapping import UsageMapping
 from app.kube.api.cluster_config import ClusterConfig
 from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness

@@ -14,8 +14,8 @@ import urllib.request
 import pytest
 from bs4 import BeautifulSoup
 
-from app.domain.accounting import Totals
 from app.domain.overview import node_row
+from app.domain.totals import Totals
 from app.kube.api.cache import ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.kube.api.watch_wire import EVENT

@@ -143,7 +143,7 @@ def test_dcgm_exporters_other_spellings_are_read_by_prometheus_as_its_labels(tmp
     exporter pod's own). Prometheus' engine (promtool) evaluates the usage query on both shapes."""
     import yaml
 
-    from app.domain.gpu_usage import DCGM
+    from app.domain.usage_mapping import DCGM
 
     series = [
         {"series": 'DCGM_FI_DEV_GPU_UTIL{hostname="n1", UUID="g0", gpu="0", exported_namespace="ml", '

@@ -10,17 +10,9 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.domain.gpu_usage import (
-    DCGM,
-    SEPARATOR,
-    Holding,
-    PodKey,
-    Reading,
-    UsageMapping,
-    idle,
-    mappings_from,
-    read,
-)
+from app.domain.gpu_usage import PodKey, Reading, read
+from app.domain.idle_pods import Holding, idle
+from app.domain.usage_mapping import DCGM, SEPARATOR, UsageMapping, mappings_from
 from extres_demo.dcgm_standin import Holder, families
 from extres_demo.gpu_stack import MEMORY_MIB
 

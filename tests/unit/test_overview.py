@@ -1,8 +1,9 @@
 from dataclasses import dataclass, field
 
-from app.domain.accounting import ResourceUsage, RunningTotals, Totals
+from app.domain.accounting import ResourceUsage
 from app.domain.overview import Filters, build_grid, node_row
 from app.domain.selectors import parse_selector
+from app.domain.totals import RunningTotals, Totals
 
 D = "example.com/dongle"
 F = "acme.io/fpga"

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from app.domain.gpu_usage import DCGM, KEY, SEPARATOR
+from app.domain.usage_mapping import DCGM, KEY, SEPARATOR
 from app.usage import refresh
 from app.usage.poller import UsagePoller, UsageUnavailable
 from app.usage.prometheus import Prometheus

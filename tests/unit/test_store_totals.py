@@ -9,8 +9,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from app.domain.accounting import Totals
 from app.domain.overview import node_row
+from app.domain.totals import Totals
 from app.kube.state.store import Store
 from tests import builders
 

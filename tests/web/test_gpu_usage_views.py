@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 
-from app.domain.gpu_usage import DCGM, SEPARATOR
+from app.domain.usage_mapping import DCGM, SEPARATOR
 from app.usage.poller import UsageUnavailable
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, families, holders_from_pods
 from tests.helpers import browser

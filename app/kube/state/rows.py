@@ -8,9 +8,10 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 
-from app.domain.accounting import Amounts, RunningTotals, Totals
+from app.domain.accounting import Amounts
 from app.domain.devices import DraUsage
 from app.domain.overview import NodeRow, node_row
+from app.domain.totals import RunningTotals, Totals
 from app.kube.wire.projections import NodeView
 from app.kube.wire.shared import EMPTY
 

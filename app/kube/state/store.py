@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
-from app.domain.accounting import Totals
 from app.domain.fit import HostPort, NodeFacts, PodShape
 from app.domain.numbers import bounded_int
 from app.domain.overview import NodeRow
 from app.domain.pod_affinity import InterPod, Labels, PodTerms, decide
 from app.domain.queues import Node, QueuesReport
+from app.domain.totals import Totals
 from app.kube.state.devices import Devices
 from app.kube.state.fit_facts import FitFacts
 from app.kube.state.objects import Objects
