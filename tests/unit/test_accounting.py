@@ -6,8 +6,6 @@ from app.domain.accounting import (
     Part,
     Reported,
     ResourceUsage,
-    RunningTotals,
-    Totals,
     counts_on_node,
     extended_only,
     node_usage,
@@ -16,6 +14,7 @@ from app.domain.accounting import (
     pod_requests,
     resize_rule,
 )
+from app.domain.totals import RunningTotals, Totals
 
 D = "example.com/dongle"
 F = "acme.io/fpga"
