@@ -36,7 +36,9 @@ class Sharing:
 
     resource: str  # as advertised (``nvidia.com/gpu`` or ``nvidia.com/gpu.shared``)
     device: str  # the devices it is shares of (``nvidia.com/gpu``)
-    slots: int  # its allocatable: what the scheduler counts
+    slots: (
+        int  # as advertised: capacity, devices x shares (allocatable, what the scheduler counts, may be less)
+    )
     replicas: int  # shares per device
     physical: int  # devices behind the slots (the count label, else slots / replicas)
     strategy: str  # time-slicing, mps, time-sharing (GKE), or "" when only the numbers say so
@@ -88,7 +90,7 @@ def sharing(
         out[resource] = Sharing(
             resource,
             device,
-            slots,
+            has,
             replicas,
             physical,
             strategy if strategy != "none" else "",
