@@ -36,9 +36,8 @@ class Sharing:
 
     resource: str  # as advertised (``nvidia.com/gpu`` or ``nvidia.com/gpu.shared``)
     device: str  # the devices it is shares of (``nvidia.com/gpu``)
-    slots: (
-        int  # as advertised: capacity, devices x shares (allocatable, what the scheduler counts, may be less)
-    )
+    # as advertised: capacity, devices x shares (allocatable, which the scheduler counts, may be less)
+    slots: int
     replicas: int  # shares per device
     physical: int  # devices behind the slots (the count label, else slots / replicas)
     strategy: str  # time-slicing, mps, time-sharing (GKE), or "" when only the numbers say so

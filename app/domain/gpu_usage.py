@@ -124,12 +124,10 @@ class Reading:
     window: timedelta
     mappings: tuple[UsageMapping, ...]
     nodes: dict[str, NodeGPUs] = field(default_factory=dict)
-    node_busy: dict[int, dict[str, float]] = field(default_factory=dict)  # mapping -> node -> percent
     # sum of utilization, devices (a device shared by several pods counts for each its share)
     pod_use: dict[PodKey, tuple[float, float]] = field(default_factory=dict)
-    total_busy: dict[int, float] = field(default_factory=dict)  # mapping -> percent over all devices
-    # mapping -> node -> (sum of utilization, devices): a resource's cluster figure is the mean
-    # over the nodes that advertise it, not over every device the mapping covers
+    # mapping -> node -> (sum of utilization, devices): busy per node and over any set of nodes
+    # (a resource's cluster figure is over the nodes that advertise it) are derived from it
     node_sums: dict[int, dict[str, tuple[float, float]]] = field(default_factory=dict)
     cut: bool = False  # an answer had more series than kept
 
@@ -138,8 +136,8 @@ class Reading:
 
     def busy(self, node: str, resource: str) -> float | None:
         """The mean utilization of ``node``'s devices of the mapping covering ``resource``."""
-        i = self.mapping_of(resource)
-        return None if i is None else self.node_busy.get(i, {}).get(node)
+        found = self.busy_of(node, resource)
+        return found.percent if found is not None else None
 
     def xid_on(self, node: str) -> int:
         """The devices on ``node`` whose exporter reports an XID error within the window."""
@@ -169,11 +167,9 @@ class Reading:
         every device the mapping covering it reads). A mapping such as ``nvidia.com/*`` covers a
         node's whole GPUs and another's MIG devices alike: each resource's mean is over its own
         nodes, so GPUs on nodes without MIG never make the MIG figure."""
-        i = self.mapping_of(resource)
-        if i is None:
-            return None
         if nodes is None:
-            return self.total_busy.get(i)
+            i = self.mapping_of(resource)
+            nodes = self.node_sums.get(i, {}) if i is not None else ()
         found = self.cluster_busy_of(resource, nodes)
         return found.percent if found is not None else None
 
@@ -261,11 +257,7 @@ def read(
             if pod:
                 total, devices = out.pod_use.get(pod, (0.0, 0.0))
                 out.pod_use[pod] = (total + value * share, devices + share)
-        out.node_busy[i] = {node: total / devices for node, (total, devices) in sums.items()}
         out.node_sums[i] = sums
-        every = sum(v[1] for v in sums.values())
-        if every:
-            out.total_busy[i] = sum(v[0] for v in sums.values()) / every
         del memory
     out.nodes = {node: NodeGPUs.of(found) for node, found in rows.items()}
     return out

@@ -87,13 +87,13 @@ def index() -> str | Response:
     rows, page, pages = paginate(grid.rows, rows_per_page(len(grid.resources)))
     compact = request.args.get("view") == "compact"  # free and a bar per resource
     table = _table(grid, filters, rows, page, compact, memo)
-    strip = summary_strip(Services.get(), viewer().may_read_devices)
-    owns = Services.get().device_plugins.owns
-    plugins = frozenset(s.resource for s in strip if owns(s.resource))  # where lost capacity is unhealthy
+    state = Services.get()
+    strip = summary_strip(state, viewer().may_read_devices)
     said = {"grid": grid, "rows": rows, "table": table, "strip": strip, "page": page, "pages": pages}
-    said["plugins"] = plugins
-    said["room"] = room_of(Services.get(), [s.resource for s in strip if s.allocatable])
-    said["physical"] = physical_of(Services.get())
+    # where lost capacity is unhealthy devices; what a job can use; physical devices behind shares
+    said["plugins"] = frozenset(s.resource for s in strip if state.device_plugins.owns(s.resource))
+    said["room"] = room_of(state, [s.resource for s in strip if s.allocatable])
+    said["physical"] = physical_of(state)
     return page_or_fragment(
         "grid", "overview/_grid.html", "overview/index.html", **said, **_asked(filters, errors)
     )

@@ -34,7 +34,7 @@ def physical_of(state: Services) -> dict[str, Physical]:
     """Per shared device (and each name its shares are advertised as), its physical count over
     the nodes (app.domain.gpu_sharing), made again only when a row changed."""
     store = state.cluster.store
-    memo = RenderCaches.get().known.at((store.rows_version, store.pending_version))
+    memo = RenderCaches.get().grids.at(store.rows_version)  # rows alone decide it
     found = memo.get("physical")
     if found is None:
         rows = store.overview_rows()[0]
