@@ -1,6 +1,6 @@
 """Helpers the tests share (not fixtures: those are in the conftest modules): waiting for a
-condition or a served process, the checkout's root, and the Flask test client that speaks
-HTTPS and carries the CSRF token a dashboard page would."""
+condition or a served process, the checkout's root, the Flask test client that speaks HTTPS and
+carries the CSRF token a dashboard page would, and a page it gets, parsed."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bs4 import BeautifulSoup
 from flask.testing import FlaskClient
 from werkzeug.datastructures import Headers
 
@@ -54,6 +55,13 @@ def browser(app: Any) -> Browser:
     with client.session_transaction(base_url="https://localhost") as session:
         session["csrf"] = CSRF
     return client
+
+
+def page(client: Any, url: str) -> BeautifulSoup:
+    """The page at ``url``, answered 200 (else the start of what came instead), parsed."""
+    response = client.get(url)
+    assert response.status_code == 200, response.get_data(as_text=True)[:500]
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
 
 
 def eventually(check: Callable[[], Any], timeout: float = 15.0, interval: float = 0.1) -> Any:

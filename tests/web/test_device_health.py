@@ -3,17 +3,10 @@ KEP-4680) is marked on its panel and among the holders on a Pending card."""
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup
-
 from tests import builders
+from tests.helpers import page
 
 GPU = "nvidia.com/gpu"
-
-
-def page(client, url: str) -> BeautifulSoup:
-    answer = client.get(url)
-    assert answer.status_code == 200
-    return BeautifulSoup(answer.get_data(as_text=True), "html.parser")
 
 
 def sick_pod(cluster, name: str, node: str, gpus: int, unhealthy: list[str]) -> None:

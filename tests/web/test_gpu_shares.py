@@ -6,16 +6,10 @@ device plugin and GPU feature discovery write (app/domain/gpu_sharing.py)."""
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup
+from tests.helpers import page
 
 GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"
-
-
-def page(client, url: str) -> BeautifulSoup:
-    answer = client.get(url)
-    assert answer.status_code == 200
-    return BeautifulSoup(answer.get_data(as_text=True), "html.parser")
 
 
 def plugin_labels(count: int, replicas: int, strategy: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ from bs4 import BeautifulSoup
 from app.domain.usage_mapping import DCGM, SEPARATOR
 from app.usage.poller import UsageUnavailable
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, families, holders_from_pods
-from tests.helpers import browser
+from tests.helpers import browser, page
 
 GPU = "nvidia.com/gpu"
 PROMETHEUS = {"prometheus_url": "http://prometheus.monitoring:9090"}
@@ -97,12 +97,6 @@ def gpu_cluster(cluster, source):
 def polled(app):
     app.extensions["extres"].usage.poll()
     return app
-
-
-def page(client, url) -> BeautifulSoup:
-    response = client.get(url)
-    assert response.status_code == 200, response.get_data(as_text=True)[:500]
-    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
 
 
 def test_without_prometheus_no_page_shows_usage(client, gpu_cluster):

@@ -4,20 +4,12 @@ and a node page shows its conditions besides Ready."""
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup
-
 from app.domain.pod_details import Claim, Condition, Event, PodDetails
 from app.kube.api.errors import NotFound, Unavailable
-from tests.helpers import browser
+from tests.helpers import browser, page
 
 D = "example.com/dongle"
 WAITED = "0/3 nodes are available: 3 Insufficient example.com/dongle. preemption: 0/3 nodes are available."
-
-
-def page(client, url) -> BeautifulSoup:
-    response = client.get(url)
-    assert response.status_code == 200, response.get_data(as_text=True)[:400]
-    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
 
 
 def test_the_panel_says_who_owns_the_pod_what_it_asks_and_why_it_waited(client, cluster):

@@ -4,15 +4,9 @@ of a few sizes fit now."""
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup
+from tests.helpers import page
 
 GPU = "nvidia.com/gpu"
-
-
-def page(client, url: str) -> BeautifulSoup:
-    answer = client.get(url)
-    assert answer.status_code == 200
-    return BeautifulSoup(answer.get_data(as_text=True), "html.parser")
 
 
 def test_the_strip_says_what_a_job_can_use_now_beside_the_arithmetic(client, cluster):

@@ -5,16 +5,10 @@ caught up is not called unhealthy."""
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup
+from tests.helpers import page
 
 GPU = "nvidia.com/gpu"
 D = "example.com/dongle"
-
-
-def page(client, url: str) -> BeautifulSoup:
-    answer = client.get(url)
-    assert answer.status_code == 200
-    return BeautifulSoup(answer.get_data(as_text=True), "html.parser")
 
 
 def test_a_lost_gpu_reads_unhealthy_since_first_seen_and_clears_when_it_returns(client, cluster):
