@@ -140,3 +140,57 @@
     if (event.detail && event.detail.boosted) fold();
   });
 })();
+
+// States said once, when they change: a banner or a usage line carries [data-announce] (what to
+// say when it comes) and maybe [data-announce-end] (what to say when it goes). After a live
+// poll's swap the states now shown are compared with those before it, and only the difference is
+// said in the page's one live region (#announce): an age that ticks inside them is never heard.
+// A page that arrives (a load, a boosted navigation) says nothing of them: it is read as a page.
+(function () {
+  "use strict";
+  var shown = null;
+  function current() {
+    var states = {};
+    document.querySelectorAll("[data-announce]").forEach(function (e) {
+      var said = e.getAttribute("data-announce");
+      if (said) states[said] = e.getAttribute("data-announce-end") || "";
+    });
+    return states;
+  }
+  var timer = null;
+  function compare() {
+    timer = null;
+    var now = current();
+    var words = [];
+    if (shown) {
+      Object.keys(now).forEach(function (said) {
+        if (!(said in shown)) words.push(said);
+      });
+      Object.keys(shown).forEach(function (said) {
+        if (!(said in now) && shown[said] && words.indexOf(shown[said]) < 0) words.push(shown[said]);
+      });
+    }
+    shown = now;
+    var region = document.getElementById("announce");
+    if (words.length && region) {
+      region.textContent = "";
+      window.setTimeout(function () {
+        region.textContent = words.join(" ");
+      }, 100);
+    }
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    shown = current();
+  });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (event.detail && event.detail.boosted) {
+      shown = current();
+      return;
+    }
+    if (timer === null) timer = window.setTimeout(compare, 50); // a poll and its out-of-band parts
+  });
+  document.addEventListener("htmx:historyRestore", function () {
+    shown = null; // Back or Forward: the page that comes is read as a page
+    window.setTimeout(compare, 50);
+  });
+})();

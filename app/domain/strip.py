@@ -55,3 +55,18 @@ def strip(totals: Totals, waiting: Mapping[str, int], dra: bool) -> list[Entry]:
             )
         )
     return out
+
+
+def shown_first(entries: list[Entry], chosen: Iterable[str], room: int) -> tuple[list[Entry], list[Entry]]:
+    """The entries a first screen shows (at most ``room``) and the rest: the resources the reader
+    chose first, then those that ask for attention (pods waiting, over-committed, unhealthy
+    devices), then the others, each group by name."""
+    picked = set(chosen)
+
+    def rank(e: Entry) -> tuple[int, str]:
+        if e.resource in picked:
+            return 0, e.resource
+        return (1 if e.waiting or e.over or e.unavailable else 2), e.resource
+
+    ordered = sorted(entries, key=rank)
+    return ordered[:room], ordered[room:]

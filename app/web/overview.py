@@ -14,6 +14,7 @@ from app.domain.names import unknown_resource
 from app.domain.overview import HEAT_BANDS, Filters, NodeRow, build_grid, heat_band, without_dra
 from app.domain.overview_query import parse_query
 from app.domain.ownership import served_on_row, sources
+from app.domain.strip import shown_first
 from app.web.export import UNTIL_COUNTED, csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg, typed
 from app.web.paging import paginate
@@ -35,6 +36,7 @@ def filter_args(args) -> dict[str, list[str]]:
 
 
 PAGE_SIZE = 100  # rows a page, with one resource's columns; fewer with more (see rows_per_page)
+STRIP_OPEN = 3  # resources totalled on the first screen; the others fold (the grid's last row has all)
 
 
 def rows_per_page(resources: int) -> int:
@@ -87,16 +89,26 @@ def index() -> str | Response:
     rows, page, pages = paginate(grid.rows, rows_per_page(len(grid.resources)))
     compact = request.args.get("view") == "compact"  # free and a bar per resource
     table = _table(grid, filters, rows, page, compact, memo)
-    state = Services.get()
-    strip = summary_strip(state, viewer().may_read_devices)
-    said = {"grid": grid, "rows": rows, "table": table, "strip": strip, "page": page, "pages": pages}
-    # where lost capacity is unhealthy devices; what a job can use; physical devices behind shares
-    said["plugins"] = frozenset(s.resource for s in strip if state.device_plugins.owns(s.resource))
-    said["room"] = room_of(state, [s.resource for s in strip if s.allocatable])
-    said["physical"] = physical_of(state)
+    said = {"grid": grid, "rows": rows, "table": table, "page": page, "pages": pages, **_strip(filters)}
     return page_or_fragment(
         "grid", "overview/_grid.html", "overview/index.html", **said, **_asked(filters, errors)
     )
+
+
+def _strip(filters: Filters) -> dict[str, object]:
+    """The totals strip: the entries on the first screen and the folded rest; where lost capacity
+    is unhealthy devices; what a job can use; physical devices behind shares."""
+    state = Services.get()
+    strip = summary_strip(state, viewer().may_read_devices)
+    shown, more = shown_first(strip, filters.resources, STRIP_OPEN)
+    return {
+        "strip": shown,
+        "strip_more": more,
+        "strip_names": frozenset(s.resource for s in strip),
+        "plugins": frozenset(s.resource for s in strip if state.device_plugins.owns(s.resource)),
+        "room": room_of(state, [s.resource for s in strip if s.allocatable]),
+        "physical": physical_of(state),
+    }
 
 
 def _asked(filters: Filters, errors: dict[str, str]) -> dict[str, object]:

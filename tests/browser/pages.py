@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 import axe_playwright_python
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, expect
 
 from tests.helpers import repo_root
 
@@ -57,3 +57,67 @@ def violations_here(page, axe: str) -> list[str]:
         "async () => (await axe.run(document, {rules: {'target-size': {enabled: true}}})).violations"
     )
     return [f"{v['id']} ({v['impact']}): {v['nodes'][0]['target']} {v['help']}" for v in found]
+
+
+# What a screen reader would hear of a page's live regions (role status, alert or log, output,
+# aria-live other than off): each change of a region's text, recorded as it happens. A region
+# that arrives with text in it counts as said too.
+LIVE_RECORDER = """
+(() => {
+  const LIVE = '[role=status], [role=alert], [role=log], output, [aria-live]:not([aria-live=off])';
+  window.__said = [];
+  const last = new Map();
+  const words = (region) => (region.textContent || '').replace(/\\s+/g, ' ').trim();
+  const note = (region) => {
+    const text = words(region);
+    if (last.get(region) === text) return;
+    last.set(region, text);
+    if (text) window.__said.push(text);
+  };
+  const start = () => {
+    document.querySelectorAll(LIVE).forEach((r) => last.set(r, words(r)));
+    new MutationObserver((changes) => {
+      for (const c of changes) {
+        const node = c.target.nodeType === 1 ? c.target : c.target.parentElement;
+        const regions = new Set();
+        const inside = node && node.closest(LIVE);
+        if (inside) regions.add(inside);
+        for (const added of c.addedNodes) {
+          if (added.nodeType !== 1) continue;
+          if (added.matches(LIVE)) regions.add(added);
+          added.querySelectorAll(LIVE).forEach((r) => regions.add(r));
+        }
+        regions.forEach(note);
+      }
+    }).observe(document.documentElement, {subtree: true, childList: true, characterData: true});
+  };
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();
+"""
+
+
+def record_live_regions(page: Page) -> None:
+    """From the page's next load on, record what its live regions say (``said``)."""
+    page.add_init_script(LIVE_RECORDER)
+
+
+def said_since_load(page: Page) -> list[str]:
+    return list(page.evaluate("window.__said || []"))
+
+
+def first_row_top(browser, url: str, width: int, height: int) -> float:
+    """Where the overview's first node row (a card on a phone) starts, in px from the top."""
+    context = browser.new_context(
+        viewport={"width": width, "height": height}, has_touch=width < 600, is_mobile=width < 600
+    )
+    try:
+        page = context.new_page()
+        page.goto(url)
+        first = page.locator("#grid tbody tr[data-node]").first
+        expect(first).to_be_visible()
+        box = first.bounding_box()
+        assert box is not None
+        return box["y"]
+    finally:
+        context.close()

@@ -21,7 +21,15 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from extres_demo import testenv
-from tests.browser.pages import DOCS, axe_context, open_page, violations_here
+from tests.browser.pages import (
+    DOCS,
+    axe_context,
+    first_row_top,
+    open_page,
+    record_live_regions,
+    said_since_load,
+    violations_here,
+)
 from tests.browser.test_walk import tabs_to_content
 from tests.helpers import wait_until_serving
 
@@ -107,6 +115,55 @@ def said(page: Page, walk: list[str], action: str) -> None:
 
 def nginx_card(page: Page):
     return page.locator('article[data-pod^="default/nginx-deployment-"]')
+
+
+UNTOUCHED = (
+    "/",
+    "/heat",
+    "/pending/",
+    "/workloads/",
+    "/devices/",
+    "/idle/",
+    "/history/",
+    "/plan/",
+    "/changes/bulk",
+    "/nodes/demo-node-3",  # GPUs, their usage
+    "/nodes/demo-node-1",  # no GPU
+)
+
+
+def test_the_overview_opens_on_its_nodes_and_an_untouched_page_says_nothing(browser, demo):
+    """The demo unfiltered, as the README shows it: the first node row in the top 400 px of a
+    desktop and the first node card on a phone's first screen (no inner scroll box, no header
+    cards). Then every page left open for 30 s, each in its own tab, with what its live regions
+    say recorded as a screen reader would hear them: nothing (ages tick, polls swap, no state
+    changes)."""
+    desktop = first_row_top(browser, demo.url + "/", 1440, 900)
+    phone = first_row_top(browser, demo.url + "/", 390, 844)
+    print(f"\nfirst node row at y = {desktop:.0f} of 900 (desktop), {phone:.0f} of 844 (phone)")
+    assert desktop < 400 and phone + 60 < 844, (desktop, phone)
+
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        tabs = []
+        for path in UNTOUCHED:
+            page = context.new_page()
+            record_live_regions(page)
+            page.goto(demo.url + path)
+            tabs.append((path, page))
+        assert all(page.evaluate("document.visibilityState") == "visible" for _, page in tabs)
+        tabs[0][1].wait_for_timeout(30_000)
+        heard = {path: said_since_load(page) for path, page in tabs}
+        polled = tabs[0][1].evaluate("document.querySelector('#grid[data-poll]') !== null")
+        print("\nlive regions of untouched pages over 30 s:")
+        for path, said in heard.items():
+            print(f"  {path:28s} {len(said)} announcement(s) {said[:3]}")
+        assert polled and heard == {path: [] for path in UNTOUCHED}
+        probe = tabs[0][1]  # the recorder hears what a region says: a word put in #announce
+        probe.evaluate("document.getElementById('announce').textContent = 'heard'")
+        assert said_since_load(probe) == ["heard"]
+    finally:
+        context.close()
 
 
 def test_the_readme_demo_step_by_step(browser, demo, axe):

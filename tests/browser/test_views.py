@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from bench.load import seed
 from extres_demo import testenv
-from tests.browser.pages import DOCS, open_page
+from tests.browser.pages import DOCS, first_row_top, open_page
 from tests.helpers import eventually
 from tests.kube_helpers import create_node, kubelet_standin, own_resource, workload
 from tests.serving import Server
@@ -191,6 +191,25 @@ def test_no_page_is_wider_than_a_phone_except_inside_its_table_boxes(browser, se
             assert all(label and focusable == 0 and cue for label, focusable, cue in boxes), (path, boxes)
             scrolling += len(boxes)
         assert scrolling  # the grid at least
+    finally:
+        context.close()
+
+
+def test_the_overview_opens_on_its_nodes_with_the_whole_test_cluster(browser, server, held):
+    """Unfiltered, over every node and resource the test cluster holds by now (many more than the
+    demo's): the first node row in the top 400 px of a desktop, the first node card inside a
+    phone's first screen, no inner scroll box and no header cards on the phone."""
+    desktop = first_row_top(browser, server.url + "/", 1440, 900)
+    phone = first_row_top(browser, server.url + "/", 390, 844)
+    print(f"\nfirst node row at y = {desktop:.0f} of 900 (desktop), {phone:.0f} of 844 (phone)")
+    assert desktop < 400 and phone + 60 < 844, (desktop, phone)
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.goto(server.url + "/")
+        box = page.locator(".grid-box")
+        assert box.evaluate("e => getComputedStyle(e).overflowY") == "visible"
+        assert page.locator("table.grid thead").evaluate("e => e.getBoundingClientRect().right") < 0
     finally:
         context.close()
 
