@@ -36,13 +36,21 @@
     selection: "paused while text is selected",
     edited: "paused: a form here has values not yet saved",
   };
+  // the words beside the region change; a pause and a resume are said once in the page's live
+  // region (the words are no live region: a poll that brings them anew would say them again)
   function say(region, why) {
     var states = region.querySelectorAll("[data-poll-state]");
+    var text = why ? SAID[why] || "paused" : "live";
+    var changed = false;
     for (var i = 0; i < states.length; i++) {
-      var text = why ? SAID[why] || "paused" : "live";
-      if (states[i].textContent !== text) states[i].textContent = text;
+      if (states[i].textContent !== text) {
+        states[i].textContent = text;
+        changed = true;
+      }
       states[i].setAttribute("data-paused", why ? "true" : "false");
     }
+    var announce = document.getElementById("announce");
+    if (changed && announce) announce.textContent = why ? "Updates " + text + "." : "Updates live again.";
   }
   document.addEventListener("htmx:beforeRequest", function (event) {
     var region = event.detail.elt;

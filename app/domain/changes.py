@@ -143,6 +143,18 @@ def validate_set(
     return resource, count, want
 
 
+def moved(resource: str, node: str, expected: int | None, now: int | None) -> str:
+    """What a change refused because the value moved since the form was read says."""
+    return (
+        f"{resource} on {node} changed since you loaded it: you saw {_shown(expected)}, it is now "
+        f"{_shown(now)}. Nothing was changed; review and try again."
+    )
+
+
+def _shown(value: int | None) -> str:
+    return "absent" if value is None else str(value)
+
+
 def capacity_path(resource: str) -> str:
     return "/status/capacity/" + escape_json_pointer(resource)
 

@@ -31,14 +31,16 @@ def login_form() -> str:
 
 
 @bp.post("/login")
-def login() -> Response | tuple[str, int]:
-    """Check the pasted token (``_verified``); sign in, or say why not and change nothing."""
+def login() -> Response | tuple[str, int, dict[str, str]]:
+    """Check the pasted token (``_verified``); sign in, or say why not and change nothing (the
+    refusal's history entry is the sign-in form's GET URL: Back, Forward, Reload never re-send)."""
     token = request.form.get("token", "").strip()
     target = safe_next(request.form.get("next"))
     verified, error, status = _verified(token)
     if verified is None:
         audit.record("sign_in_refused", security.who(), reason=error, status=status)
-        return render_template("auth/login.html", error=error, next=target), status
+        again = {"HX-Push-Url": url_for("auth.login_form", next=target)}
+        return render_template("auth/login.html", error=error, next=target), status, again
     current_app.extensions["extres_tokens"].sign_in(session, token)
     base = security.who()  # the session is not yet this user's: name them as the API server did
     audit.record("signed_in", audit.Who(verified.user, verified.groups, base.client, base.request_id))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urlencode
 
 from flask import abort, request, url_for
 from werkzeug.wrappers import Response
@@ -32,8 +33,25 @@ RESULTS_PAGE = 100  # per-node outcomes per page
 
 # ---- many nodes -----------------------------------------------------------------
 @bp.get("/bulk")
-def bulk() -> str:
+def bulk():
+    if request.args.get("check") == "1":  # a preview's or an apply's refusal, again (Back, Reload)
+        try:
+            _parse_bulk(request.args)
+        except ChangeError as exc:
+            return _bulk_form(exc.errors, request.args, 422)
     return _bulk_form({}, request.args)
+
+
+AGAIN_MOST = 2000  # characters of a refused form's URL (its history entry); longer, none is made
+
+
+def _refused(errors: dict[str, str], form):
+    """The form again with why, at a GET URL of its own whose answer is this one again (a longer
+    form, many nodes chosen, makes no history entry: Reload shows the empty form)."""
+    values = [(k, v) for k, v in form.items(multi=True) if k != "csrf_token"]
+    url = url_for("bulk.bulk") + "?" + urlencode([*values, ("check", "1")])
+    html, status = _bulk_form(errors, form, 422)
+    return html, status, {"HX-Push-Url": url if len(url) <= AGAIN_MOST else "false"}
 
 
 CHOICES = 50  # nodes offered as checkboxes at once: the search narrows them, never all 5,000
@@ -108,7 +126,7 @@ def bulk_preview():
     try:
         action, resource, count, targets = _parse_bulk(request.form)
     except ChangeError as exc:
-        return _bulk_form(exc.errors, request.form, 422)
+        return _refused(exc.errors, request.form)
     planned = [(n.name, n.capacity.get(resource)) for n in targets]
     return _start_job(action, resource, count, planned, dry_run=True)
 
@@ -119,12 +137,12 @@ def bulk_apply():
     try:
         action, resource, count, targets = _parse_bulk(form)
     except ChangeError as exc:
-        return _bulk_form(exc.errors, form, 422)
+        return _refused(exc.errors, form)
     planned = []
     for node in targets:
         expected, msg = validate_expected(form.get(f"expected-{node.name}"))
         if msg:
-            return _bulk_form({"nodes": f"{node.name}: {msg}"}, form, 422)
+            return _refused({"nodes": f"{node.name}: {msg}"}, form)
         planned.append((node.name, expected))
     return _start_job(action, resource, count, planned)
 

@@ -15,6 +15,7 @@ from app.domain.changes import (
     ChangeError,
     Impact,
     impact,
+    moved,
     validate_remove,
     validate_resource,
     validate_set,
@@ -23,7 +24,7 @@ from app.domain.names import is_dns_label, is_dns_subdomain
 from app.kube.api.writer import NodeWriter, Outcome
 from app.kube.wire.projections import NodeView
 from app.web import security
-from app.web.hx import NODES_AND_PODS, Page, redirect
+from app.web.hx import NODES_AND_PODS, Page, redirect, typed
 from app.web.security import identity
 from app.web.services import Services
 from app.web.write_guards import guarded
@@ -65,20 +66,23 @@ def current_amount(node: NodeView, resource: str) -> str:
 
 
 def _finish(node: str, outcome: Outcome) -> Response | tuple[str, int]:
+    """Written: the node page says what changed. Refused by the API server: why (its history
+    entry, set by the caller, is the form it came from, to fix and send again)."""
     if outcome.ok:
         flash(f"{node}: {outcome.message}.", "ok")
         return redirect(url_for("nodes.detail", name=node), code=303)
-    status = outcome.status
-    return (
-        render_template("changes/failed.html", node=node, outcome=outcome),
-        status,
-    )
+    return render_template("changes/failed.html", node=node, outcome=outcome), outcome.status
 
 
 # ---- one node -----------------------------------------------------------------
+SET_FIELDS = ("resource", "quantity", "expected")
+
+
 @bp.get("/nodes/<name>/resources/new")
-def new(name: str) -> str:
+def new(name: str) -> str | tuple[str, int]:
     node = _node_or_404(name)
+    if request.args.get("check") == "1":  # a Save's answer, again: Back, Forward or Reload to it
+        return _answer(node, typed(*SET_FIELDS))
     resource = request.args.get("resource", "")
     return render_template(
         "changes/set.html",
@@ -104,56 +108,86 @@ def _prompted_by(key: str, resource: str) -> dict[str, object] | None:
 
 
 @bp.post("/nodes/<name>/resources")
-def set_resource(name: str) -> Response | tuple[str, int]:
+def set_resource(name: str) -> Response | tuple[str, int, dict[str, str]]:
+    """A Save: written, and the node page; else the form again with why, at a GET URL of its own
+    (``HX-Push-Url``: the form's values and ``check=1``), whose answer is this one again."""
     node = _node_or_404(name)
-    typed = {k: request.form.get(k, "") for k in ("resource", "quantity", "expected")}
+    values = {k: request.form.get(k, "") for k in SET_FIELDS}
+    answer = _save(node, values, confirmed=request.form.get("confirm") == "over-commit")
+    if isinstance(answer, Response):
+        return answer
+    return *answer, {"HX-Push-Url": _again(name, values)}
+
+
+def _save(node: NodeView, values: dict[str, str], confirmed: bool) -> Response | tuple[str, int]:
+    """Validated, asked first where the operator should see something, then written."""
     try:
-        resource, count, expected = _validated_set(name, typed)
+        resource, count, expected = _validated_set(node.name, values)
     except ChangeError as exc:
-        return _set_form(node, typed, errors=exc.errors, status=422)
-    confirmed = request.form.get("confirm") == "over-commit"
-    if (first := _ask_first(node, {**typed, "resource": resource}, count, expected, confirmed)) is not None:
+        return _set_form(node, values, errors=exc.errors, status=422)
+    first = _ask_first(node, {**values, "resource": resource}, count, expected, confirmed)
+    if first is not None:
         return first
-    outcome = writer().set(name, resource, count, expected, actor())
+    outcome = writer().set(node.name, resource, count, expected, actor())
     if outcome.status == 409:
-        return _changed_meanwhile(node, typed, outcome)
-    return _finish(name, outcome)
+        return _changed_meanwhile(node, values, outcome.old, outcome.message)
+    return _finish(node.name, outcome)
 
 
-def _validated_set(name: str, typed: dict[str, str]) -> tuple[str, int, int | None]:
+def _again(name: str, values: dict[str, str]) -> str:
+    """The GET URL whose answer is a Save's answer to ``values`` (its history entry)."""
+    r, q, e = (values[k] for k in SET_FIELDS)
+    return url_for("changes.new", name=name, resource=r, quantity=q, expected=e, check="1")
+
+
+def _answer(node: NodeView, values: dict[str, str]) -> tuple[str, int]:
+    """What a Save of ``values`` answers without writing, decided on the node as now known: the
+    refusal, the notice, the conflict or the over-commitment to confirm; else the form, filled."""
+    try:
+        resource, count, expected = _validated_set(node.name, values)
+    except ChangeError as exc:
+        return _set_form(node, values, errors=exc.errors, status=422)
+    now = node.capacity.get(resource)
+    if expected is not None and now != expected:
+        return _changed_meanwhile(node, values, now, moved(resource, node.name, expected, now))
+    first = _ask_first(node, {**values, "resource": resource}, count, expected, False)
+    return first or _set_form(node, values)
+
+
+def _validated_set(name: str, values: dict[str, str]) -> tuple[str, int, int | None]:
     """The set form's resource, count and expected value; ChangeError naming each bad field."""
     return validate_set(
-        *typed.values(),
+        *values.values(),
         maximum=Services.get().settings.max_quantity,
         owner=lambda r: Services.get().read_only(r, name),  # as the scheduler sees it on this node
     )
 
 
 def _ask_first(
-    node: NodeView, typed: dict[str, str], count: int, expected: int | None, confirmed: bool
+    node: NodeView, values: dict[str, str], count: int, expected: int | None, confirmed: bool
 ) -> tuple[str, int] | None:
     """The form again, with nothing written, when the operator should see something first: the
     add form names a resource the node already advertises (a change from its current value,
     not a conflict), or a decrease that pods here already exceed (said, and confirmed)."""
-    resource = typed["resource"]
+    resource = values["resource"]
     if expected is None and resource in node.capacity:
         current = node.capacity[resource]
         notice = (
             f"{node.name} already advertises {resource}: currently {current}. Save to change it to {count}."
         )
-        return _set_form(node, {**typed, "expected": str(current)}, notice=notice)
+        return _set_form(node, {**values, "expected": str(current)}, notice=notice)
     if expected is not None and count < expected and not confirmed:
         cut = node_impact(node.name, resource, count)
         if cut.over:
-            return _set_form(node, typed, impact=cut)
+            return _set_form(node, values, impact=cut)
     return None
 
 
-def _changed_meanwhile(node: NodeView, typed: dict[str, str], outcome: Outcome) -> tuple[str, int]:
+def _changed_meanwhile(node: NodeView, values: dict[str, str], now: int | None, msg: str) -> tuple[str, int]:
     """Changed by someone else since the page was read: the typed values stay, with what is there
     now as the expected value, so a second Save is a decision made on the new value."""
-    now = "" if outcome.old is None else str(outcome.old)
-    return _set_form(node, {**typed, "expected": now}, errors={"expected": outcome.message}, status=409)
+    shown = "" if now is None else str(now)
+    return _set_form(node, {**values, "expected": shown}, errors={"expected": msg}, status=409)
 
 
 def _set_form(
@@ -186,8 +220,8 @@ def confirm_remove(name: str) -> str | Response:
     if msg := validate_resource(resource, lambda r: state.read_only(r, name)):
         abort(422, description=msg)
     if resource not in node.capacity:
-        # Back or Reload after the remove, or someone else's: the node page says how it is now
-        flash(f"{resource} is not advertised on {name} (any more); nothing to remove.", "ok")
+        # Forward or Reload after the remove, or someone else's: the node page says how it is now
+        flash(f"{name} does not advertise {resource}: nothing is left to remove.", "info")
         return redirect(url_for("nodes.detail", name=name), code=303)
     return render_template(
         "changes/remove.html", node=node, resource=resource, impact=node_impact(name, resource, None)
@@ -195,7 +229,7 @@ def confirm_remove(name: str) -> str | Response:
 
 
 @bp.post("/nodes/<name>/resources/remove")
-def remove_resource(name: str) -> Response | tuple[str, int]:
+def remove_resource(name: str) -> Response | tuple[str, int, dict[str, str]]:
     node = _node_or_404(name)
     form = request.form
     try:
@@ -206,4 +240,6 @@ def remove_resource(name: str) -> Response | tuple[str, int]:
         abort(
             422, description=" ".join([*exc.errors.values(), current_amount(node, form.get("resource", ""))])
         )
-    return _finish(name, writer().remove(name, resource, expected, actor()))
+    answer = _finish(name, writer().remove(name, resource, expected, actor()))
+    again = {"HX-Push-Url": url_for("changes.confirm_remove", name=name, resource=resource)}
+    return answer if isinstance(answer, Response) else (*answer, again)

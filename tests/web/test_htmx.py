@@ -158,7 +158,7 @@ def test_back_to_a_page_htmx_no_longer_holds_gets_a_whole_page_never_an_empty_an
     assert client.get(url).status_code == 303  # Reload while the restore is on its way: said again
     page = client.get("/nodes/n1", headers=RESTORE)
     assert page.status_code == 200 and b"<html" in page.get_data()  # the page, not a fragment
-    assert page.get_data(as_text=True).count("nothing to remove") == 1  # the same words, once
-    assert b"nothing to remove" not in client.get("/nodes/n1").get_data()  # shown once, then gone
+    assert page.get_data(as_text=True).count("nothing is left to remove") == 1  # the same words, once
+    assert b"nothing is left to remove" not in client.get("/nodes/n1").get_data()  # shown once, then gone
     fragment = client.get(url, headers=POLL)  # a fragment request still navigates through htmx
     assert fragment.status_code == 204 and fragment.headers["HX-Redirect"] == "/nodes/n1"

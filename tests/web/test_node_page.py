@@ -109,7 +109,7 @@ def test_back_or_reload_of_a_remove_confirmation_after_the_remove_lands_on_the_n
     resp = client.get(f"/changes/nodes/n1/resources/remove?resource={D}")
     assert resp.status_code == 303 and resp.headers["Location"].endswith("/nodes/n1")
     page = BeautifulSoup(client.get("/nodes/n1").get_data(as_text=True), "html.parser")
-    assert f"{D} is not advertised on n1 (any more)" in page.get_text()
+    assert f"n1 does not advertise {D}: nothing is left to remove." in page.get_text()
 
 
 def test_a_shared_change_link_on_a_read_only_dashboard_says_changes_are_off(make_app, cluster):

@@ -199,11 +199,7 @@ class NodeWriter:
             raw = ((node.get("status") or {}).get("capacity") or {}).get(resource)
             old = _count(raw)
             if old != expected:
-                raise Conflict(
-                    f"{resource} on {name} changed since you loaded it: you saw "
-                    f"{_show(expected)}, it is now {_show(old)}. Nothing was changed; review and try again.",
-                    reason=Conflict.MOVED,
-                )
+                raise Conflict(changes.moved(resource, name, expected, old), reason=Conflict.MOVED)
             meta = node.get("metadata") or {}
             annotations = meta.get("annotations")
             rv = str(meta.get("resourceVersion", ""))
