@@ -38,7 +38,7 @@ def bulk():
         try:
             _parse_bulk(request.args)
         except ChangeError as exc:
-            return _bulk_form(exc.errors, request.args, 422)
+            return _bulk_form(exc.errors, request.args)  # a 200: htmx's history restore swaps no 4xx
     return _bulk_form({}, request.args)
 
 

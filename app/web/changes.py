@@ -79,10 +79,10 @@ SET_FIELDS = ("resource", "quantity", "expected")
 
 
 @bp.get("/nodes/<name>/resources/new")
-def new(name: str) -> str | tuple[str, int]:
+def new(name: str) -> str:
     node = _node_or_404(name)
     if request.args.get("check") == "1":  # a Save's answer, again: Back, Forward or Reload to it
-        return _answer(node, typed(*SET_FIELDS))
+        return _answer(node, typed(*SET_FIELDS))[0]  # as a 200: htmx's history restore swaps no 4xx
     resource = request.args.get("resource", "")
     return render_template(
         "changes/set.html",

@@ -227,6 +227,8 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
         "over-committed by 2", timeout=SLOW
     )  # once the stand-in has cleared allocatable, as the kubelet would
     expect(page.locator(f'tr[data-resource="{W}"] td.bar')).not_to_contain_text("%")
+    over_bar = page.locator(f'tr[data-resource="{W}"] td.bar .meter.over')  # hatched, not a full bar
+    assert "repeating-linear-gradient" in over_bar.evaluate("e => getComputedStyle(e).backgroundImage")
     shot(page, "demo-4-node")
     page.goto(demo.url + "/")
     expect(page.locator(f'.strip li[data-resource="{W}"] [data-field="over"]')).to_contain_text(

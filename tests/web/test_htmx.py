@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bs4 import BeautifulSoup
 from flask import Blueprint
 
 from app.web.hx import POLL_MARK
@@ -162,3 +163,16 @@ def test_back_to_a_page_htmx_no_longer_holds_gets_a_whole_page_never_an_empty_an
     assert b"nothing is left to remove" not in client.get("/nodes/n1").get_data()  # shown once, then gone
     fragment = client.get(url, headers=POLL)  # a fragment request still navigates through htmx
     assert fragment.status_code == 204 and fragment.headers["HX-Redirect"] == "/nodes/n1"
+
+
+def test_a_download_link_is_never_boosted(client, cluster):
+    """Links and forms inside live regions are boosted (they swap the page); a CSV or JSON
+    export among them would be swapped in as a page: each says hx-boost="false"."""
+    cluster.node("n1", {"example.com/dongle": "2"})
+    cluster.pod("a", "n1", {"example.com/dongle": "1"})
+    for url in ("/", "/workloads/"):
+        html = BeautifulSoup(client.get(url).get_data(as_text=True), "html.parser")
+        exports = [
+            a for a in html.select("main a[href]") if a["href"].split("?")[0].endswith((".csv", ".json"))
+        ]
+        assert exports and all(a.get("hx-boost") == "false" for a in exports), url

@@ -175,7 +175,7 @@ def test_over_commitment_is_named_on_the_row_the_strip_the_totals_and_the_node_p
 
 def test_over_commitment_is_a_state_of_its_own_in_bar_strip_and_heat_map(client, cluster):
     """A node whose pods request more than it advertises (a capacity lowered under running pods):
-    its bar is in the warning state (never a full normal bar), the strip says "requested of" and by
+    its bar is a state of its own (never a full normal bar), the strip says "requested of" and by
     how much it is over, and the heat map counts it apart from the full nodes."""
     cluster.node("over", {R: "0"})
     cluster.node("full", {R: "2"})
@@ -183,9 +183,14 @@ def test_over_commitment_is_a_state_of_its_own_in_bar_strip_and_heat_map(client,
     cluster.pod("kept", "over", {R: "2"})
     cluster.pod("fills", "full", {R: "2"})
     soup = BeautifulSoup(client.get("/").get_data(as_text=True), "html.parser")
-    bars = {tr["data-node"]: tr.select_one("td.bar meter") for tr in soup.select("table.grid tbody tr")}
-    assert bars["over"].get("data-state") == "over" and bars["over"]["optimum"] == "0"
-    assert bars["over"]["value"] == bars["over"]["max"]  # past high, beside the optimum: the bad colour
+    bars = {
+        tr["data-node"]: tr.select_one("td.bar meter, td.bar .meter")
+        for tr in soup.select("table.grid tbody tr")
+    }
+    # over: a hatched bar of its own (static/extres.css), not a meter drawn like any full one
+    assert bars["over"].name == "span" and bars["over"].get("data-state") == "over"
+    assert "over" in bars["over"]["class"] and bars["over"]["aria-hidden"] == "true"
+    assert bars["full"].name == "meter" and bars["full"]["value"] == bars["full"]["max"]
     assert bars["full"].get("data-state") is None and bars["fine"].get("data-state") is None
     strip = soup.select_one(f'ul.strip li[data-resource="{R}"]')
     assert "4 requested of 6" in strip.get_text(" ", strip=True)
