@@ -166,6 +166,36 @@ def test_the_overview_opens_on_its_nodes_and_an_untouched_page_says_nothing(brow
         context.close()
 
 
+def test_a_phone_shows_the_figures_of_every_table_first(browser, demo):
+    """At 390 x 844, the tables whose figures matter (Idle GPUs, a node's GPUs and its pods, a
+    pod's extended resources, Queues when Kueue runs) are cards: the row's name, then its
+    figures, every one on screen; nothing scrolls sideways."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.goto(demo.url + "/idle/")
+        expect(page.locator("table.idle tbody tr").first).to_be_visible(timeout=SLOW)  # once usage is read
+        checked = []
+        for path in ("/idle/", "/nodes/demo-node-7", "/pods/default/notebook-0"):
+            page.goto(demo.url + path)
+            for table in page.locator("table.figures-first").all():
+                row = table.locator("tbody tr").first
+                figures = row.locator("td.num").all()
+                boxes = [f.bounding_box() for f in figures]
+                name = row.locator('th[scope="row"]').bounding_box()
+                assert figures and name is not None, path
+                assert all(b is not None and b["x"] >= 0 and b["x"] + b["width"] <= 390 for b in boxes), path
+                assert all(b["y"] > name["y"] for b in boxes if b), path  # under the row's name
+                others = [c.bounding_box() for c in row.locator("td:not(.num)").all()]
+                assert all(o["y"] >= max(b["y"] for b in boxes) for o in others if o), path  # figures first
+                checked.append(f"{path} {table.get_attribute('id') or table.get_attribute('class')}")
+            assert page.evaluate("document.documentElement.scrollWidth") <= 391, path
+        print("\nfigures first on a phone:\n  " + "\n  ".join(checked))
+        assert len(checked) >= 4
+    finally:
+        context.close()
+
+
 def test_the_readme_demo_step_by_step(browser, demo, axe):
     """The README's steps on the demo, its pictures taken on the way; the walk printed: after each
     action where focus is and what is said, then per page on a desktop and a phone axe's count,
