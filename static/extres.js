@@ -103,7 +103,7 @@
     if (!region) return;
     region.textContent = "";
     if (flash) {
-      var text = flash.textContent;
+      var text = flash.getAttribute("data-announce") || flash.textContent;
       // a refusal names what to fix: the first field's message with it (a conflict's "you saw
       // 4, it is now 6")
       var field = document.querySelector("#main .field-error:not(:empty)");

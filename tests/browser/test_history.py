@@ -125,10 +125,12 @@ def test_back_forward_and_reload_after_every_action(browser, server, nodes, core
     page.check(f'input[name="nodes"][value="{b}"]')
     page.click("text=Preview (dry run)")
     expect(page.locator(f'tr[data-node="{b}"] .result')).to_have_text("would change")
+    expect(page.locator("#announce")).to_have_text("Preview done: 1 ok, 0 failed.")  # said, once done
     steps.around("bulk preview", "would change")
     page.click("text=Apply to 1 node")
     expect(page.locator("main h1")).to_have_text("Results")
     expect(page.locator("#job")).to_have_attribute("data-done", "true", timeout=30_000)
+    expect(page.locator("#announce")).to_have_text("Change done: 1 ok, 0 failed.")
     steps.around("bulk apply", "Results", "would change")
     print("\n" + "\n".join(steps.lines))
     assert [p for p in w.problems if "status of 4" not in p] == []

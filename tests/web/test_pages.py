@@ -318,6 +318,10 @@ def test_an_unsynced_store_refused_by_rbac_names_the_right_and_invites_nothing(c
     assert "ClusterRole extres-viewer grants it" in text
     assert "Advertise one" not in text and "No extended resources" not in text
     assert "Nothing is known of the cluster yet" in text
+    # the nav never shows a count that is not known: no number, at load or after a poll
+    for html in (client.get("/"), client.get("/", headers={"HX-Request": "true", "HX-Target": "grid"})):
+        badge = soup(html).select_one("#pending-badge")
+        assert badge.has_attr("hidden") and badge.get_text(strip=True) == "", badge
 
 
 def test_errors_come_in_the_form_asked_for_and_refusals_are_timed_and_counted(make_app, two):
