@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from flask import Flask
+from markupsafe import Markup, escape
 
 from app.domain.quantity import format_amount
 
@@ -44,7 +45,15 @@ def counted(n: int, word: str, many: str = "") -> str:
     return f"{n:,} {word if n == 1 else many or word + 's'}"
 
 
+def breakable(name: str) -> Markup:
+    """A resource or node name that may wrap only after its dots and slashes (``example.com/<wbr>
+    dongle``), never inside a word."""
+    text = str(escape(name))
+    return Markup(text.replace("/", "/<wbr>").replace(".", ".<wbr>"))
+
+
 def register(app: Flask) -> None:
+    app.jinja_env.filters["breakable"] = breakable
     app.jinja_env.filters["counted"] = counted
     app.jinja_env.filters["amount"] = lambda value, resource="": format_amount(resource, int(value))
     app.jinja_env.filters["age"] = age
