@@ -50,7 +50,7 @@ def test_time_sliced_gpus_read_as_gpus_and_slots_and_the_scheduler_counts_slots(
     assert physical.select_one('[data-field="physical"]').get_text() == "2"
     assert "0 whole, 2 shared as 6 slots on 2 nodes" in physical.get_text()
     plan = soup(web, f"/plan/?requests={resource}%3D1&replicas=7")
-    assert "fits 6 more pods of this shape" in plan.get_text()  # What-if stays in slots
+    assert "Fits 6 more pods of this shape" in plan.get_text()  # What-if stays in slots
     for i in range(7):
         create_pod(core, f"{uid}-share-{i}", None, {resource: "1"})
 
