@@ -2,7 +2,8 @@
 touch): every page and the states an operator meets, each printed with axe's violations, the
 page's width against the screen, the Tab presses from load to the page's own content, and where
 focus and the live region are after an action (What-if's answer, a refused form, a bulk
-preview). Asserted: no violation, nothing wider than the screen outside a table's own box, the
+preview), and what the page's live regions said while it was read (nothing). Asserted: no
+violation, nothing wider than the screen outside a table's own box, the
 content within a few presses, What-if's answer on screen and focused, the bulk preview within a
 desktop's width."""
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.pages import axe_context, violations_here
+from tests.browser.pages import axe_context, record_live_regions, said_since_load, violations_here
 from tests.browser.test_views import held  # noqa: F401 - two nodes whose dongles pods hold
 
 VIEWPORTS = [pytest.param(1440, 900, id="desktop"), pytest.param(390, 844, id="phone")]
@@ -42,6 +43,7 @@ def test_the_walk_an_operator_takes(browser, server, held, axe, width, height): 
     resource, node, _ = held
     context = axe_context(browser, width)  # 390 x 844 with touch, or 1440 x 900
     page = context.new_page()
+    record_live_regions(page)  # what a screen reader hears while a page is only read
     pages = [
         "/",
         "/heat",
@@ -60,9 +62,12 @@ def test_the_walk_an_operator_takes(browser, server, held, axe, width, height): 
         for path in pages:
             page.goto(server.url + path)
             found, wide, tabs = report(page, axe)
+            heard = said_since_load(page)
             lines.append(
                 f"{path[:44]:45s} axe {len(found):2d}  width {wide:5d}/{width}  tabs to content {tabs:2d}"
+                f"  announced {len(heard)}"
             )
+            assert heard == [], (path, heard)  # Tab presses move focus, they say nothing
             problems += [f"{path}: {v}" for v in found]
             assert wide <= width + 1, (path, wide)
             assert tabs <= 8, (path, tabs)
@@ -90,12 +95,14 @@ def test_the_walk_an_operator_takes(browser, server, held, axe, width, height): 
         page.check(f'input[name="nodes"][value="{node}"]')
         page.click("text=Preview (dry run)")
         expect(page.locator(f'table.outcomes tr[data-node="{node}"]')).to_be_visible()
+        expect(page.locator("#announce")).to_contain_text("Preview done")  # its outcome, said
+        said = page.locator("#announce").inner_text()
         found, wide, _ = report(page, axe)
         problems += [f"bulk preview: {v}" for v in found]
         cancel = page.locator("#job a", has_text="Cancel").bounding_box()
         lines.append(
             f"{'bulk preview':45s} axe {len(found):2d}  width {wide:5d}/{width}  "
-            f"Cancel {cancel['height']:.0f} px high"
+            f"Cancel {cancel['height']:.0f} px high; said: {said}"
         )
         assert wide <= width + 1 and cancel["height"] >= 24
         if width >= 1440:
