@@ -118,6 +118,13 @@ def first_row_top(browser, url: str, width: int, height: int) -> float:
         expect(first).to_be_visible()
         box = first.bounding_box()
         assert box is not None
+        parts = page.evaluate(
+            """() => ['header.top', 'main h1', 'form.filters', '#grid > .strip', '.strip-more',
+                      'p.summary', '#grid thead'].map(s => {
+                const e = document.querySelector(s); if (!e) return s + ' -';
+                const r = e.getBoundingClientRect(); return s + ' ' + Math.round(r.height); })"""
+        )
+        print(f"\n{width} px: first row at {box['y']:.0f}; heights: {', '.join(parts)}")
         return box["y"]
     finally:
         context.close()
