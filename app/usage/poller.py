@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
+from app import workers
 from app.domain.gpu_usage import Reading
 from app.domain.usage_mapping import Sample
 
@@ -70,21 +71,20 @@ class UsagePoller:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        """Start refreshing in the background, once however often it is called."""
+        """Start refreshing in the background (``app.workers``: the first at once, then every
+        ``refresh`` seconds), once however often it is called."""
         with self._lock:
             if self._thread is not None:
                 return
-            self._thread = threading.Thread(target=self._run, name="extres-usage", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.poll()
-            self._stop.wait(self.refresh)
+            now = threading.Event()
+            now.set()
+            self._thread = workers.every("usage", self.refresh, self.poll, self._stop, wake=now)
 
     def poll(self) -> None:
         """One refresh, its Reading swapped in whole; on failure the last Reading stays, with
-        the reason."""
+        the reason. No failure ends the refreshing: an unexpected one (the child could not be
+        started, its answer not read) is logged and said like any other, and the next round
+        comes as usual."""
         began = time.monotonic()
         try:
             reading = self.fetch()
@@ -94,6 +94,11 @@ class UsagePoller:
             log.log(
                 level, "usage refresh failed: %s%s", self._error, f" ({exc.detail})" if exc.detail else ""
             )
+            self.on_refresh(time.monotonic() - began, False)
+            return
+        except Exception:  # never ends the refreshing: pages would say "waiting" for ever
+            log.exception("usage refresh failed unexpectedly; the next round comes as usual")
+            self._error, self._tried = "the refresh failed in the dashboard (its log says why)", True
             self.on_refresh(time.monotonic() - began, False)
             return
         self._reading, self._error, self._tried = reading, "", True
