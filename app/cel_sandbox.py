@@ -10,7 +10,9 @@ so the next failure names the one pair that caused it: that pair is ``Unknown``,
 answered. Past ``MAX_RESTARTS`` in a minute, every pair is ``Unknown`` until the minute is over.
 
 The protocol: the parent writes a pickled request (its own data, read only by its own child);
-the child answers one JSON line per pair: ``true``, ``false`` or ``[expression, why]``.
+the child answers one JSON line per pair: ``true``, ``false`` or ``[expression, why, costly]``
+(``costly``: the runtime's budget stopped this evaluation, counted in the parent, whose metric
+``extres_selector_too_costly`` says so, as it does for an evaluation in the worker).
 ``bench/cel_sandbox.py`` measures its cost against evaluating in the worker.
 """
 
@@ -165,7 +167,9 @@ def _lines(stream: IO[bytes], timeout: float, count: int) -> Any:
 def _answer(value: Any) -> bool | Unknown:
     if isinstance(value, bool):
         return value
-    expression, why = value
+    expression, why, costly = value
+    if costly is True:  # stopped by the budget in the child: counted here, where metrics are read
+        device_cel.TOO_COSTLY.add(str(expression))
     return Unknown(str(expression), str(why))
 
 
@@ -194,8 +198,10 @@ def child() -> None:  # pragma: no cover - runs in the child process (tests driv
             return
         careful, pairs = pickle.loads(stdin.read(_HEADER.unpack(header)[0]))
         for expressions, device in pairs:
+            before = device_cel.TOO_COSTLY.count
             [found] = device_cel.evaluate_here([(expressions, device)])
-            answer = [found.expression, found.why] if isinstance(found, Unknown) else found
+            costly = device_cel.TOO_COSTLY.count > before
+            answer = [found.expression, found.why, costly] if isinstance(found, Unknown) else found
             stdout.write(json.dumps(answer).encode() + b"\n")
             if careful:
                 stdout.flush()

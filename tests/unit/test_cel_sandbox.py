@@ -110,3 +110,14 @@ def test_a_child_that_died_with_a_request_still_buffered_ends_quietly():
     child.stdin.write(b"a request never read")  # held in the buffer: smaller than it
     cel_sandbox._end(child)
     assert child.stdin.closed and child.stdout.closed
+
+
+def test_an_evaluation_past_the_budget_in_the_child_is_counted_in_the_parent(sandbox):
+    """The metric extres_selector_too_costly is read in the worker: a selector stopped by the
+    runtime's budget in the child counts there, once per evaluation, as in the worker."""
+    many = ", ".join(str(i) for i in range(200))
+    costly = (f"[{many}].all(x, [{many}].all(y, [{many}].all(z, x + y + z >= 0)))",)
+    before = device_cel.TOO_COSTLY.count
+    answers = sandbox.evaluate([(costly, DEVICES[0]), (SELECTORS[1], DEVICES[0])])
+    assert isinstance(answers[0], Unknown) and "too costly" in answers[0].why and answers[1] is False
+    assert device_cel.TOO_COSTLY.count == before + 1
