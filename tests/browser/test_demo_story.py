@@ -294,7 +294,7 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
     page.fill("textarea[name=requests]", f"{D}=1")
     page.fill("input[name=replicas]", "6")
     page.locator("form.plan-form button", has_text="Plan").first.click()
-    expect(page.locator(".plan-result h2")).to_contain_text("fits")
+    expect(page.locator(".plan-result h2")).to_contain_text("Fits")
     said(page, walk, "What-if answered")
     expect(page.locator(".plan-result h2")).to_be_focused()
     steps = page.locator(".plan-steps tbody tr")
