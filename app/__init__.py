@@ -60,6 +60,16 @@ def create_app(
     return app
 
 
+def fill_template_cache(directory: str) -> None:
+    """Compile every template into the cache at ``directory`` (the image does it when it is
+    built: ``python -c 'from app import fill_template_cache; fill_template_cache("DIR")'``); the
+    build step lives here, where the app is built, never in the web package it builds."""
+    from app.web import compile_templates
+
+    settings = {"template_cache": directory, "in_cluster": "false", "start_watches": "false"}
+    compile_templates(create_app(settings))
+
+
 def on_worker_start(app: Flask) -> None:
     """The served worker's start (app.serving calls it; the web package says what it does)."""
     from app.web import on_worker_start as start

@@ -5,7 +5,7 @@ them from this cache ~0.01 s. Compiled after the first sync, that CPU was taken 
 page served after it (docs/performance.md "The floor, the pages in flight, and the templates").
 Each entry is checked against its template's source and Jinja's and Python's versions, so an
 edited template is compiled again, never served stale. The image fills its cache when it is
-built (``fill``) and reads it read-only: a directory that cannot be written is read and never
+built (``app.fill_template_cache``) and reads it read-only: a directory that cannot be written is read and never
 written. One that another user owns or could write is not used at all, and neither is an entry
 that is a link or that another user owns or could write (their bytes are code this process
 would run).
@@ -71,13 +71,3 @@ def template_cache(setting: str) -> BytecodeCache | None:
 def _safe(st: os.stat_result) -> bool:
     """Owned by this user or root, and writable by no one else."""
     return st.st_uid in (os.getuid(), 0) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
-def fill(directory: str) -> None:
-    """Compile every template into the cache at ``directory`` (the image does it when it is
-    built: ``python -c 'from app.web.template_cache import fill; fill("DIR")'``)."""
-    from app import create_app
-    from app.web import compile_templates
-
-    settings = {"template_cache": directory, "in_cluster": "false", "start_watches": "false"}
-    compile_templates(create_app(settings))

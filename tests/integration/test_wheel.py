@@ -86,7 +86,7 @@ def test_the_wheel_serves_from_anywhere(installed, control_plane, tmp_path):
     assert no_cluster.returncode == 2 and "extres demo" in no_cluster.stderr  # says how; starts nothing
 
     cache = tmp_path / "templates-compiled"  # as the image's build fills it
-    fill = f"from app.web.template_cache import fill; fill({str(cache)!r})"
+    fill = f"from app import fill_template_cache; fill_template_cache({str(cache)!r})"
     run(installed, "python", "-c", fill, cwd=elsewhere)
     filled = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
     assert len(filled) > 40

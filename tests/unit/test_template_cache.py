@@ -9,8 +9,9 @@ import os
 import jinja2
 
 from app import create_app
+from app import fill_template_cache as fill
 from app.web import compile_templates
-from app.web.template_cache import KeptTemplates, fill, template_cache
+from app.web.template_cache import KeptTemplates, template_cache
 
 
 def _app(directory: object) -> object:
