@@ -5,10 +5,10 @@ them from this cache ~0.01 s. Compiled after the first sync, that CPU was taken 
 page served after it (docs/performance.md "The floor, the pages in flight, and the templates").
 Each entry is checked against its template's source and Jinja's and Python's versions, so an
 edited template is compiled again, never served stale. The image fills its cache when it is
-built (``app.fill_template_cache``) and reads it read-only: a directory that cannot be written is read and never
-written. One that another user owns or could write is not used at all, and neither is an entry
-that is a link or that another user owns or could write (their bytes are code this process
-would run).
+built (``app.fill_template_cache``) and reads it read-only: a directory that cannot be written
+is read and never written. One that another user owns or could write is not used at all, and
+neither is an entry that is a link or that another user owns or could write (their bytes are
+code this process would run).
 """
 
 from __future__ import annotations
