@@ -1,11 +1,13 @@
-"""The operator's Prometheus, asked through prometheus-api-client, bounded: a query takes at most
-``timeout`` seconds in all (Prometheus is told so too, and the body is read against a deadline),
-its answer at most ``max_bytes``, and nothing is retried (the next refresh asks again)."""
+"""The operator's Prometheus, asked through requests (its query API is one GET), bounded: a query
+takes at most ``timeout`` seconds in all (Prometheus is told so too, and the body is read
+against a deadline), its answer at most ``max_bytes``, and nothing is retried (the next refresh
+asks again). prometheus-api-client did this job until most of it was overridden (its session,
+its decoding, its headers, its retries); ``bench/prometheus_client.py`` measured the two in one
+run before it went (its dateparser, pytz, regex and tzlocal went with it)."""
 
 from __future__ import annotations
 
 import contextlib
-import re
 import socket
 import threading
 import time
@@ -15,14 +17,13 @@ from typing import Any
 import msgspec
 import requests
 import urllib3
-from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
+from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from app.domain.usage_mapping import KEY, Sample
 from app.usage.poller import UsageUnavailable
 
 CHUNK = 64 * 1024
-_STATUS = re.compile(r"HTTP Status Code (\d{3})")  # how prometheus-api-client words a refusal
 
 
 class _Labels(msgspec.Struct):
@@ -37,11 +38,14 @@ class _Sample(msgspec.Struct):
 class _Data(msgspec.Struct):
     result: list[_Sample]
 
-    def __getitem__(self, name: str) -> list[_Sample]:  # the client reads ["data"]["result"]
-        return self.result if name == "result" else []
+
+class _Answer(msgspec.Struct):
+    status: str
+    data: _Data
 
 
-_ANSWER = msgspec.json.Decoder(dict[str, _Data | str])
+# decoded straight into slim structs: a 40,000-series answer never becomes 40,000 dicts
+_ANSWER = msgspec.json.Decoder(_Answer)
 
 
 class _BoundedSession(requests.Session):
@@ -81,8 +85,6 @@ class _BoundedSession(requests.Session):
         if time.monotonic() >= deadline:
             raise UsageUnavailable(f"its answer took longer than {self.timeout:g} s")
         response._content = b"".join(chunks)
-        # decoded straight into slim structs: a 40,000-series answer never becomes 40,000 dicts
-        response.json = lambda **_: _ANSWER.decode(response.content)  # type: ignore[method-assign]
         return response
 
 
@@ -126,38 +128,44 @@ class Prometheus:
         self.url = url
         self.token_file = token_file
         self.timeout = timeout
-        session = _BoundedSession(max_bytes, timeout)
-        session.verify = ca_file or True
-        self._client = PrometheusConnect(url=url, session=session, timeout=timeout, retry=Retry(total=0))
+        self._session = _BoundedSession(max_bytes, timeout)
+        self._session.verify = ca_file or True
+        self._session.mount(url, HTTPAdapter(max_retries=Retry(total=0)))  # never retried here
 
     def query(self, expr: str) -> list[Sample]:
         """An instant query's samples, as (the KEY label, the value); UsageUnavailable otherwise."""
+        headers = {"Accept": "application/json"}
         if self.token_file:
             try:
                 token = Path(self.token_file).read_text().strip()
             except OSError as exc:
                 raise UsageUnavailable(f"its token file cannot be read: {exc.strerror}") from None
-            self._client.headers = {"Authorization": f"Bearer {token}"}
+            headers["Authorization"] = f"Bearer {token}"
+        params = {"query": expr, "timeout": f"{self.timeout:g}s"}
         try:
-            result = self._client.custom_query(expr, params={"timeout": f"{self.timeout:g}s"})
-        except PrometheusApiClientException as exc:
-            # its words (a body, a redirect) are logged, never shown: an operator's server speaks
-            status = _STATUS.search(str(exc))
-            said = f"HTTP {status.group(1)}" if status else "an error"
-            if status and status.group(1).startswith("3"):
-                said += " (a redirect, not followed: set EXTRES_PROMETHEUS_URL to where it points)"
-            raise UsageUnavailable(f"it answered the query with {said}", str(exc)[:500]) from None
-        except msgspec.ValidationError as exc:
-            raise UsageUnavailable(f"its answer is not an instant vector: {str(exc)[:120]}") from None
-        except (msgspec.DecodeError, ValueError, KeyError, TypeError):
-            raise UsageUnavailable("its answer is not the query API's JSON") from None
+            response = self._session.get(
+                f"{self.url.rstrip('/')}/api/v1/query", params=params, headers=headers, timeout=self.timeout
+            )
         except requests.Timeout:
             raise UsageUnavailable(f"it did not answer within {self.timeout:g} s") from None
         except requests.RequestException as exc:
             if _timed_out(exc):  # with retries off, urllib3's read timeout reaches here as a ConnectionError
                 raise UsageUnavailable(f"it did not answer within {self.timeout:g} s") from None
             raise UsageUnavailable(f"it cannot be reached: {type(exc).__name__}", str(exc)[:300]) from None
-        return [(r.metric.key, _number(r.value[1])) for r in result]
+        if response.status_code != 200:
+            # its words (a body, a redirect) are logged, never shown: an operator's server speaks
+            said = f"HTTP {response.status_code}"
+            if 300 <= response.status_code < 400:
+                said += " (a redirect, not followed: set EXTRES_PROMETHEUS_URL to where it points)"
+            detail = f"HTTP Status Code {response.status_code} ({response.content[:400]!r})"
+            raise UsageUnavailable(f"it answered the query with {said}", detail) from None
+        try:
+            answer = _ANSWER.decode(response.content)
+        except msgspec.ValidationError as exc:
+            raise UsageUnavailable(f"its answer is not an instant vector: {str(exc)[:120]}") from None
+        except msgspec.DecodeError:
+            raise UsageUnavailable("its answer is not the query API's JSON") from None
+        return [(r.metric.key, _number(r.value[1])) for r in answer.data.result]
 
     def close(self) -> None:
-        self._client.close()
+        self._session.close()
