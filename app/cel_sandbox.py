@@ -9,10 +9,13 @@ child dies or stalls, the batch is sent again to a new child that answers one pa
 so the next failure names the one pair that caused it: that pair is ``Unknown``, the others are
 answered. Past ``MAX_RESTARTS`` in a minute, every pair is ``Unknown`` until the minute is over.
 
-The protocol: the parent writes a pickled request (its own data, read only by its own child);
-the child answers one JSON line per pair: ``true``, ``false`` or ``[expression, why, costly]``
+The protocol: the parent writes a pickled request (its own data, read only by its own child):
+``("evaluate", careful, pairs)``, answered with one JSON line per pair: ``true``, ``false`` or
+``[expression, why, costly]``; or ``("compile", expressions)``, one line per expression: null
+(it compiles) or why not.
 (``costly``: the runtime's budget stopped this evaluation, counted in the parent, whose metric
-``extres_selector_too_costly`` says so, as it does for an evaluation in the worker).
+``extres_selector_too_costly`` says so, as it does for an evaluation in the worker). Which
+evaluator the app uses is a setting (``use``, app.domain.selector_answers).
 ``bench/cel_sandbox.py`` measures its cost against evaluating in the worker.
 """
 
@@ -33,8 +36,9 @@ from collections import deque
 from typing import IO, Any
 
 from app import bounded_child
-from app.domain import device_cel
+from app.domain import device_cel, selector_answers
 from app.domain.device_cel import Pairs, Unknown
+from app.domain.selector_answers import NOT_CHECKED
 
 log = logging.getLogger(__name__)
 MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map
@@ -85,17 +89,34 @@ class Sandbox:
                 answers.insert(i, _stopped(pair))
             return answers
 
+    def check(self, expressions: list[str]) -> list[str | None]:
+        """Why each expression does not compile (None: it does), asked of the child; those it
+        could not answer (it died or stalled, or keeps failing) are NOT_CHECKED: asked again."""
+        with self._lock:
+            child = self._running()
+            if child is None:
+                return [NOT_CHECKED] * len(expressions)
+            got = self._request(child, ("compile", expressions), len(expressions))
+            if len(got) < len(expressions):
+                self._lost(child)
+            said = [None if g is None else str(g) for g in got]
+            return said + [NOT_CHECKED] * (len(expressions) - len(got))
+
     def _ask(self, child: subprocess.Popen[bytes], pairs: Pairs, careful: bool) -> list[bool | Unknown]:
+        return [_answer(a) for a in self._request(child, ("evaluate", careful, pairs), len(pairs))]
+
+    def _request(self, child: subprocess.Popen[bytes], request: tuple[Any, ...], count: int) -> list[Any]:
+        """The child's answers to ``request``, one JSON value a line, as many as came in time."""
         assert child.stdin is not None and child.stdout is not None
-        payload = pickle.dumps((careful, pairs), protocol=pickle.HIGHEST_PROTOCOL)
-        answers: list[bool | Unknown] = []
+        payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+        answers: list[Any] = []
         try:
             child.stdin.write(_HEADER.pack(len(payload)) + payload)
             child.stdin.flush()
-            for line in _lines(child.stdout, self.answer_timeout, len(pairs)):
-                answers.append(_answer(json.loads(line)))
+            for line in _lines(child.stdout, self.answer_timeout, count):
+                answers.append(json.loads(line))
         except (OSError, ValueError) as exc:
-            log.warning("selector evaluator lost after %d of %d answers: %s", len(answers), len(pairs), exc)
+            log.warning("selector evaluator lost after %d of %d answers: %s", len(answers), count, exc)
         return answers
 
     def _running(self) -> subprocess.Popen[bytes] | None:
@@ -174,15 +195,21 @@ def _answer(value: Any) -> bool | Unknown:
 
 
 _SANDBOX: Sandbox | None = None
+KINDS = ("sandboxed", "in-process")
 
 
-def install() -> Sandbox:
-    """Every selector evaluation of this process goes through one sandbox from now on."""
+def use(kind: str) -> None:
+    """The process's selector evaluator from now on (``EXTRES_SELECTOR_EVALUATOR``): a sandbox's
+    child (started when first asked, so never before a fork) or this process."""
     global _SANDBOX
-    if _SANDBOX is None:
-        _SANDBOX = Sandbox()
-        device_cel.ANSWERS.evaluate = _SANDBOX.evaluate
-    return _SANDBOX
+    if kind == "sandboxed":
+        if _SANDBOX is None:
+            _SANDBOX = Sandbox()
+        selector_answers.ANSWERS.use(kind, _SANDBOX.evaluate, _SANDBOX.check)
+    elif kind == "in-process":
+        selector_answers.ANSWERS.use(kind, device_cel.evaluate_here, device_cel.compile_errors_here)
+    else:
+        raise ValueError(f"no selector evaluator {kind!r}: {' or '.join(KINDS)}")
 
 
 def lost() -> int:
@@ -196,7 +223,13 @@ def child() -> None:  # pragma: no cover - runs in the child process (tests driv
         header = stdin.read(_HEADER.size)
         if len(header) < _HEADER.size:
             return
-        careful, pairs = pickle.loads(stdin.read(_HEADER.unpack(header)[0]))
+        request = pickle.loads(stdin.read(_HEADER.unpack(header)[0]))
+        if request[0] == "compile":
+            for error in device_cel.compile_errors_here(request[1]):
+                stdout.write(json.dumps(error).encode() + b"\n")
+            stdout.flush()
+            continue
+        _, careful, pairs = request
         for expressions, device in pairs:
             before = device_cel.TOO_COSTLY.count
             [found] = device_cel.evaluate_here([(expressions, device)])

@@ -53,6 +53,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     previous_secret_keys: tuple[str, ...] = ()
     # page size of the cache's lists (where they are not streamed)
     list_page_size: Annotated[int, Meta(ge=1, le=10_000)] = 500
+    # DeviceClass selectors evaluated in a child process (a crash or a runaway in the native CEL
+    # runtime costs one evaluation, never the worker) or in this process
+    selector_evaluator: Literal["sandboxed", "in-process"] = "sandboxed"
     # list by streaming (a watch's initial events, served since Kubernetes 1.34) where the API
     # server offers it; false (the default, measured: docs/performance.md "Pages or streamed"):
     # in pages

@@ -19,7 +19,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from app import cel_sandbox
-from app.domain import device_cel
+from app.domain import device_cel, selector_answers
 from app.domain.quantity import QuantityError, parse_quantity
 from app.domain.scheduler_message import parse_scheduler_message
 from app.node_metrics import NodeFamilies
@@ -111,6 +111,15 @@ class ClusterCollector(Collector):
             "Lines of the shared sign-out list that are not entries, skipped at the last read.",
             sign_outs.skipped,
         )
+        undecided = CounterMetricFamily(
+            "extres_selector_undecided",
+            "DeviceClass selectors (per device, or a class's expression) that cannot be decided, "
+            "counted once each by reason, in the worker whatever process evaluates them.",
+            labels=["reason"],
+        )
+        for why, n in sorted(selector_answers.ANSWERS.unknown.items()):
+            undecided.add_metric([why], n)
+        yield undecided
         yield CounterMetricFamily(
             "extres_selector_too_costly",
             "DeviceClass selector evaluations stopped by the CEL runtime's budget (shown as unknown).",

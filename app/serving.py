@@ -22,10 +22,9 @@ log = logging.getLogger(__name__)
 def worker_up(settings: Settings, worker: Any) -> None:
     """In the (one) worker, once the app is loaded: the cluster's watches start (after the fork,
     never before it), and the metrics are served on their own port."""
-    from app import cel_sandbox, on_worker_start
+    from app import on_worker_start
 
-    cel_sandbox.install()  # before the first sync brings DeviceClasses
-    on_worker_start(worker.wsgi)
+    on_worker_start(worker.wsgi)  # the selector evaluator was chosen when the app was built
     serve_metrics(settings, worker)
 
 

@@ -18,7 +18,8 @@ evaluates a selector in microseconds (4 times faster than the Rust-backed one, 4
 faster than cel-python), its regular expressions are RE2's (linear time), and it alone bounds
 every evaluation, by an iteration budget (10,000, fixed in the runtime; the API server accepts
 some selectors past it): a selector past it is ``Unknown`` "too costly" (counted,
-``TOO_COSTLY``), never a hang. Quantities and versions live in the expression as one-key maps (``QUANTITY``,
+``TOO_COSTLY``), never a hang. Which process evaluates, and the answers kept, are
+app.domain.selector_answers'. Quantities and versions live in the expression as one-key maps (``QUANTITY``,
 ``VERSION``) that only the functions above read.
 
 The runtime is loaded with the first selector compiled (``_cel``), not at import: ~6 MiB a
@@ -28,8 +29,7 @@ cluster without DRA device classes never needs (docs/performance.md, first answe
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -232,6 +232,12 @@ def compile_error(expression: str) -> str | None:
     return found.why if isinstance(found, Unknown) else None
 
 
+def compile_errors_here(expressions: list[str]) -> list[str | None]:
+    """Why each expression does not compile (None: it does), in this process (the sandbox's child
+    runs this)."""
+    return [compile_error(e) for e in expressions]
+
+
 def _grouped(driver: str, values: Mapping[str, Any], convert: Any) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name, value in values.items():
@@ -277,56 +283,6 @@ def evaluate_here(pairs: Pairs) -> list[bool | Unknown]:
         except Unknown as exc:
             out.append(exc)
     return out
-
-
-class Answers:
-    """The answers kept per selectors and device content (a node's identical GPUs, and every
-    node's, share one), most of them decided before a page asks (``decide``), and who evaluates
-    the rest: this process, or a sandbox (``app.cel_sandbox``) the served worker installs, so
-    that a native crash or a runaway costs one evaluation, not the worker."""
-
-    SIZE = 1 << 18  # 5,000 nodes of 8 GPUs, each with a uuid of its own, under 6 classes
-
-    def __init__(self) -> None:
-        self.evaluate: Evaluate = evaluate_here
-        self._kept: OrderedDict[tuple[tuple[str, ...], Device], bool | Unknown] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, pairs: Pairs) -> list[bool | Unknown]:
-        with self._lock:
-            found = {p: self._kept[p] for p in pairs if p in self._kept}
-            for p in found:
-                self._kept.move_to_end(p)
-        missing = list(dict.fromkeys(p for p in pairs if p not in found))
-        for start in range(0, len(missing), 4096):  # bounded batches to the evaluator
-            chunk = missing[start : start + 4096]
-            found.update(zip(chunk, self.evaluate(chunk), strict=True))
-            with self._lock:
-                for p in chunk:
-                    answer = found[p]
-                    if not (isinstance(answer, Unknown) and answer.transient):
-                        self._kept[p] = answer
-                while len(self._kept) > self.SIZE:
-                    self._kept.popitem(last=False)
-        return [found[p] for p in pairs]
-
-
-ANSWERS = Answers()
-
-
-def matches(expressions: tuple[str, ...], device: Device) -> bool:
-    """Whether every selector holds for the device; raises Unknown when one cannot be decided."""
-    [found] = ANSWERS.get([(expressions, device)])
-    if isinstance(found, Unknown):
-        raise found
-    return found
-
-
-def decide(selectors: Iterable[tuple[str, ...]], devices: Iterable[Device]) -> None:
-    """Evaluate every class's selectors for every device now, so that the answers are kept for
-    ``matches``: the store calls this for what an event brings before it takes its lock."""
-    devices = list(devices)
-    ANSWERS.get([(expressions, device) for expressions in selectors for device in devices])
 
 
 def _matches(expressions: tuple[str, ...], device: Device) -> bool:

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from app.domain.counters import Consumes, Counter, TooMany, most_at_once
-from app.domain.device_cel import Device, Unknown, matches
+from app.domain.device_cel import Device, Unknown
 from app.domain.fit import Term
 from app.domain.names import DEVICE_CLASS_PREFIX
+from app.domain.selector_answers import matches
 
 IMPLICIT_PREFIX = DEVICE_CLASS_PREFIX
 

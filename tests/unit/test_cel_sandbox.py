@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from app import cel_sandbox
-from app.domain import device_cel
+from app.domain import device_cel, selector_answers
 from app.domain.device_cel import Device, Unknown
 
 GPU = "gpu.example.com"
@@ -69,7 +69,7 @@ def test_the_evaluators_failures_are_not_kept_as_answers():
         calls.append(len(asked))
         return [Unknown("x", "evaluator down", transient=True) if len(calls) == 1 else True for _ in asked]
 
-    answers = device_cel.Answers()
+    answers = selector_answers.Answers()
     answers.evaluate = flaky
     pair = (SELECTORS[1], DEVICES[0])
     assert isinstance(answers.get([pair])[0], Unknown)
@@ -91,13 +91,13 @@ def test_a_huge_quantity_is_unknown_never_handed_to_the_runtime():
     huge = "9" * 4300
     device = Device(GPU, (), (("memory", huge),))
     with pytest.raises(Unknown, match="characters long"):
-        device_cel.matches((f'device.capacity["{GPU}"].memory.isGreaterThan(quantity("1"))',), device)
+        selector_answers.matches((f'device.capacity["{GPU}"].memory.isGreaterThan(quantity("1"))',), device)
     literal = (f'device.capacity["{GPU}"].memory.compareTo(quantity("{huge}")) > 0',)
     with pytest.raises(Unknown, match="characters long"):
-        device_cel.matches(literal, DEVICES[0])
+        selector_answers.matches(literal, DEVICES[0])
     beyond = Device(GPU, (("big", 2**70),), (("memory", "10E"),))  # 10E milli-units: past int64
     with pytest.raises(Unknown, match="64-bit"):
-        device_cel.matches(('device.driver != ""',), beyond)
+        selector_answers.matches(('device.driver != ""',), beyond)
 
 
 def test_a_child_that_died_with_a_request_still_buffered_ends_quietly():

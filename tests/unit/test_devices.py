@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.domain import device_cel
-from app.domain.device_cel import Device, Unknown, Version, compile_error, matches
+from app.domain.device_cel import Device, Unknown, Version, compile_error
 from app.domain.devices import (
     ClassFacts,
     DeviceFacts,
@@ -17,6 +17,7 @@ from app.domain.devices import (
     node_usage,
     serving,
 )
+from app.domain.selector_answers import matches
 
 GPU = "gpu.example.com"
 

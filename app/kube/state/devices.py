@@ -1,6 +1,6 @@
 """The Store's DRA part: DeviceClasses, ResourceSlices and ResourceClaims as events bring them
 (a ``DraIndex`` it owns), what they serve on each node, and the selectors they bring to bear,
-decided before the lock is taken (``device_cel`` keeps the answers). It reads the nodes through
+decided before the lock is taken (``selector_answers`` keeps the answers). It reads the nodes through
 the Store's objects, under their one lock, and tells the Store which nodes' numbers moved."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from app.domain import device_cel
+from app.domain import selector_answers
 from app.domain.devices import DraUsage
 from app.domain.ownership import DRA_HERE, STATUS
 from app.kube.state.dra_index import EVERY, DraIndex
@@ -122,15 +122,16 @@ class Devices:
     def _decide_selectors(self, kind: str, views: list[Any]) -> None:
         """Evaluate the selectors an event brings to bear (a class's over every device held, every
         class's over a slice's devices) before taking the lock: pages under it read the answers
-        device_cel keeps, and never wait for an evaluation (each one is budgeted there)."""
+        selector_answers keeps, and never wait for an evaluation (each one is budgeted there)."""
         if kind == "deviceclasses":
+            selector_answers.decide_compiled(e for v in views for e in v.facts.expressions)
             with self._lock:
                 devices = self.index.devices()
-            device_cel.decide((v.facts.expressions for v in views), devices)
+            selector_answers.decide((v.facts.expressions for v in views), devices)
         elif kind == "resourceslices":
             with self._lock:
                 selectors = self.index.selectors()
-            device_cel.decide(selectors, {d.device for v in views for d in v.facts.devices})
+            selector_answers.decide(selectors, {d.device for v in views for d in v.facts.devices})
 
     def _moved_nodes(self, nodes: frozenset[str]) -> None:
         held = self._objects.nodes

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.domain.device_cel import Device, compile_error
+from app.domain.device_cel import Device
 from app.domain.devices import (
     ClassFacts,
     DeviceFacts,
@@ -22,6 +22,7 @@ from app.domain.devices import (
     node_usage,
     serving,
 )
+from app.domain.selector_answers import compile_error
 from app.kube.wire.dra import ClaimView, ClassView, SliceView
 
 EVERY = frozenset({"*"})  # every node may move
