@@ -7,24 +7,72 @@
   refresh: the proxy variables that reach Prometheus): no ``EXTRES_*`` setting, no key;
 * its working directory ``/``, which only root may write;
 * its address space and core size limited (``prlimit`` from here: this process has threads, and
-  a forked child must not run Python before ``exec``)."""
+  a forked child must not run Python before ``exec``);
+* how it ended, classified (``classify``) and counted per child (``EXITS``, the metric
+  ``extres_child_exits_total{child, reason}``): crashed (a signal: SIGSEGV in native code, the
+  kernel's OOM killer), stalled (killed here past its deadline), over memory (its address-space
+  limit reached: the child's prelude turns MemoryError into ``OVER_MEMORY``), stopped with the
+  server (the process group's SIGTERM or SIGINT), or failed (any other exit)."""
 
 from __future__ import annotations
 
 import os
 import resource
+import signal
 import subprocess
 import sys
+import threading
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 ROOT = str(Path(__file__).resolve().parent.parent)  # where the parent's ``app`` package is
 BASE_ENV = {"PATH": os.defpath, "LANG": "C.UTF-8"}
+OVER_MEMORY = 86  # the exit status of a child that reached its address-space limit
 _RUN = """
-import runpy, sys
+import os, runpy, sys
 sys.path.insert(0, sys.argv.pop(1))
-runpy.run_module(sys.argv[1], run_name="__main__")
+try:
+    runpy.run_module(sys.argv[1], run_name="__main__")
+except MemoryError:
+    os._exit(86)
 """
+CRASHED, STALLED, OVER = "crashed", "stalled", "over memory"
+STOPPED, FAILED = "stopped with the server", "failed"
+STOPPED_BY = (-signal.SIGTERM, -signal.SIGINT)  # the signals that stop the group with the server
+
+
+def classify(returncode: int | None, stalled: bool = False) -> str:
+    """Why a child ended that was not asked to: ``stalled`` when it was killed here past its
+    deadline."""
+    if stalled:
+        return STALLED
+    if returncode in STOPPED_BY:
+        return STOPPED
+    if returncode == OVER_MEMORY:
+        return OVER
+    if returncode is not None and returncode < 0:
+        return CRASHED
+    return FAILED
+
+
+class Exits:
+    """Children that ended unasked, per (child, reason), for the metrics."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[tuple[str, str]] = Counter()
+        self._lock = threading.Lock()
+
+    def record(self, child: str, reason: str) -> None:
+        with self._lock:
+            self._counts[(child, reason)] += 1
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        with self._lock:
+            return dict(self._counts)
+
+
+EXITS = Exits()
 
 
 def command(module: str) -> list[str]:

@@ -57,6 +57,7 @@ class Sandbox:
         self.memory_limit = memory_limit
         self.answer_timeout = answer_timeout
         self.crashes = 0  # children lost (crashed, stalled, or past their memory), for the metrics
+        self.last_exit = ""  # how the last one ended (bounded_child.classify)
         self._child: subprocess.Popen[bytes] | None = None
         self._restarts: deque[float] = deque()
         self._lock = threading.Lock()
@@ -136,8 +137,12 @@ class Sandbox:
 
     def _lost(self, child: subprocess.Popen[bytes]) -> None:
         self.crashes += 1
+        stalled = child.poll() is None  # still running: it stopped answering
         _end(child)
-        log.error("selector evaluator stopped (exit %s); a new one takes over", child.returncode)
+        reason = bounded_child.classify(child.returncode, stalled)
+        bounded_child.EXITS.record("selector evaluator", reason)
+        self.last_exit = reason
+        log.error("selector evaluator %s (exit %s); a new one takes over", reason, child.returncode)
         self._child = None
 
     def close(self) -> None:

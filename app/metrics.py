@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from app import cel_sandbox
+from app import bounded_child, cel_sandbox
 from app.domain import device_cel, selector_answers
 from app.domain.quantity import QuantityError, parse_quantity
 from app.domain.scheduler_message import parse_scheduler_message
@@ -111,6 +111,15 @@ class ClusterCollector(Collector):
             "Lines of the shared sign-out list that are not entries, skipped at the last read.",
             sign_outs.skipped,
         )
+        exits = CounterMetricFamily(
+            "extres_child_exits",
+            "Child processes (the selector evaluator, the usage refresh) that ended unasked, by why: "
+            "crashed, stalled, over memory, stopped with the server, failed.",
+            labels=["child", "reason"],
+        )
+        for (child, why), n in sorted(bounded_child.EXITS.counts().items()):
+            exits.add_metric([child, why], n)
+        yield exits
         undecided = CounterMetricFamily(
             "extres_selector_undecided",
             "DeviceClass selectors (per device, or a class's expression) that cannot be decided, "

@@ -13,7 +13,6 @@ Both ends are this app: the pickles never carry anything from a user."""
 from __future__ import annotations
 
 import pickle
-import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -28,9 +27,7 @@ from app.usage.poller import Source, UsageStopped, UsageUnavailable
 MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map
 START_ALLOWANCE = 10.0  # seconds for the child to start, on top of its queries' time
 MOST_QUERIES = 4  # a mapping's queries: utilization, memory used and free, last XID
-# the child ended by the signal that stops the whole process group with the server (killpg, ^C):
-# the server is stopping, not the refresh failing
-STOPPED_BY = (-signal.SIGTERM, -signal.SIGINT)
+CHILD = "usage refresh"  # its name in extres_child_exits_total
 # the only variables the child gets beside PATH and LANG: how the operator's network reaches
 # Prometheus (requests reads them)
 PROXY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy")
@@ -81,11 +78,14 @@ def in_child(job: Job, start_allowance: float = START_ALLOWANCE) -> Reading:
     except subprocess.TimeoutExpired:
         child.kill()
         child.communicate()
+        bounded_child.EXITS.record(CHILD, bounded_child.STALLED)
         raise UsageUnavailable(f"the refresh took longer than {deadline:g} s and was stopped") from None
-    if child.returncode in STOPPED_BY:
-        raise UsageStopped(f"the refresh was stopped by a signal (exit {child.returncode})")
     if child.returncode != 0 or not out:
-        raise UsageUnavailable(f"the refresh stopped (exit {child.returncode})")
+        reason = bounded_child.classify(child.returncode)
+        bounded_child.EXITS.record(CHILD, reason)
+        if reason == bounded_child.STOPPED:
+            raise UsageStopped(f"the refresh was stopped by a signal (exit {child.returncode})")
+        raise UsageUnavailable(f"the refresh {reason} (exit {child.returncode})")
     outcome, value = pickle.loads(out)
     if outcome != "ok":
         message, detail = value

@@ -59,6 +59,7 @@ def test_a_child_lost_costs_the_one_pair_that_did_it(sandbox, monkeypatch, cue):
     assert plain(sandbox.evaluate(pairs())) == plain(device_cel.evaluate_here(pairs()))  # a new child
     again = sandbox.evaluate(asked)  # within the minute: the pair is not asked again
     assert sandbox.crashes == 2 and again[3].transient and plain(again) == plain(answers)
+    assert sandbox.last_exit == {"crash": "crashed", "stall": "stalled", "hog": "over memory"}[cue]
 
 
 def test_the_evaluators_failures_are_not_kept_as_answers():
@@ -121,3 +122,20 @@ def test_an_evaluation_past_the_budget_in_the_child_is_counted_in_the_parent(san
     answers = sandbox.evaluate([(costly, DEVICES[0]), (SELECTORS[1], DEVICES[0])])
     assert isinstance(answers[0], Unknown) and "too costly" in answers[0].why and answers[1] is False
     assert device_cel.TOO_COSTLY.count == before + 1
+
+
+def test_each_way_a_child_ends_is_told_apart_and_counted():
+    from app import bounded_child as bc
+
+    assert [bc.classify(code) for code in (-11, -9, bc.OVER_MEMORY, -15, -2, 1)] == [
+        "crashed",
+        "crashed",
+        "over memory",
+        "stopped with the server",
+        "stopped with the server",
+        "failed",
+    ]
+    assert bc.classify(None, stalled=True) == "stalled"
+    before = bc.EXITS.counts().get(("selector evaluator", "crashed"), 0)
+    bc.EXITS.record("selector evaluator", "crashed")
+    assert bc.EXITS.counts()[("selector evaluator", "crashed")] == before + 1

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from app import bounded_child
 from app.domain.usage_mapping import DCGM, KEY, SEPARATOR
 from app.usage import refresh
 from app.usage.poller import UsagePoller, UsageUnavailable
@@ -195,8 +196,10 @@ def test_a_refresh_that_fails_or_stalls_in_its_child_is_unavailable(fake):
     with pytest.raises(UsageUnavailable, match="cannot be reached"):
         in_child(job("http://127.0.0.1:9", timeout=1))
     state.trickle = 1.0  # the child waits on a 30 s query; the worker stops it at its deadline
+    stalled = bounded_child.EXITS.counts().get((refresh.CHILD, "stalled"), 0)
     with pytest.raises(UsageUnavailable, match=r"took longer than 0\.5 s and was stopped"):
         in_child(job(url, timeout=30), start_allowance=0.5 - 30 * refresh.MOST_QUERIES)
+    assert bounded_child.EXITS.counts()[(refresh.CHILD, "stalled")] == stalled + 1  # for the metric
 
 
 def test_a_refresh_stopped_with_its_process_group_is_said_not_warned_of(fake, monkeypatch, caplog):
