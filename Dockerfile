@@ -34,4 +34,4 @@ ENV PATH=/opt/extres/bin:$PATH \
     EXTRES_TEMPLATE_CACHE=/opt/extres/templates-compiled
 USER 10001:10001
 EXPOSE 8080
-CMD ["gunicorn", "--config", "python:app.gunicorn_conf", "app:create_app()"]
+CMD ["gunicorn", "--config", "python:app.serving.gunicorn_conf", "app:create_app()"]

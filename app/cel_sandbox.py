@@ -58,6 +58,7 @@ class Sandbox:
         self.answer_timeout = answer_timeout
         self.crashes = 0  # children lost (crashed, stalled, or past their memory), for the metrics
         self.last_exit = ""  # how the last one ended (bounded_child.classify)
+        self._stalled = False  # the last request went unanswered past its deadline
         self._child: subprocess.Popen[bytes] | None = None
         self._restarts: deque[float] = deque()
         self._lock = threading.Lock()
@@ -117,6 +118,7 @@ class Sandbox:
             for line in _lines(child.stdout, self.answer_timeout, count):
                 answers.append(json.loads(line))
         except (OSError, ValueError) as exc:
+            self._stalled = isinstance(exc, Stalled)  # else it ended (its exit says how)
             log.warning("selector evaluator lost after %d of %d answers: %s", len(answers), count, exc)
         return answers
 
@@ -137,9 +139,9 @@ class Sandbox:
 
     def _lost(self, child: subprocess.Popen[bytes]) -> None:
         self.crashes += 1
-        stalled = child.poll() is None  # still running: it stopped answering
         _end(child)
-        reason = bounded_child.classify(child.returncode, stalled)
+        reason = bounded_child.classify(child.returncode, self._stalled)
+        self._stalled = False
         bounded_child.EXITS.record("selector evaluator", reason)
         self.last_exit = reason
         log.error("selector evaluator %s (exit %s); a new one takes over", reason, child.returncode)
@@ -170,6 +172,10 @@ def _end(child: subprocess.Popen[bytes]) -> None:
                 pipe.close()
 
 
+class Stalled(ValueError):
+    """The child did not answer within its deadline (it is killed, and said to have stalled)."""
+
+
 def _lines(stream: IO[bytes], timeout: float, count: int) -> Any:
     """``count`` lines from the child's stdout, each within ``timeout`` of the last; stops early
     when the child ends or stalls."""
@@ -179,7 +185,7 @@ def _lines(stream: IO[bytes], timeout: float, count: int) -> Any:
         while b"\n" not in buffer:
             ready, _, _ = select.select([fd], [], [], timeout)
             if not ready:
-                raise ValueError(f"no answer in {timeout:.0f} s")
+                raise Stalled(f"no answer in {timeout:.0f} s")
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 raise ValueError("the evaluator ended")

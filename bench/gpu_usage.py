@@ -39,8 +39,9 @@ sys.path.insert(0, str(ROOT))
 
 from prometheus_client import CollectorRegistry, generate_latest  # noqa: E402
 
-from app import create_app, malloc  # noqa: E402
+from app import create_app  # noqa: E402
 from app.domain.usage_mapping import DCGM  # noqa: E402
+from app.serving import malloc  # noqa: E402
 from app.usage.prometheus import Prometheus  # noqa: E402
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, Holder, families  # noqa: E402
 from extres_demo.prometheus import PrometheusProcess  # noqa: E402

@@ -6,8 +6,8 @@ then two requests pipelined after it; ``Expect: 100-continue``).
 
 Candidates (all gunicorn, one worker, the app's own options; gunicorn's ``-k`` picks the class):
   * gthread: gunicorn's threaded worker as it comes, the baseline;
-  * extres: the served default (app/http_worker.py), started as the image starts it
-    (``gunicorn -c app/gunicorn_conf.py``) and as ``extres serve``;
+  * extres: the served default (app/serving/http_worker.py), started as the image starts it
+    (``gunicorn -c app/serving/gunicorn_conf.py``) and as ``extres serve``;
   * asgi+a2wsgi: gunicorn's own asyncio worker, the app behind a2wsgi's WSGI bridge (only when
     ``a2wsgi`` is installed: ``pip install a2wsgi``; not a dependency of the project);
   * gevent: gunicorn's gevent worker (only when ``gevent`` is installed; likewise);
@@ -42,7 +42,7 @@ from extres_demo import testenv  # noqa: E402
 from tests import intake_shapes  # noqa: E402
 from tests.helpers import UNREACHABLE, wait_until_serving  # noqa: E402
 
-GUNICORN = [str(Path(sys.executable).parent / "gunicorn"), "-c", "app/gunicorn_conf.py"]
+GUNICORN = [str(Path(sys.executable).parent / "gunicorn"), "-c", "app/serving/gunicorn_conf.py"]
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ class Server:
             **env,
         }
         self.proc = subprocess.Popen(
-            ["gunicorn", "--config", "app/gunicorn_conf.py", "app:create_app()"],
+            ["gunicorn", "--config", "app/serving/gunicorn_conf.py", "app:create_app()"],
             cwd=repo_root(),
             env=full,
             stdout=subprocess.DEVNULL,

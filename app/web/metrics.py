@@ -1,5 +1,5 @@
 """Request latency for Prometheus, timed from before the request is authenticated, refusals
-counted by status; the metrics themselves are served on their own port (``app.metrics_server``), never
+counted by status; the metrics themselves are served on their own port (``app.serving.metrics_server``), never
 by the dashboard's routes. Registered before every other hook, so nothing runs before the timer."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Slow clients against the app served as in the container: fifty connections trickling their
-requests a byte at a time hold none of the worker's threads (app/http_worker.py buffers each
+requests a byte at a time hold none of the worker's threads (app/serving/http_worker.py buffers each
 request until it is whole), so /healthz and pages answer meanwhile; a trickler that finishes is
 answered, and one still incomplete past the deadline is answered 408 and cut."""
 
@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from app.http_intake import Limits
+from app.serving.http_intake import Limits
 from tests.serving import Server
 
 pytestmark = pytest.mark.kube

@@ -1,4 +1,4 @@
-"""What the intake decides of a connection's bytes (app/http_intake.py), without a socket."""
+"""What the intake decides of a connection's bytes (app/serving/http_intake.py), without a socket."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from app.http_intake import MAX_HEAD, Arrival, Budget, Refused, client_key
+from app.serving.http_intake import MAX_HEAD, Arrival, Budget, Refused, client_key
 
 
 def arrived(*chunks: bytes, max_body: int = 100) -> Arrival:

@@ -13,10 +13,7 @@ import pytest
 # top to bottom; a layer may import itself and any layer below it, never one above
 LAYERS: list[tuple[str, set[str]]] = [
     ("entry", {"app.cli"}),
-    (
-        "serving",
-        {"app.serving", "app.gunicorn_conf", "app.http_worker", "app.http_intake", "app.metrics_server"},
-    ),
+    ("serving", {"app.serving"}),  # the server, its intake and worker, metrics listener, tuning
     ("the app", {"app"}),  # create_app and the worker's start and stop
     ("web", {"app.web"}),
     ("metrics", {"app.metrics", "app.node_metrics"}),
@@ -32,7 +29,6 @@ LAYERS: list[tuple[str, set[str]]] = [
             "app.rate_window",
             "app.bounded_child",
             "app.identity_headers",
-            "app.malloc",
         },
     ),
     ("domain", {"app.domain"}),

@@ -2,7 +2,7 @@
 fast test that fails when a new version moves it (the lock pins versions; this says which pin
 an upgrade must look at):
 
-1. gunicorn's gthread worker (app/http_worker.py subclasses it): ``ThreadWorker.accept``,
+1. gunicorn's gthread worker (app/serving/http_worker.py subclasses it): ``ThreadWorker.accept``,
    ``enqueue_req``, ``handle_request``, ``finish_request``, ``murder_pending``; the attributes
    its ``__init__`` sets (``poller``, ``nr_conns``, ``keepalived_conns``,
    ``worker_connections``); ``TConn``'s ``sock``, ``parser``, ``initialized``, ``init``.

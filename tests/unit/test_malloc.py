@@ -1,4 +1,4 @@
-"""glibc's allocator settings (app.malloc): applied where the C library is glibc, as in the image
+"""glibc's allocator settings (app.serving.malloc): applied where the C library is glibc, as in the image
 and on the test machines; elsewhere nothing is changed and the server still starts."""
 
 from __future__ import annotations
@@ -7,8 +7,7 @@ import ctypes
 
 import pytest
 
-from app import malloc
-from app.serving import gunicorn_options
+from app.serving import gunicorn_options, malloc
 
 
 def test_the_settings_apply_on_glibc():

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 
-from app.metrics_server import METRICS_WAITING, METRICS_WORKERS, start_metrics_server
+from app.serving.metrics_server import METRICS_WAITING, METRICS_WORKERS, start_metrics_server
 
 
 def free_port() -> int:

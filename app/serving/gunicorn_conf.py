@@ -1,4 +1,4 @@
-"""gunicorn config for the container: ``gunicorn -c app/gunicorn_conf.py 'app:create_app()'``."""
+"""gunicorn config for the container: ``gunicorn -c app/serving/gunicorn_conf.py 'app:create_app()'``."""
 
 from app.config import Settings
 from app.serving import gunicorn_options

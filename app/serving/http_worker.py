@@ -7,7 +7,7 @@ request trickled, or one whole request followed by the start of the next, or an 
 read) held all eight threads and every page, ``/healthz`` too. Here:
 
 * the loop reads every connection without blocking until gunicorn's own incremental parser says
-  the request is whole (app/http_intake.py): head, body by length or chunked (extensions,
+  the request is whole (app/serving/http_intake.py): head, body by length or chunked (extensions,
   trailers), ``Expect: 100-continue`` answered by the loop; a request still incomplete
   ``request_deadline`` seconds after its first byte is cut, one that can never be served
   (malformed, over the limits) is answered 400/413/431 by the loop;
@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
-from app.http_intake import CONTINUE, Arrival, Budget, Limits, Refused, client_key
+from app.serving.http_intake import CONTINUE, Arrival, Budget, Limits, Refused, client_key
 
 LINGER = 2.0  # seconds a closed connection is drained for, as gunicorn does (RFC 9112 9.6)
 

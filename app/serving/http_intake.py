@@ -1,7 +1,7 @@
 """What the HTTP intake decides about the bytes a connection sends, without touching a socket:
 when a request has arrived whole (gunicorn's own incremental parser frames it: length, chunked
 with extensions and trailers, its limits), what it may hold, whom a connection counts against,
-and how many bytes all connections together may hold. The worker (app/http_worker.py) does the
+and how many bytes all connections together may hold. The worker (app/serving/http_worker.py) does the
 I/O; docs/performance.md "The intake" says why the intake is built this way (measured)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 @dataclass(frozen=True)
 class Limits:
-    """The intake's bounds, from the settings (app/serving.py)."""
+    """The intake's bounds, from the settings (app/serving/__init__.py)."""
 
     max_body: int = 64 * 1024  # bytes of a request body (EXTRES_MAX_REQUEST_BYTES)
     budget: int = 32 << 20  # bytes buffered at once, requests and answers of every connection

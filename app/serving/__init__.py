@@ -42,7 +42,7 @@ def serve_metrics(settings: Settings, worker: Any) -> None:
     if not settings.metrics_port:
         return
     from app import metrics_exposition
-    from app.metrics_server import start_metrics_server
+    from app.serving.metrics_server import start_metrics_server
 
     exposition = metrics_exposition(worker.wsgi)
     host = settings.metrics_host or settings.host
@@ -55,14 +55,14 @@ def serve_metrics(settings: Settings, worker: Any) -> None:
 
 
 def _tune_malloc() -> None:
-    from app import malloc
+    from app.serving import malloc
 
     malloc.tune()
 
 
 def _worker_class(settings: Settings) -> type:
-    from app.http_intake import Limits
-    from app.http_worker import BufferingWorker
+    from app.serving.http_intake import Limits
+    from app.serving.http_worker import BufferingWorker
 
     return BufferingWorker.configured(Limits.of(settings))
 
@@ -83,7 +83,7 @@ def gunicorn_options(settings: Settings) -> dict[str, Any]:
         "worker_class": _worker_class(settings),  # gthread, fed whole requests
         "threads": settings.threads,
         "worker_connections": settings.connections,
-        "sendfile": False,  # every answer goes through the worker's outbox (app/http_worker.py)
+        "sendfile": False,  # every answer goes through the worker's outbox (app/serving/http_worker.py)
         # every logger, gunicorn's too, as JSON lines on stderr (app.logs); access lines only when
         # EXTRES_ACCESS_LOG is set
         "logconfig_dict": logs.config(settings.log_level, settings.access_log),
