@@ -43,7 +43,7 @@ def test_the_image_reads_the_templates_its_build_compiled():
     build, final = stages()
     cache = re.search(r"EXTRES_TEMPLATE_CACHE=(\S+)", final).group(1)
     assert cache.startswith("/opt/extres/")  # copied with the venv
-    assert f'fill("{cache}")' in build and f"chmod -R a+rX,go-w {cache}" in build
+    assert f'fill_template_cache("{cache}")' in build and f"chmod -R a+rX,go-w {cache}" in build
 
 
 def test_the_image_command_starts_the_app(control_plane, tmp_path):
