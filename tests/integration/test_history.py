@@ -48,7 +48,7 @@ def test_a_change_by_anyone_is_recorded_with_its_field_manager_and_the_dashboard
     web, core, uid
 ):
     """kwok's writes of a node's status leave it without ``managedFields`` (a kubelet keeps
-    them), so who made a change made by hand may be unknown here; the dashboard's own writes
+    them), so who made a change made by hand may be named by none here; the dashboard's own writes
     name their user and manager either way."""
     a = f"{uid}-a"
     create_node(core, a, {D: "4"})
@@ -56,7 +56,7 @@ def test_a_change_by_anyone_is_recorded_with_its_field_manager_and_the_dashboard
     patch_capacity(core, a, F, "2", "kubectl-patch")  # as `kubectl patch --subresource=status` would
     rows = eventually(lambda: history(web, f"node={a}") or None, timeout=20)
     assert [(r["field"], r["resource"], r["change"]) for r in rows] == [("capacity", F, "absent → 2")]
-    assert rows[0]["who"] in ("kubectl-patch", "unknown")
+    assert rows[0]["who"] in ("kubectl-patch", "none named in the node's managedFields")
     kubelet_standin(core, a)  # allocatable follows, written by another manager
     rows = eventually(lambda: (h := history(web, f"node={a}")) and len(h) == 2 and h, timeout=20)
     assert rows[0]["field"] == "allocatable" and rows[0]["change"] == "absent → 2", rows
