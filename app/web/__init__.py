@@ -14,7 +14,7 @@ from app.config import Settings
 from app.kube.api.errors import Busy, KubeError, http_status
 from app.kube.api.ports import ClusterPort
 from app.usage.poller import Source
-from app.web import filters, request_pipeline, security
+from app.web import filters, request_pipeline, security, surface
 from app.web.bulk_jobs import BulkJobs
 from app.web.hx import POLL_MARK, Page, error_page, htmx
 from app.web.render_cache import RenderCaches
@@ -62,7 +62,12 @@ def init_app(
 
     @app.context_processor
     def inject_state() -> dict[str, object]:
-        return {"viewer": viewer(), "identity": security.identity, "poll_mark": POLL_MARK}
+        return {
+            "viewer": viewer(),
+            "identity": security.identity,
+            "poll_mark": POLL_MARK,
+            "nav_sections": surface.NAV,
+        }
 
     @app.after_request
     def vary_on_htmx(response):

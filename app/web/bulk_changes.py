@@ -67,7 +67,6 @@ def _bulk_form(errors: dict[str, str], values, status: int = 200):
     picked = set(chosen)
     offered = [n for n in matching[: CHOICES + len(picked)] if n not in picked][:CHOICES]
     html = page_or_fragment(
-        "node-choices",
         "bulk/_node_choices.html",
         "bulk/index.html",
         chosen=chosen,
@@ -193,7 +192,7 @@ def results(key: str) -> str | Response:
     job = BulkJobs.get().find(key, identity().owner)
     if job is None:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")
-    return page_or_fragment("job", "bulk/_job.html", "bulk/results.html", key=key, **_progress(job))
+    return page_or_fragment("bulk/_job.html", "bulk/results.html", key=key, **_progress(job))
 
 
 def _progress(job: BulkJob) -> dict[str, Any]:

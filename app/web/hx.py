@@ -16,6 +16,7 @@ from flask_htmx import HTMX
 from werkzeug.wrappers import Response as BaseResponse
 
 from app.domain.names import resource_field
+from app.web.surface import fragment_of
 
 htmx = HTMX()
 
@@ -31,17 +32,16 @@ def wants(target: str) -> bool:
 POLL_MARK = f"poll-{secrets.token_hex(8)}"
 
 
-def page_or_fragment(
-    target: str, fragment_template: str, page_template: str, /, **context: Any
-) -> str | Response:
-    """The fragment's template (the element with id ``target``) when htmx asked for it, else the
-    page's, which includes the same fragment; both see ``fragment`` (a bool).
+def page_or_fragment(fragment_template: str, page_template: str, /, **context: Any) -> str | Response:
+    """The fragment's template (the element whose id the route's row in app.web.surface names)
+    when htmx asked for it, else the page's, which includes the same fragment; both see
+    ``fragment`` (a bool).
 
     A live region polls its own URL with ``since=`` the token of what it shows: a digest of the
     fragment's HTML, so any change a reader could see gives a new one. A poll whose token is
     still the fragment's answers 204, and nothing is swapped. A page is rendered with its
     fragment's token (the fragment rendered once more for it: pages are fewer than polls)."""
-    part = wants(target)
+    part = wants(fragment_of(request.endpoint))
     fragment = render_template(fragment_template, fragment=True, **context)
     token = _token(fragment)
     if not part:

@@ -27,7 +27,7 @@ def index() -> str | Response:
     listing = {**paged("rows", rows, PAGE_SIZE), "hours": sum(r.device_hours for r in rows)}
     said = {"status": viewer().usage, "settings": state.settings, "query": query, "args": query.args()}
     said["typed"] = typed("min_hours")
-    return page_or_fragment("idle", "idle/_table.html", "idle/index.html", **listing, **said, errors=errors)
+    return page_or_fragment("idle/_table.html", "idle/index.html", **listing, **said, errors=errors)
 
 
 def _records(rows: list[Idle], as_of: str) -> list[dict[str, object]]:

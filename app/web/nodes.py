@@ -18,7 +18,7 @@ bp = Page("nodes", __name__, url_prefix="/nodes", reads=NODES_AND_PODS)
 @bp.get("/<name>")
 def detail(name: str) -> str | Response:
     """Read the node, its usage and pods and (for who may read them) its devices; render."""
-    return page_or_fragment("node", "nodes/_node.html", "nodes/detail.html", **_read(name))
+    return page_or_fragment("nodes/_node.html", "nodes/detail.html", **_read(name))
 
 
 def _read(name: str) -> dict[str, Any]:

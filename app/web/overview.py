@@ -90,9 +90,7 @@ def index() -> str | Response:
     compact = request.args.get("view") == "compact"  # free and a bar per resource
     table = _table(grid, filters, rows, page, compact, memo)
     said = {"grid": grid, "rows": rows, "table": table, "page": page, "pages": pages, **_strip(filters)}
-    return page_or_fragment(
-        "grid", "overview/_grid.html", "overview/index.html", **said, **_asked(filters, errors)
-    )
+    return page_or_fragment("overview/_grid.html", "overview/index.html", **said, **_asked(filters, errors))
 
 
 def _strip(filters: Filters) -> dict[str, object]:

@@ -201,9 +201,7 @@ def index() -> str | Response:
     """Parse (app.domain.pending_query), read the pods it selects, render."""
     query, errors = parse(request.args, viewer().known_resources)
     listing = _listing(query)
-    return page_or_fragment(
-        "pending-list", "pending/_list.html", "pending/index.html", **listing, errors=errors
-    )
+    return page_or_fragment("pending/_list.html", "pending/index.html", **listing, errors=errors)
 
 
 def _listing(query: PendingQuery) -> dict[str, Any]:

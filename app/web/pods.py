@@ -33,9 +33,7 @@ def detail(namespace: str, name: str) -> str | Response:
     reading = viewer().usage_reading
     gpu = reading.pod_utilization((namespace, name)) if reading else None
     said = {"pod": pod, "details": details, "problem": problem, "gpu": gpu}
-    return page_or_fragment(
-        "pod", "pods/_pod.html", "pods/detail.html", namespace=namespace, name=name, **said
-    )
+    return page_or_fragment("pods/_pod.html", "pods/detail.html", namespace=namespace, name=name, **said)
 
 
 def _details(state: Services, namespace: str, name: str) -> tuple[PodDetails, str]:

@@ -39,7 +39,6 @@ def index() -> str | Response:
     rows, args, errors = _query()
     asked = {"args": args, "errors": errors, "typed": typed("resource")}
     return page_or_fragment(
-        "workloads",
         "workloads/_table.html",
         "workloads/index.html",
         **paged("rows", rows, PAGE_SIZE),

@@ -1,0 +1,108 @@
+"""The HTTP surface, walked from its declaration (app.web.surface): every route the app registers,
+in every mode, has its row, with the method it takes; the nav is drawn from the rows; no GET
+changes anything; no write is taken without the form's CSRF token; a route's fragment is a part
+of its page. A new route without a row fails the first test; with one, it is in all the others."""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+from flask.testing import FlaskClient
+from werkzeug.routing import Rule
+
+from app.web.surface import BY_ENDPOINT, NAV, ROUTES
+from tests.helpers import browser
+
+MODES = {
+    "writable": {"read_only": False},
+    "read-only": {"read_only": True},
+    "token": {"auth_mode": "token"},
+    "proxy headers": {"auth_mode": "impersonate", "trusted_proxies": "127.0.0.1/32"},
+}
+ARGS = {"name": "n1", "namespace": "default", "key": "no-such-job", "filename": "extres.css"}
+
+
+def rules(app) -> list[Rule]:
+    return list(app.url_map.iter_rules())
+
+
+def url(app, rule: Rule) -> str:
+    with app.test_request_context():
+        from flask import url_for
+
+        return url_for(rule.endpoint, **{a: ARGS[a] for a in rule.arguments})
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_route_the_app_registers_has_its_row(make_app, mode):
+    app = make_app(**MODES[mode])
+    for rule in rules(app):
+        row = BY_ENDPOINT.get(rule.endpoint)
+        assert row is not None, f"{rule.endpoint} ({rule.rule}) has no row in app.web.surface"
+        assert row.method in rule.methods, (rule.endpoint, rule.methods)
+
+
+def test_every_row_is_a_route_of_some_mode(make_app):
+    seen = {r.endpoint for mode in MODES.values() for r in rules(make_app(**mode))}
+    assert {r.endpoint for r in ROUTES} - seen == set()
+
+
+def test_the_nav_is_drawn_from_the_rows(client, cluster):
+    cluster.node("n1", {"example.com/dongle": "2"})
+    page = BeautifulSoup(client.get("/").get_data(as_text=True), "html.parser")
+    labels = [a.find(string=True, recursive=False).strip() for a in page.select("nav[aria-label=Sections] a")]
+    unconditional = [r.nav for r in NAV if not r.shown_if]
+    assert [label for label in labels if label in unconditional] == unconditional
+    assert set(labels) <= {r.nav for r in NAV}
+    assert page.select_one('nav a[aria-current="page"]').get_text(strip=True) == "Overview"
+
+
+def test_no_get_changes_anything_and_no_write_is_taken_without_the_forms_token(make_app, cluster):
+    from tests.web.apiserver import ApiServerStandIn
+
+    cluster.node("n1", {"example.com/dongle": "2"})
+    cluster.apiserver = ApiServerStandIn(cluster.objects)  # records any write that reaches it
+    app = make_app(read_only=False)
+    web = browser(app)
+    for rule in rules(app):
+        row = BY_ENDPOINT[rule.endpoint]
+        if row.method == "GET":
+            web.get(url(app, rule)).close()
+    assert cluster.apiserver.patches() == []  # every GET of every route: nothing written
+    bare = FlaskClient(app)  # a plain client: no CSRF token in its forms (a Browser adds one)
+    refused = {}
+    for rule in rules(app):
+        row = BY_ENDPOINT[rule.endpoint]
+        if row.writes:
+            form = {"resource": "example.com/dongle", "quantity": "3", "expected": "2", "nodes": "n1"}
+            refused[rule.endpoint] = bare.post(
+                url(app, rule), data=form, base_url="https://localhost"
+            ).status_code
+    assert refused and all(status in (400, 403) for status in refused.values()), refused
+    assert cluster.apiserver.patches() == []
+
+
+def test_a_routes_fragment_is_a_part_of_its_page(client, cluster):
+    cluster.node("n1", {"example.com/dongle": "2"})
+    cluster.pod("p", "n1", {"example.com/dongle": "1"})
+    asked = 0
+    for row in ROUTES:
+        if not row.fragment or row.endpoint in ("bulk.results", "idle.index"):  # a job's key; usage
+            continue
+        path = {
+            "nodes.detail": "/nodes/n1",
+            "pods.detail": "/pods/default/p",
+            "bulk.bulk": "/changes/bulk",
+        }.get(row.endpoint)
+        if path is None:
+            with client.application.test_request_context():
+                from flask import url_for
+
+                path = url_for(row.endpoint)
+        page = BeautifulSoup(client.get(path).get_data(as_text=True), "html.parser")
+        part = client.get(path, headers={"HX-Request": "true", "HX-Target": row.fragment})
+        fragment = BeautifulSoup(part.get_data(as_text=True), "html.parser")
+        assert page.find(id=row.fragment) is not None, row.endpoint
+        assert fragment.find(id=row.fragment) is not None and fragment.find("html") is None, row.endpoint
+        asked += 1
+    assert asked >= 6
