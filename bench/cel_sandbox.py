@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app import cel_sandbox
-from app.domain import device_cel
+from app.domain import device_cel, selector_answers
 from app.domain.device_cel import Device, Version
 
 DRIVER = "gpu.nvidia.com"
@@ -59,16 +59,16 @@ def devices(nodes: int, gpus: int) -> list[Device]:
 
 
 def timed(evaluate: device_cel.Evaluate, pairs: device_cel.Pairs) -> tuple[float, float]:
-    device_cel.ANSWERS = answers = device_cel.Answers()
+    selector_answers.ANSWERS = answers = selector_answers.Answers()
     answers.evaluate = evaluate
     t0 = time.perf_counter()
     for expressions in CLASSES:
-        device_cel.decide([expressions], [d for e, d in pairs if e == expressions])
+        selector_answers.decide([expressions], [d for e, d in pairs if e == expressions])
     cold = time.perf_counter() - t0
     t0 = time.perf_counter()
     for expressions, device in pairs:
         with contextlib.suppress(device_cel.Unknown):
-            device_cel.matches(expressions, device)
+            selector_answers.matches(expressions, device)
     return cold, time.perf_counter() - t0
 
 
@@ -82,7 +82,7 @@ def main() -> None:
     pairs = [(c, d) for c in CLASSES for d in found]
     print(f"command: python bench/cel_sandbox.py {' '.join(sys.argv[1:])}")
     print(f"{args.nodes} nodes x {args.gpus} GPUs = {len(found)} devices, {len(CLASSES)} classes: ", end="")
-    print(f"{len(pairs)} answers kept (of {device_cel.Answers.SIZE} at most)")
+    print(f"{len(pairs)} answers kept (of {selector_answers.Answers.SIZE} at most)")
     sandbox = cel_sandbox.Sandbox()
     sandbox.evaluate(pairs[:1])  # the child started (once per worker), not part of a round
     results: dict[str, list[tuple[float, float]]] = {"worker": [], "sandbox": []}
