@@ -131,7 +131,7 @@ def test_device_plugin_resources_are_marked(web, core, uid):
 
     def badges():
         soup = BeautifulSoup(web.get(f"/?q={uid}").get_data(as_text=True), "html.parser")
-        return {th.contents[0].strip(): bool(th.select(".badge.plugin")) for th in soup.select("th.res")}
+        return {th["data-resource"]: bool(th.select(".badge.plugin")) for th in soup.select("th.res")}
 
     assert eventually(badges) == {D: False, "nvidia.com/gpu": True}
 
