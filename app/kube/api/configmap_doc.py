@@ -9,9 +9,8 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
-from app.kube.api import raw
+from app.kube.api import paths, raw
 from app.kube.api.errors import Conflict, NotFound, Unavailable, translate
 
 if TYPE_CHECKING:
@@ -35,7 +34,7 @@ class ConfigMapDoc:
 
     @property
     def _path(self) -> str:
-        return f"/api/v1/namespaces/{quote(self.namespace, safe='')}/configmaps"
+        return paths.path("v1", "namespaces", self.namespace, "configmaps")
 
     def read(self) -> tuple[dict[str, str], str | None]:
         """The data and its resourceVersion; ({}, None) when the ConfigMap does not exist."""
@@ -46,7 +45,10 @@ class ConfigMapDoc:
         """The data, its resourceVersion and the metadata a replace keeps (labels, annotations)."""
         try:
             cm: dict[str, Any] = raw.call(
-                self.api, "GET", f"{self._path}/{quote(self.name, safe='')}", self.timeout
+                self.api,
+                "GET",
+                paths.path("v1", "namespaces", self.namespace, "configmaps", self.name),
+                self.timeout,
             )
         except Exception as exc:
             err = translate(exc)
@@ -76,7 +78,7 @@ class ConfigMapDoc:
                 raw.call(self.api, "POST", self._path, self.timeout, payload=body)
             else:
                 body["metadata"]["resourceVersion"] = version
-                path = f"{self._path}/{quote(self.name, safe='')}"
+                path = paths.path("v1", "namespaces", self.namespace, "configmaps", self.name)
                 raw.call(self.api, "PUT", path, self.timeout, payload=body)
         except Exception as exc:
             raise translate(exc) from exc  # Conflict: a stale resourceVersion, or created meanwhile

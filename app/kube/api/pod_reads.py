@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from app.domain.pod_details import MAX_EVENTS, Claim, Condition, Event, PodDetails, bounded
-from app.kube.api import raw
+from app.kube.api import paths, raw
 from app.kube.api.errors import KubeError, translate
 from app.kube.wire.decoders import Meta
 from app.kube.wire.projections import workload
@@ -87,7 +87,7 @@ class PodReads:
 
     def details(self, namespace: str, name: str) -> PodDetails:
         """The pod's details; raises KubeError (NotFound when it is gone)."""
-        path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+        path = paths.path("v1", "namespaces", namespace, "pods", name)
         try:
             pod = POD.decode(raw.body(raw.get(self.api, path, {}, self.timeout)))
         except msgspec.DecodeError as exc:
@@ -112,7 +112,7 @@ class PodReads:
     def _events(self, namespace: str, name: str) -> tuple[tuple[Event, ...], str]:
         query = {"fieldSelector": f"involvedObject.kind=Pod,involvedObject.name={name}", "limit": 500}
         try:
-            path = f"/api/v1/namespaces/{namespace}/events"
+            path = paths.path("v1", "namespaces", namespace, "events")
             found = EVENTS.decode(raw.body(raw.get(self.api, path, query, self.timeout)))
         except msgspec.DecodeError:
             return (), "the Events could not be read"

@@ -13,12 +13,12 @@ from __future__ import annotations
 import logging
 import time
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
 import msgspec
 
 from app.domain.queues import Position
 from app.kube.api.errors import NotFound, refused, translate
+from app.kube.api.paths import path
 from app.kube.api.raw import body, get
 from app.kube.state.queues import Queues
 from app.kube.wire.kueue import PendingWorkloads
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-GROUP = "/apis/visibility.kueue.x-k8s.io/v1beta2"
+GROUP = "visibility.kueue.x-k8s.io/v1beta2"
 INTERVAL = 10.0  # seconds between rounds while a Workload waits
 ASK_AGAIN = 300.0  # seconds before asking an API that was absent or refused
 MAX_QUEUES = 50  # ClusterQueues asked per round
@@ -55,8 +55,8 @@ class QueuePositions:
         found: dict[tuple[str, str], Position] = {}
         for name in asked:
             try:
-                doc = body(get(self.api, f"{GROUP}/clusterqueues/{quote(name, safe='')}/pendingworkloads",
-                               {"limit": LIMIT}, TIMEOUT), MOST_BYTES)  # fmt: skip
+                pending = path(GROUP, "clusterqueues", name, "pendingworkloads")
+                doc = body(get(self.api, pending, {"limit": LIMIT}, TIMEOUT), MOST_BYTES)
                 found.update(_DECODER.decode(doc).positions(LIMIT))
             except Exception as exc:  # noqa: BLE001 - every failure is one of the states below
                 state = self._failed(exc)
@@ -74,7 +74,7 @@ class QueuePositions:
             return "forbidden"
         if isinstance(err, NotFound):
             try:
-                body(get(self.api, GROUP, {}, TIMEOUT), MOST_BYTES)
+                body(get(self.api, path(GROUP), {}, TIMEOUT), MOST_BYTES)
             except Exception as again:  # noqa: BLE001 - the group itself is not there, or not answering
                 if isinstance(translate(again), NotFound):
                     self._quiet_until = time.monotonic() + ASK_AGAIN

@@ -11,12 +11,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from app import audit
 from app.domain import changes
 from app.domain.quantity import QuantityError, parse_count
-from app.kube.api import raw
+from app.kube.api import paths, raw
 from app.kube.api.errors import (
     TEST_FAILED,
     Conflict,
@@ -54,7 +53,7 @@ class Outcome:
 
 
 def _node_path(name: str) -> str:
-    return f"/api/v1/nodes/{quote(name, safe='')}"
+    return paths.path("v1", "nodes", name)
 
 
 class NodeWriter:
@@ -141,7 +140,7 @@ class NodeWriter:
             "count": 1,
         }
         try:
-            path = f"/api/v1/namespaces/{quote(self.event_namespace, safe='')}/events"
+            path = paths.path("v1", "namespaces", self.event_namespace, "events")
             raw.call(
                 self.api, "POST", path, self.timeout, query={"fieldManager": FIELD_MANAGER}, payload=body
             )
