@@ -205,7 +205,13 @@ def test_a_pod_kueue_gates_is_pending_on_the_dashboard_with_the_gate_and_who_lif
     assert "kueue.x-k8s.io/admission" in gates  # and, with v0.17's defaults, its topology gate
     waiting = until(lambda: condition(workload_of(api, "notebook", "team-b"), "QuotaReserved").get("message"))
     assert waiting and "insufficient quota" in waiting.replace("unused ", "")
-    page = pending_page(plane, "/pending/?namespace=team-b", '[data-gated-pod="team-b/notebook"]')
+    page = pending_page(  # the pod and its Workload (the two are listed and watched apart)
+        plane,
+        "/pending/?namespace=team-b",
+        lambda p: bool(
+            p.select('[data-gated-pod="team-b/notebook"]') and p.select("[data-workload] [data-lacks]")
+        ),
+    )
     item = page.select_one('[data-gated-pod="team-b/notebook"]')
     assert [g["data-gate"] for g in item.select("[data-gate]")] == gates  # as the API server has them
     assert "Kueue lifts it once the pod's Workload is admitted" in item.get_text()
