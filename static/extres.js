@@ -1,3 +1,17 @@
+// Everything the scripts say goes through the page's one live region (#announce), one way:
+// emptied, then filled a moment later (text replaced at once in a region is often not heard).
+function extresSay(text) {
+  "use strict";
+  var region = document.getElementById("announce");
+  if (!region) return;
+  region.textContent = "";
+  if (text) {
+    window.setTimeout(function () {
+      region.textContent = text;
+    }, 100);
+  }
+}
+
 // Live regions (data-poll): a poll is skipped while the tab is hidden, while keyboard focus or
 // a text selection is inside the region, or while a form in it holds values typed but not yet
 // sent, so a refresh never takes any of them away; the region's [data-poll-state] then says
@@ -49,8 +63,7 @@
       }
       states[i].setAttribute("data-paused", why ? "true" : "false");
     }
-    var announce = document.getElementById("announce");
-    if (changed && announce) announce.textContent = why ? "Updates " + text + "." : "Updates live again.";
+    if (changed) extresSay(why ? "Updates " + text + "." : "Updates live again.");
   }
   document.addEventListener("htmx:beforeRequest", function (event) {
     var region = event.detail.elt;
@@ -96,22 +109,19 @@
   // the flash said in the live region that was already there (a region inserted with its text
   // in it is often not announced): emptied, then filled a moment later
   function announce() {
-    var region = document.getElementById("announce");
     // what an action did (its flash), or what stopped it (a conflict with a colleague's change,
     // a notice that the node already advertises the name): said as saves are
     var flash = document.querySelector("#main [data-flash], #main .flash, #main [data-notice]");
-    if (!region) return;
-    region.textContent = "";
-    if (flash) {
-      var text = flash.getAttribute("data-announce") || flash.textContent;
-      // a refusal names what to fix: the first field's message with it (a conflict's "you saw
-      // 4, it is now 6")
-      var field = document.querySelector("#main .field-error:not(:empty)");
-      if (flash.classList.contains("error") && field) text += " " + field.textContent;
-      window.setTimeout(function () {
-        region.textContent = text.trim();
-      }, 100);
+    if (!flash) {
+      extresSay("");
+      return;
     }
+    var text = flash.getAttribute("data-announce") || flash.textContent;
+    // a refusal names what to fix: the first field's message with it (a conflict's "you saw
+    // 4, it is now 6")
+    var field = document.querySelector("#main .field-error:not(:empty)");
+    if (flash.classList.contains("error") && field) text += " " + field.textContent;
+    extresSay(text.trim());
   }
   document.addEventListener("htmx:afterSettle", function (event) {
     if (event.detail && event.detail.boosted) {
@@ -179,13 +189,7 @@
       });
     }
     shown = now;
-    var region = document.getElementById("announce");
-    if (words.length && region) {
-      region.textContent = "";
-      window.setTimeout(function () {
-        region.textContent = words.join(" ");
-      }, 100);
-    }
+    if (words.length) extresSay(words.join(" "));
   }
   document.addEventListener("DOMContentLoaded", function () {
     shown = current();

@@ -40,7 +40,6 @@ class _Data(msgspec.Struct):
 
 
 class _Answer(msgspec.Struct):
-    status: str
     data: _Data
 
 
