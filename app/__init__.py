@@ -46,9 +46,6 @@ def create_app(
     from flask import Flask  # here, not at the top: gunicorn's master imports this package too
 
     settings = config if isinstance(config, Settings) else Settings.from_env(**dict(config or {}))
-    from app import cel_sandbox
-
-    cel_sandbox.use(settings.selector_evaluator)  # the process's one evaluator, before any class
     app = Flask(
         __name__,
         template_folder=str(bundled("templates")),

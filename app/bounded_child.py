@@ -12,19 +12,23 @@
   ``extres_child_exits_total{child, reason}``): crashed (a signal: SIGSEGV in native code, the
   kernel's OOM killer), stalled (killed here past its deadline), over memory (its address-space
   limit reached: the child's prelude turns MemoryError into ``OVER_MEMORY``), stopped with the
-  server (the process group's SIGTERM or SIGINT), or failed (any other exit)."""
+  server (the process group's SIGTERM or SIGINT), or failed (any other exit);
+* started at most ``restarts`` times a minute (``Child``): past that, not started again until the
+  minute is over, so a child that dies on arrival costs a few starts, never a busy loop."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import signal
 import subprocess
 import sys
 import threading
-from collections import Counter
+import time
+from collections import Counter, deque
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 ROOT = str(Path(__file__).resolve().parent.parent)  # where the parent's ``app`` package is
 BASE_ENV = {"PATH": os.defpath, "LANG": "C.UTF-8"}
@@ -93,3 +97,74 @@ def spawn(
     for kind, value in ((resource.RLIMIT_AS, memory), (resource.RLIMIT_CORE, 0)):
         resource.prlimit(child.pid, kind, (value, value))
     return child
+
+
+class Ended(Exception):
+    """A one-shot child (``Child.run``) gave no answer: how it ended (``classify``) and its exit."""
+
+    def __init__(self, reason: str, returncode: int | None, deadline: float) -> None:
+        super().__init__(f"{reason} (exit {returncode})")
+        self.reason, self.returncode, self.deadline = reason, returncode, deadline
+
+
+class Child:
+    """One kind of child: its module, name (in the metric), memory and the environment names it is
+    passed. ``start`` starts one (None past ``restarts`` a minute); ``ended`` ends one that is lost
+    and says how; ``run`` is a whole one-shot exchange: bytes in, bytes out, within a deadline."""
+
+    def __init__(
+        self, name: str, module: str, memory: int, *, passed_env: tuple[str, ...] = (), restarts: int = 10
+    ) -> None:
+        self.name, self.module, self.memory, self.passed_env = name, module, memory, passed_env
+        self.restarts = restarts
+        self.last_exit = ""  # how the last one lost ended (``classify``)
+        self._started: deque[float] = deque()
+        self._lock = threading.Lock()
+
+    def start(self, **popen: Any) -> subprocess.Popen[bytes] | None:
+        """A new child, its pipes as ``popen`` says; None when ``restarts`` started this minute."""
+        now = time.monotonic()
+        with self._lock:
+            while self._started and self._started[0] < now - 60:
+                self._started.popleft()
+            if len(self._started) >= self.restarts:
+                return None
+            self._started.append(now)
+        return spawn(self.module, self.memory, self.passed_env, **popen)
+
+    def ended(self, child: subprocess.Popen[bytes], stalled: bool = False) -> str:
+        """End a child that was lost (it died, or stalled: killed here), count how it ended."""
+        end(child)
+        reason = classify(child.returncode, stalled)
+        EXITS.record(self.name, reason)
+        self.last_exit = reason
+        return reason
+
+    def run(self, data: bytes, deadline: float) -> bytes:
+        """Start a child, give it ``data`` and read all it writes within ``deadline`` seconds;
+        Ended when it could not start (past its restarts), stalled, or exited other than 0 or
+        without a word."""
+        child = self.start(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        if child is None:
+            raise Ended(
+                f"keeps failing: not started again within the minute ({self.restarts} starts)", None, deadline
+            )
+        try:
+            out, _ = child.communicate(data, timeout=deadline)
+        except subprocess.TimeoutExpired:
+            raise Ended(self.ended(child, stalled=True), None, deadline) from None
+        if child.returncode != 0 or not out:
+            raise Ended(self.ended(child), child.returncode, deadline)
+        return out
+
+
+def end(child: subprocess.Popen[bytes]) -> None:
+    """Kill and reap a child, its pipes closed (quietly: a request the dead child never read may
+    still sit in stdin's buffer, and closing tries to write it once more: EPIPE)."""
+    child.kill()
+    child.wait()
+    pipes: tuple[IO[bytes] | None, ...] = (child.stdin, child.stdout, child.stderr)
+    for pipe in pipes:
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()

@@ -15,13 +15,12 @@ The protocol: the parent writes a pickled request (its own data, read only by it
 (it compiles) or why not.
 (``costly``: the runtime's budget stopped this evaluation, counted in the parent, whose metric
 ``extres_selector_too_costly`` says so, as it does for an evaluation in the worker). Which
-evaluator the app uses is a setting (``use``, app.domain.selector_answers).
+evaluator a runtime uses is a setting (``answers``, app.domain.selector_answers).
 ``bench/cel_sandbox.py`` measures its cost against evaluating in the worker.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -32,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
+import weakref
 from typing import IO, Any
 
 from app import bounded_child
@@ -44,6 +43,7 @@ log = logging.getLogger(__name__)
 MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map
 ANSWER_TIMEOUT = 5.0  # seconds between two answers: an evaluation is budgeted to microseconds
 MAX_RESTARTS = 10  # a minute
+CHILD = "selector evaluator"  # its name in extres_child_exits_total
 SUSPECT_FOR = 60.0  # seconds a pair that stopped a child alone is answered without asking
 _HEADER = struct.Struct("!I")
 
@@ -54,15 +54,21 @@ class Sandbox:
     module = "app.cel_sandbox"
 
     def __init__(self, memory_limit: int = MEMORY_LIMIT, answer_timeout: float = ANSWER_TIMEOUT) -> None:
-        self.memory_limit = memory_limit
         self.answer_timeout = answer_timeout
+        self.kind = bounded_child.Child(CHILD, self.module, memory_limit, restarts=MAX_RESTARTS)
         self.crashes = 0  # children lost (crashed, stalled, or past their memory), for the metrics
-        self.last_exit = ""  # how the last one ended (bounded_child.classify)
         self._stalled = False  # the last request went unanswered past its deadline
         self._child: subprocess.Popen[bytes] | None = None
-        self._restarts: deque[float] = deque()
+        # the live child, also ended when the sandbox is dropped unclosed (a runtime never stopped)
+        self._live: set[subprocess.Popen[bytes]] = set()
+        weakref.finalize(self, _end_all, self._live)
         self._lock = threading.Lock()
         self._suspects: dict[Any, float] = {}  # pairs that stopped a child alone, until when
+
+    @property
+    def last_exit(self) -> str:
+        """How the last child lost ended (bounded_child.classify)."""
+        return self.kind.last_exit
 
     def evaluate(self, pairs: Pairs) -> list[bool | Unknown]:
         with self._lock:
@@ -123,35 +129,25 @@ class Sandbox:
         return answers
 
     def _running(self) -> subprocess.Popen[bytes] | None:
-        if self._child is not None and self._child.poll() is None:
-            return self._child
-        now = time.monotonic()
-        while self._restarts and self._restarts[0] < now - 60:
-            self._restarts.popleft()
-        if len(self._restarts) >= MAX_RESTARTS:
-            return None
-        self._restarts.append(now)
-        # the child reads its first request after its limits are set
-        self._child = bounded_child.spawn(
-            self.module, self.memory_limit, stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
+        if self._child is None or self._child.poll() is not None:
+            # the child reads its first request after its limits are set; None past its restarts
+            self._child = self.kind.start(stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            if self._child is not None:
+                self._live.add(self._child)
         return self._child
 
     def _lost(self, child: subprocess.Popen[bytes]) -> None:
         self.crashes += 1
-        _end(child)
-        reason = bounded_child.classify(child.returncode, self._stalled)
+        self._live.discard(child)
+        reason = self.kind.ended(child, self._stalled)
         self._stalled = False
-        bounded_child.EXITS.record("selector evaluator", reason)
-        self.last_exit = reason
         log.error("selector evaluator %s (exit %s); a new one takes over", reason, child.returncode)
         self._child = None
 
     def close(self) -> None:
         with self._lock:
-            if self._child is not None:
-                _end(self._child)
-                self._child = None
+            _end_all(self._live)
+            self._child = None
 
 
 def _stopped(pair: Any) -> Unknown:
@@ -161,15 +157,10 @@ def _stopped(pair: Any) -> Unknown:
     return Unknown(" && ".join(pair[0]), why, transient=True)
 
 
-def _end(child: subprocess.Popen[bytes]) -> None:
-    child.kill()
-    child.wait()
-    for pipe in (child.stdin, child.stdout):
-        if pipe is not None:
-            # a request the dead child never read may still sit in stdin's buffer: closing tries
-            # to write it once more (EPIPE); the pipe is closed all the same
-            with contextlib.suppress(OSError):
-                pipe.close()
+def _end_all(children: set[subprocess.Popen[bytes]]) -> None:
+    for child in list(children):
+        bounded_child.end(child)
+    children.clear()
 
 
 class Stalled(ValueError):
@@ -205,27 +196,21 @@ def _answer(value: Any) -> bool | Unknown:
     return Unknown(str(expression), str(why))
 
 
-_SANDBOX: Sandbox | None = None
 KINDS = ("sandboxed", "in-process")
 
 
-def use(kind: str) -> None:
-    """The process's selector evaluator from now on (``EXTRES_SELECTOR_EVALUATOR``): a sandbox's
-    child (started when first asked, so never before a fork) or this process."""
-    global _SANDBOX
+def answers(kind: str) -> selector_answers.Answers:
+    """The selector evaluator ``kind`` names (``EXTRES_SELECTOR_EVALUATOR``), with its answers
+    kept: a sandbox's child (started when first asked, so never before a fork; ended by the
+    answers' ``close``) or this process."""
     if kind == "sandboxed":
-        if _SANDBOX is None:
-            _SANDBOX = Sandbox()
-        selector_answers.ANSWERS.use(kind, _SANDBOX.evaluate, _SANDBOX.check)
-    elif kind == "in-process":
-        selector_answers.ANSWERS.use(kind, device_cel.evaluate_here, device_cel.compile_errors_here)
-    else:
-        raise ValueError(f"no selector evaluator {kind!r}: {' or '.join(KINDS)}")
-
-
-def lost() -> int:
-    """Children lost so far in this process (0 without a sandbox)."""
-    return _SANDBOX.crashes if _SANDBOX is not None else 0
+        box = Sandbox()
+        return selector_answers.Answers(
+            kind, box.evaluate, box.check, close=box.close, lost=lambda: box.crashes
+        )
+    if kind == "in-process":
+        return selector_answers.Answers()
+    raise ValueError(f"no selector evaluator {kind!r}: {' or '.join(KINDS)}")
 
 
 def child() -> None:  # pragma: no cover - runs in the child process (tests drive it from outside)

@@ -18,14 +18,15 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from app import bounded_child, cel_sandbox
-from app.domain import device_cel, selector_answers
+from app import bounded_child
+from app.domain import device_cel
 from app.domain.quantity import QuantityError, parse_quantity
 from app.domain.scheduler_message import parse_scheduler_message
 from app.node_metrics import NodeFamilies
 
 if TYPE_CHECKING:
     from app.domain.idle_pods import Idle
+    from app.domain.selector_answers import Answers
     from app.kube.api.ports import ClusterPort
     from app.kube.state.store import Store
     from app.kube.wire.projections import PodView
@@ -37,8 +38,9 @@ BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 class ClusterCollector(Collector):
     """Cluster numbers from the store's kept rows; nothing when there is no cluster yet."""
 
-    def __init__(self, cluster: Callable[[], ClusterPort | None]) -> None:
+    def __init__(self, cluster: Callable[[], ClusterPort | None], answers: Answers) -> None:
         self._cluster = cluster
+        self._answers = answers  # the runtime's selector answers
         # the pending family, kept while the unschedulable pods are unchanged (``built`` counts
         # builds); the node families are text kept per row (``NodeFamilies``)
         self._pending: tuple[object, int, list[Metric]] | None = None
@@ -126,7 +128,7 @@ class ClusterCollector(Collector):
             "counted once each by reason, in the worker whatever process evaluates them.",
             labels=["reason"],
         )
-        for why, n in sorted(selector_answers.ANSWERS.unknown.items()):
+        for why, n in sorted(self._answers.unknown.items()):
             undecided.add_metric([why], n)
         yield undecided
         yield CounterMetricFamily(
@@ -137,7 +139,7 @@ class ClusterCollector(Collector):
         yield CounterMetricFamily(
             "extres_selector_evaluator_lost",
             "Selector evaluator processes lost (a crash, a stall or past their memory), each replaced.",
-            cel_sandbox.lost(),
+            self._answers.lost(),
         )
 
 
@@ -240,11 +242,11 @@ class Metrics:
     """One app's registry (the cluster collector and the app's own instruments) and the per-node
     families kept as text; ``exposition`` is what a scrape gets."""
 
-    def __init__(self, cluster: Callable[[], ClusterPort | None]) -> None:
+    def __init__(self, cluster: Callable[[], ClusterPort | None], answers: Answers) -> None:
         self._cluster = cluster
         self.nodes = NodeFamilies()
         self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(ClusterCollector(cluster))
+        self.registry.register(ClusterCollector(cluster, answers))
         self.requests = Histogram(
             "extres_request_duration_seconds",
             "Time to answer an HTTP request, by endpoint.",

@@ -59,16 +59,15 @@ def devices(nodes: int, gpus: int) -> list[Device]:
 
 
 def timed(evaluate: device_cel.Evaluate, pairs: device_cel.Pairs) -> tuple[float, float]:
-    selector_answers.ANSWERS = answers = selector_answers.Answers()
-    answers.evaluate = evaluate
+    answers = selector_answers.Answers("measured", evaluate)
     t0 = time.perf_counter()
     for expressions in CLASSES:
-        selector_answers.decide([expressions], [d for e, d in pairs if e == expressions])
+        answers.decide([expressions], [d for e, d in pairs if e == expressions])
     cold = time.perf_counter() - t0
     t0 = time.perf_counter()
     for expressions, device in pairs:
         with contextlib.suppress(device_cel.Unknown):
-            selector_answers.matches(expressions, device)
+            answers.matches(expressions, device)
     return cold, time.perf_counter() - t0
 
 

@@ -26,7 +26,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import create_app  # noqa: E402
-from app.domain import selector_answers  # noqa: E402
 from app.domain.device_cel import Device  # noqa: E402
 from app.domain.devices import ClassFacts, DeviceFacts, SliceFacts  # noqa: E402
 from app.kube.wire.dra import ClassView, SliceView  # noqa: E402
@@ -92,7 +91,8 @@ def main() -> None:
     fragment = {"HX-Request": "true", "HX-Target": "grid"}
     paths = [("overview", "/", {}), ("fragment", "/?q=n0", fragment), ("node page", "/nodes/n00000", {})]
     pages(web, paths, 2.0)  # warm: every row and answer made once
-    selector_answers.ANSWERS.evaluate, evaluated = counting(selector_answers.ANSWERS.evaluate)
+    answers = app.extensions["extres"].answers
+    answers.evaluate, evaluated = counting(answers.evaluate)
     quiet = pages(web, paths, args.seconds / 2)
 
     stop = threading.Event()

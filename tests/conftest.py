@@ -92,7 +92,7 @@ def make_app(control_plane: testenv.ControlPlane) -> Iterator[Callable[..., Any]
 
     yield factory
     for app in apps:
-        app.extensions["extres"].close()
+        app.extensions["extres"].stop()
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ from app.domain.counters import Consumes, Counter, TooMany, most_at_once
 from app.domain.device_cel import Device, Unknown
 from app.domain.fit import Term
 from app.domain.names import DEVICE_CLASS_PREFIX
-from app.domain.selector_answers import matches
+from app.domain.selector_answers import Answers
 
 IMPLICIT_PREFIX = DEVICE_CLASS_PREFIX
 
@@ -184,17 +184,17 @@ Where = tuple[str, Mapping[str, str]]  # a node's name and labels
 
 
 def class_usage(
-    cls: ClassFacts, slices: Iterable[SliceFacts], held: Held, where: Where | None = None
+    cls: ClassFacts, slices: Iterable[SliceFacts], held: Held, answers: Answers, where: Where | None = None
 ) -> DraUsage:
     """The devices a class matches in the given slices (those that reach the node ``where``, if
-    given), and how many of them claims hold."""
+    given; ``answers``: the runtime's selector answers), and how many of them claims hold."""
     capacity = allocated = tainted = 0
     slices = list(slices)
     partitioned: list[Consumes] = []  # the free, untainted matching devices that consume counters
     for s in slices:
         for d in s.devices if where is None else s.reaching(*where):
             try:
-                if not matches(cls.expressions, d.device):
+                if not answers.matches(cls.expressions, d.device):
                     continue
             except Unknown as exc:
                 return DraUsage(
@@ -242,7 +242,11 @@ def _counters_left(slices: list[SliceFacts], held: Held) -> dict[Counter, Decima
 
 
 def node_usage(
-    node_slices: Iterable[SliceFacts], served: Serving, held: Held, where: Where | None = None
+    node_slices: Iterable[SliceFacts],
+    served: Serving,
+    held: Held,
+    answers: Answers,
+    where: Where | None = None,
 ) -> dict[str, DraUsage]:
     """Per extended resource name served by a class: the usage on one node, from the slices of
     complete pools that reach it (``where``: the node; None: every device given counts)."""
@@ -253,7 +257,9 @@ def node_usage(
     for alias, primary in served.aliases.items():
         aliases.setdefault(primary, []).append(alias)
     for name, cls in served.by_name.items():
-        usage = by_class.get(cls.name) or by_class.setdefault(cls.name, class_usage(cls, slices, held, where))
+        usage = by_class.get(cls.name) or by_class.setdefault(
+            cls.name, class_usage(cls, slices, held, answers, where)
+        )
         if usage.unknown or usage.capacity:
             out[name] = replace(
                 usage, alias_of=served.aliases.get(name, ""), aliases=tuple(sorted(aliases.get(name, ())))
@@ -285,12 +291,14 @@ def on_node(allocatable: Mapping[str, int], dra: Mapping[str, DraUsage]) -> OnNo
     return OnNode(served, frozenset(both), unknown)
 
 
-def classes_matching(classes: Iterable[ClassFacts], device: Device) -> tuple[list[str], list[str]]:
+def classes_matching(
+    classes: Iterable[ClassFacts], device: Device, answers: Answers
+) -> tuple[list[str], list[str]]:
     """The classes whose selectors match the device, and those that cannot be decided for it."""
     matched, unknown = [], []
     for c in classes:
         try:
-            if matches(c.expressions, device):
+            if answers.matches(c.expressions, device):
                 matched.append(c.name)
         except Unknown:
             unknown.append(c.name)

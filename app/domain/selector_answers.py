@@ -1,7 +1,7 @@
-"""DeviceClass selectors' answers, kept, and who decides them: the process's one evaluator, chosen
-by a setting (``EXTRES_SELECTOR_EVALUATOR``: ``sandboxed``, a child process, app.cel_sandbox,
-the served default; or ``in-process``, app.domain.device_cel here) and set once where the app is
-built, for tests and the served worker alike.
+"""DeviceClass selectors' answers, kept, and who decides them: one ``Answers`` per runtime, given
+to its store, its evaluator chosen by a setting (``EXTRES_SELECTOR_EVALUATOR``: ``sandboxed``, a
+child process, app.cel_sandbox.answers, the served default; or ``in-process``,
+app.domain.device_cel here, what ``Answers()`` is), for tests and the served worker alike.
 
 Two questions are asked of it, both before a page asks (the store calls ``decide`` and
 ``decide_compiled`` for what an event brings, before it takes its lock): whether a class's
@@ -39,19 +39,22 @@ class Answers:
     SIZE = 1 << 18  # 5,000 nodes of 8 GPUs, each with a uuid of its own, under 6 classes
     COMPILED = 1 << 14  # expressions whose compile answer is kept
 
-    def __init__(self) -> None:
-        self.evaluate: Evaluate = evaluate_here
-        self.check: Check = compile_errors_here
-        self.kind = "in-process"
+    def __init__(
+        self,
+        kind: str = "in-process",
+        evaluate: Evaluate = evaluate_here,
+        check: Check = compile_errors_here,
+        *,
+        close: Callable[[], None] = lambda: None,
+        lost: Callable[[], int] = lambda: 0,
+    ) -> None:
+        self.kind, self.evaluate, self.check = kind, evaluate, check
+        self.close = close  # ends the evaluator's child, if it has one
+        self.lost = lost  # the evaluator's children lost so far (0 in-process)
         self.unknown: Counter[str] = Counter()  # selectors not decided, by reason (kept answers)
         self._kept: OrderedDict[tuple[tuple[str, ...], Device], bool | Unknown] = OrderedDict()
         self._compiled: OrderedDict[str, str | None] = OrderedDict()
         self._lock = threading.Lock()
-
-    def use(self, kind: str, evaluate: Evaluate, check: Check) -> None:
-        """From now on ``evaluate`` and ``check`` decide what is not kept yet."""
-        with self._lock:
-            self.kind, self.evaluate, self.check = kind, evaluate, check
 
     def get(self, pairs: Pairs) -> list[bool | Unknown]:
         with self._lock:
@@ -73,6 +76,19 @@ class Answers:
                 while len(self._kept) > self.SIZE:
                     self._kept.popitem(last=False)
         return [found[p] for p in pairs]
+
+    def matches(self, expressions: tuple[str, ...], device: Device) -> bool:
+        """Whether every selector holds for the device; raises Unknown when one cannot be decided."""
+        [found] = self.get([(expressions, device)])
+        if isinstance(found, Unknown):
+            raise found
+        return found
+
+    def decide(self, selectors: Iterable[tuple[str, ...]], devices: Iterable[Device]) -> None:
+        """Evaluate every class's selectors for every device now, so that the answers are kept for
+        ``matches``: the store calls this for what an event brings before it takes its lock."""
+        devices = list(devices)
+        self.get([(expressions, device) for expressions in selectors for device in devices])
 
     def decide_compiled(self, expressions: Iterable[str]) -> None:
         """Ask the evaluator once whether each new expression compiles; the answer is kept."""
@@ -96,29 +112,3 @@ class Answers:
         ``NOT_CHECKED`` before the evaluator was asked (never compiled here on a page's time)."""
         with self._lock:
             return self._compiled.get(expression, NOT_CHECKED)
-
-
-ANSWERS = Answers()
-
-
-def matches(expressions: tuple[str, ...], device: Device) -> bool:
-    """Whether every selector holds for the device; raises Unknown when one cannot be decided."""
-    [found] = ANSWERS.get([(expressions, device)])
-    if isinstance(found, Unknown):
-        raise found
-    return found
-
-
-def decide(selectors: Iterable[tuple[str, ...]], devices: Iterable[Device]) -> None:
-    """Evaluate every class's selectors for every device now, so that the answers are kept for
-    ``matches``: the store calls this for what an event brings before it takes its lock."""
-    devices = list(devices)
-    ANSWERS.get([(expressions, device) for expressions in selectors for device in devices])
-
-
-def decide_compiled(expressions: Iterable[str]) -> None:
-    ANSWERS.decide_compiled(expressions)
-
-
-def compile_error(expression: str) -> str | None:
-    return ANSWERS.compile_error(expression)

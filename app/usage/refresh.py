@@ -13,7 +13,6 @@ Both ends are this app: the pickles never carry anything from a user."""
 from __future__ import annotations
 
 import pickle
-import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -62,30 +61,25 @@ def collect(source: Source, job: Job, now: datetime) -> Reading:
     return read(answers, job.mappings, job.pod_nodes.get, now, job.window, job.limit, job.room)
 
 
-def in_child(job: Job, start_allowance: float = START_ALLOWANCE) -> Reading:
-    """``collect`` in a child process; UsageUnavailable when it fails, stalls or dies."""
+def child() -> bounded_child.Child:
+    """The refresh's child kind: one per runtime, its starts bounded per minute."""
+    return bounded_child.Child(CHILD, "app.usage.refresh", MEMORY_LIMIT, passed_env=PROXY_ENV)
+
+
+def in_child(
+    job: Job, kind: bounded_child.Child | None = None, start_allowance: float = START_ALLOWANCE
+) -> Reading:
+    """``collect`` in a child process of ``kind`` (default: a kind of its own); UsageUnavailable
+    when it fails, stalls or dies."""
     deadline = start_allowance + job.timeout * MOST_QUERIES * len(job.mappings)
-    child = bounded_child.spawn(
-        "app.usage.refresh",
-        MEMORY_LIMIT,
-        passed_env=PROXY_ENV,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
     try:
-        out, _ = child.communicate(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL), timeout=deadline)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.communicate()
-        bounded_child.EXITS.record(CHILD, bounded_child.STALLED)
-        raise UsageUnavailable(f"the refresh took longer than {deadline:g} s and was stopped") from None
-    if child.returncode != 0 or not out:
-        reason = bounded_child.classify(child.returncode)
-        bounded_child.EXITS.record(CHILD, reason)
-        if reason == bounded_child.STOPPED:
-            raise UsageStopped(f"the refresh was stopped by a signal (exit {child.returncode})")
-        raise UsageUnavailable(f"the refresh {reason} (exit {child.returncode})")
+        out = (kind or child()).run(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL), deadline)
+    except bounded_child.Ended as ended:
+        if ended.reason == bounded_child.STALLED:
+            raise UsageUnavailable(f"the refresh took longer than {deadline:g} s and was stopped") from None
+        if ended.reason == bounded_child.STOPPED:
+            raise UsageStopped(f"the refresh was stopped by a signal (exit {ended.returncode})") from None
+        raise UsageUnavailable(f"the refresh {ended}") from None
     outcome, value = pickle.loads(out)
     if outcome != "ok":
         message, detail = value

@@ -13,12 +13,13 @@ from app import workers
 from app.config import Settings
 from app.kube.api.errors import Busy, KubeError, http_status
 from app.kube.api.ports import ClusterPort
+from app.runtime import Runtime
 from app.usage.poller import Source
 from app.web import filters, request_pipeline, security, surface
 from app.web.bulk_jobs import BulkJobs
 from app.web.hx import POLL_MARK, Page, error_page, htmx
+from app.web.limits import Limits
 from app.web.render_cache import RenderCaches
-from app.web.services import Services
 from app.web.template_cache import template_cache
 from app.web.viewer import viewer
 
@@ -34,9 +35,10 @@ def init_app(
     app: Flask, settings: Settings, cluster: ClusterPort | None = None, usage_source: Source | None = None
 ) -> None:
     htmx.init_app(app)
-    app.extensions["extres"] = Services(settings, cluster, usage_source)
+    app.extensions["extres"] = Runtime(settings, cluster, usage_source)
+    app.extensions["extres_limits"] = limits = Limits.for_threads(settings.threads, settings.plans_per_minute)
     app.extensions["extres_render"] = RenderCaches()
-    app.extensions["extres_bulk"] = BulkJobs(app.extensions["extres"].write_slots)
+    app.extensions["extres_bulk"] = BulkJobs(limits.write_slots)
     filters.register(app)
     app.jinja_env.bytecode_cache = template_cache(settings.template_cache)
     from app.web import auth, bulk_changes, changes, metrics, reapply
@@ -125,18 +127,18 @@ def on_worker_start(app: Flask) -> None:
     pods (docs/performance.md); from the template cache they take ~0.01 s."""
 
     def start() -> None:
-        services = app.extensions["extres"]
-        services.connect()
-        workers.until(lambda: services.freshness().synced, COMPILE_AFTER, interval=0.1)
+        runtime = app.extensions["extres"]
+        runtime.start()
+        workers.until(lambda: runtime.freshness().synced, COMPILE_AFTER, interval=0.1)
         compile_templates(app)
 
     workers.start("connect", start)
 
 
 def on_worker_stop(app: Flask) -> None:
-    """In the worker after its last request: the watches stop, the history's last records are
-    written."""
-    app.extensions["extres"].close()
+    """In the worker after its last request: the runtime stops (the history's last records are
+    written)."""
+    app.extensions["extres"].stop()
 
 
 def metrics_exposition(app: Flask) -> Callable[[], bytes]:

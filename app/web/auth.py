@@ -14,8 +14,9 @@ from app.kube.api.errors import Busy, KubeError
 from app.web import security
 from app.web.bulk_jobs import BulkJobs
 from app.web.hx import Page
+from app.web.limits import limits
 from app.web.security import csrf_ok, csrf_token, identity, safe_next, same_origin
-from app.web.services import Services
+from app.web.viewer import viewer
 
 log = logging.getLogger(__name__)
 bp = Page("auth", __name__, reads=())
@@ -52,7 +53,7 @@ def _verified(token: str) -> tuple[Identity | None, str, int]:
     """The token's user, or why it may not sign in now and the status to answer with: the form,
     the token's length, the sign-in limits (a token accepted lately passes them), a full
     sign-out list, the TokenReview budget, the API server's answer (a refusal is counted)."""
-    limits, cluster = Services.get().sign_ins, Services.get().cluster
+    sign_ins, cluster = limits().sign_ins, viewer().runtime.cluster
     client = g.client_key  # through the trusted proxies; None when the address is not known
     offered = Identity(token=token[:MAX_TOKEN], mode="token")
     digest = (offered.key[3] or "") if token else ""
@@ -69,7 +70,7 @@ def _verified(token: str) -> tuple[Identity | None, str, int]:
             ),
             401,
         )
-    if (wait := limits.spent(client, digest)) and not cluster.access.accepted_lately(offered):
+    if (wait := sign_ins.spent(client, digest)) and not cluster.access.accepted_lately(offered):
         return None, wait, 429
     if paused := cluster.revocations.full():  # its sign-out could not be kept
         return None, paused, 503
@@ -78,14 +79,14 @@ def _verified(token: str) -> tuple[Identity | None, str, int]:
     except Busy as exc:  # the budget for tokens not seen lately is spent
         return None, exc.message, 429
     if verified is None:
-        limits.failed(client, digest)
+        sign_ins.failed(client, digest)
         return None, "Token: the API server did not accept this token, or it may not list nodes.", 401
     return verified, "", 200
 
 
 def _accepted(who: Identity) -> Identity | None:
     """The token's user, when the API server accepts the token and lets it list nodes."""
-    access = Services.get().cluster.access
+    access = viewer().runtime.cluster.access
     verified = access.authenticate(who, g.client_key)
     return verified if verified is not None and access.allowed(verified, "list", "nodes") else None
 
@@ -111,7 +112,7 @@ def _revoked_everywhere(acting: audit.Who) -> str | None:
     if ended is None:
         return None
     try:
-        Services.get().cluster.revocations.revoke(*ended)
+        viewer().runtime.cluster.revocations.revoke(*ended)
     except KubeError as exc:
         log.warning("sign-out of %s not recorded: %s", identity().label, exc.message)
         audit.record("signed_out", acting, reason="not recorded for other replicas", status=503)

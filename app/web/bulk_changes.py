@@ -23,7 +23,7 @@ from app.web.changes import actor, node_impact, writer
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, redirect
 from app.web.paging import paged
 from app.web.security import identity
-from app.web.services import Services
+from app.web.viewer import viewer
 from app.web.write_guards import guarded
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ CHOICES = 50  # nodes offered as checkboxes at once: the search narrows them, ne
 
 def _bulk_form(errors: dict[str, str], values, status: int = 200):
     """The bulk form: the chosen nodes, then the first nodes whose name contains ``find``."""
-    names = Services.get().cluster.store.objects.node_names()
+    names = viewer().runtime.cluster.store.objects.node_names()
     find = values.get("find", "").strip()[:253]
     chosen = list(dict.fromkeys(values.getlist("nodes"))) if hasattr(values, "getlist") else []
     needle = find.lower()
@@ -82,7 +82,7 @@ def _bulk_form(errors: dict[str, str], values, status: int = 200):
 def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
     """The bulk form (app.domain.bulk_form) over the nodes held: (action, resource, count, the
     target nodes); raises ChangeError."""
-    state = Services.get()
+    state = viewer().runtime
     objects = state.cluster.store.objects
     labels = {n.name: n.labels for n in objects.node_list()}
     change = parse_bulk(form, labels, state.read_only, state.settings.max_quantity)

@@ -26,7 +26,7 @@ from app.kube.wire.projections import NodeView
 from app.web import security
 from app.web.hx import NODES_AND_PODS, Page, redirect, typed
 from app.web.security import identity
-from app.web.services import Services
+from app.web.viewer import viewer
 from app.web.write_guards import guarded
 
 bp = guarded(Page("changes", __name__, reads=NODES_AND_PODS))
@@ -38,11 +38,11 @@ def actor() -> str:
 
 
 def writer() -> NodeWriter:
-    return Services.get().cluster.writer_for(identity(), security.who())
+    return viewer().runtime.cluster.writer_for(identity(), security.who())
 
 
 def _node_or_404(name: str) -> NodeView:
-    node = Services.get().cluster.store.objects.node(name)
+    node = viewer().runtime.cluster.store.objects.node(name)
     if node is None:
         abort(404, description=f"There is no node named {name!r}.")
     return node
@@ -51,7 +51,7 @@ def _node_or_404(name: str) -> NodeView:
 def node_impact(name: str, resource: str, after: int | None) -> Impact:
     """Who requests ``resource`` on ``name`` and what setting it to ``after`` (None: removing
     it) would leave over-committed."""
-    pods = Services.get().cluster.store.objects.pods_requesting_extended(name)
+    pods = viewer().runtime.cluster.store.objects.pods_requesting_extended(name)
     return impact(
         name, resource, after, ((f"{p.namespace}/{p.name}", p.requests.get(resource, 0)) for p in pods)
     )
@@ -101,7 +101,7 @@ def _prompted_by(key: str, resource: str) -> dict[str, object] | None:
     namespace, _, name = key[:320].partition("/")
     if not (namespace and name and is_dns_label(namespace) and is_dns_subdomain(name)):
         return None
-    pod = Services.get().cluster.store.objects.pod(namespace, name)
+    pod = viewer().runtime.cluster.store.objects.pod(namespace, name)
     waiting = pod is not None and pod.unschedulable is not None
     asks = pod.extended_requests.get(resource) if pod is not None and waiting else None
     return {"key": f"{namespace}/{name}", "waiting": waiting, "asks": asks}
@@ -158,8 +158,8 @@ def _validated_set(name: str, values: dict[str, str]) -> tuple[str, int, int | N
     """The set form's resource, count and expected value; ChangeError naming each bad field."""
     return validate_set(
         *values.values(),
-        maximum=Services.get().settings.max_quantity,
-        owner=lambda r: Services.get().read_only(r, name),  # as the scheduler sees it on this node
+        maximum=viewer().runtime.settings.max_quantity,
+        owner=lambda r: viewer().runtime.read_only(r, name),  # as the scheduler sees it on this node
     )
 
 
@@ -214,7 +214,7 @@ def _set_form(
 
 @bp.get("/nodes/<name>/resources/remove")
 def confirm_remove(name: str) -> str | Response:
-    state = Services.get()
+    state = viewer().runtime
     node = _node_or_404(name)
     resource = request.args.get("resource", "")
     if msg := validate_resource(resource, lambda r: state.read_only(r, name)):
@@ -234,7 +234,7 @@ def remove_resource(name: str) -> Response | tuple[str, int, dict[str, str]]:
     form = request.form
     try:
         resource, expected = validate_remove(
-            form.get("resource", ""), form.get("expected"), lambda r: Services.get().read_only(r, name)
+            form.get("resource", ""), form.get("expected"), lambda r: viewer().runtime.read_only(r, name)
         )
     except ChangeError as exc:
         abort(

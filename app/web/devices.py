@@ -7,7 +7,6 @@ from flask import render_template
 
 from app.domain.devices import IMPLICIT_PREFIX
 from app.web.hx import NODES_AND_PODS, Page
-from app.web.services import Services
 from app.web.viewer import viewer
 
 bp = Page("devices", __name__, url_prefix="/devices", reads=NODES_AND_PODS)
@@ -15,7 +14,7 @@ bp = Page("devices", __name__, url_prefix="/devices", reads=NODES_AND_PODS)
 
 @bp.get("/")
 def index() -> str:
-    state = Services.get()
+    state = viewer().runtime
     store = state.cluster.store
     allowed = viewer().may_read_devices
     rows = store.devices.read(lambda dra: dra.class_rows()) if allowed else []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.web.hx import Page
-from app.web.services import Services
+from app.web.viewer import viewer
 
 bp = Page("health", __name__, reads=())
 
@@ -19,7 +19,7 @@ def readyz() -> tuple[str, int]:
     """Ready when the cache has synced and its watches are open. Anyone may ask, so the answer
     names no object and repeats nothing the API server said: the log has those. Objects that
     could not be read are counted; they leave the rest live, so they do not make the app unready."""
-    fresh = Services.get().freshness()
+    fresh = viewer().runtime.freshness()
     detail = f"{fresh.unreadable_text} (left out; the log names them)\n" if fresh.unreadable else ""
     if fresh.synced and not fresh.stale:
         return "ok\n" + detail, 200

@@ -13,7 +13,7 @@ from app.kube.api.errors import KubeError
 from app.web.export import csv_response
 from app.web.hx import Page
 from app.web.paging import paged
-from app.web.services import Services
+from app.web.viewer import viewer
 
 bp = Page("history", __name__, url_prefix="/history", reads=(("list", "nodes"),))
 PAGE_SIZE = 100
@@ -23,7 +23,7 @@ FIELDS = ("when", "node", "field", "resource", "before", "after", "manager", "us
 def _read(query: HistoryQuery) -> tuple[list[Record], Kept | None, str | None]:
     """The kept records the query selects, all that is kept, and why it could not be read."""
     try:
-        kept = Services.get().cluster.capacity_log.read(query.since, query.until)
+        kept = viewer().runtime.cluster.capacity_log.read(query.since, query.until)
     except KubeError as err:
         return [], None, f"The capacity history could not be read: {err.message}"
     return [r for r in kept.records if query.selects(r)], kept, None
@@ -31,7 +31,7 @@ def _read(query: HistoryQuery) -> tuple[list[Record], Kept | None, str | None]:
 
 def _log_state() -> dict[str, object]:
     """What the page says of the history itself: where it is kept, for how long, whether sealed."""
-    log = Services.get().cluster.capacity_log
+    log = viewer().runtime.cluster.capacity_log
     return {
         "enabled": log.enabled,
         "keyed": log.writes,

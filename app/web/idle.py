@@ -10,7 +10,6 @@ from app.domain.idle_query import parse, select
 from app.web.export import UNTIL_COUNTED, csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
 from app.web.paging import paged
-from app.web.services import Services
 from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("idle", __name__, url_prefix="/idle", reads=NODES_AND_PODS)
@@ -21,7 +20,7 @@ FIELDS = ("namespace", "pod", "owner", "node", "devices", "utilization", "since"
 @bp.get("/")
 def index() -> str | Response:
     query, errors = parse(request.args)
-    state = Services.get()
+    state = viewer().runtime
     counted = viewer().freshness.synced  # while pods are counted the page says so, and lists none
     rows = select(state.idle_pods(viewer().usage_reading), query) if counted else []  # the reading shown
     listing = {**paged("rows", rows, PAGE_SIZE), "hours": sum(r.device_hours for r in rows)}
@@ -56,5 +55,5 @@ def export_csv() -> Response:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
     reading = viewer().usage_reading
     as_of = reading.taken.isoformat() if reading is not None else ""
-    rows = select(Services.get().idle_pods(reading), query) if reading is not None else []
+    rows = select(viewer().runtime.idle_pods(reading), query) if reading is not None else []
     return csv_response(_records(rows, as_of), FIELDS, "extres-idle-gpus.csv")

@@ -8,7 +8,7 @@ import time
 
 from flask import Flask, g, request
 
-from app.web.services import Services
+from app.web.viewer import viewer
 
 
 def init_app(app: Flask) -> None:
@@ -22,5 +22,5 @@ def init_app(app: Flask) -> None:
         if started is not None and request.endpoint != "static":
             seconds = time.perf_counter() - started
             endpoint = request.endpoint or "none"  # no route: one label for every unknown path
-            Services.get().metrics.observe(endpoint, request.method, seconds, response.status_code)
+            viewer().runtime.metrics.observe(endpoint, request.method, seconds, response.status_code)
         return response

@@ -9,7 +9,6 @@ from flask import Response, abort
 from app.domain.accounting import node_usage
 from app.domain.names import is_requested_as_extended
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
-from app.web.services import Services
 from app.web.viewer import viewer
 
 bp = Page("nodes", __name__, url_prefix="/nodes", reads=NODES_AND_PODS)
@@ -23,7 +22,7 @@ def detail(name: str) -> str | Response:
 
 def _read(name: str) -> dict[str, Any]:
     """The node as the page shows it; 404 (or 503) when it is not there."""
-    state = Services.get()
+    state = viewer().runtime
     store = state.cluster.store
     node, row = store.objects.node(name), store.overview_row(name)
     if node is None or row is None:  # never there, or gone since it was read a moment ago

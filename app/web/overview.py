@@ -19,7 +19,6 @@ from app.web.export import UNTIL_COUNTED, csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg, typed
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
-from app.web.services import Services
 from app.web.strip import physical_of, room_of, summary_strip
 from app.web.viewer import refuse_until_counted, viewer
 
@@ -50,7 +49,7 @@ def _grid():
     A user who may not read DRA objects gets the grid without the resources DRA devices serve."""
     filters, errors = parse_query(request.args)
     filters = _known_only(filters, errors)
-    state = Services.get()
+    state = viewer().runtime
     store = state.cluster.store
     memo = RenderCaches.get().grids.at(store.rows_version)
     dra = viewer().may_read_devices
@@ -96,7 +95,7 @@ def index() -> str | Response:
 def _strip(filters: Filters) -> dict[str, object]:
     """The totals strip: the entries on the first screen and the folded rest; where lost capacity
     is unhealthy devices; what a job can use; physical devices behind shares."""
-    state = Services.get()
+    state = viewer().runtime
     strip = summary_strip(state, viewer().may_read_devices)
     shown, more = shown_first(strip, filters.resources, STRIP_OPEN)
     return {
@@ -132,7 +131,7 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
     key = ("table", filters, page, links, dra, usage.taken if usage else None, counting)
     table = memo.get(key)
     if table is None:
-        state = Services.get()
+        state = viewer().runtime
         html = render_template(
             "overview/_table.html",
             grid=grid,
@@ -208,7 +207,7 @@ def _records(grid) -> list[dict[str, object]]:
                     "allocated": u.allocated,  # DRA devices held by claims; null where the status serves it
                     "source": "dra" if u.allocated is not None else "status",
                     # on this node: a device plugin's only where the status serves it
-                    "device_plugin": u.allocated is None and Services.get().device_plugins.owns(resource),
+                    "device_plugin": u.allocated is None and viewer().runtime.device_plugins.owns(resource),
                     "drift": resource in row.drifted,
                     # shares (time-slicing, MPS): devices behind the slots; empty where not shared
                     "shares_per_device": (shared := row.sharing.get(resource)) and shared.replicas,

@@ -24,7 +24,6 @@ from app.kube.wire.projections import PodView
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.paging import paged
 from app.web.render_cache import RenderCaches
-from app.web.services import Services
 from app.web.strip import physical_of
 from app.web.viewer import viewer
 
@@ -106,15 +105,15 @@ def _diagnosed(index: ShapeIndex, wanted: int) -> tuple[Diagnosis, Places]:
 def held(pod: PodView, d: Diagnosis, where: Places, writable: bool) -> list[Held]:
     """For each resource the pod is short of and this dashboard may not add (a device plugin's,
     DRA's, or the user may not change nodes): on the nodes the pod could otherwise use, who holds
-    it, each node's owner decided once (``Services.ownership``)."""
-    services = Services.get()
-    store = services.cluster.store
+    it, each node's owner decided once (``Runtime.ownership``)."""
+    runtime = viewer().runtime
+    store = runtime.cluster.store
     out = []
     for fit in d.fits:
         if not fit.shortfall:
             continue
         for name, free, allocatable in where.get(fit.resource, ()):
-            owner = services.ownership(fit.resource, name)
+            owner = runtime.ownership(fit.resource, name)
             if owner.editable and writable:
                 continue
             holders = [
@@ -141,7 +140,7 @@ QUOTA_SHOWN = 20  # jobs waiting for quota shown (their count is said; the filte
 
 def pending_pods(query: PendingQuery) -> list[PodView]:
     """Unschedulable pods matching the filters, by namespace and name."""
-    pods = Services.get().cluster.store.objects.unschedulable_pods()
+    pods = viewer().runtime.cluster.store.objects.unschedulable_pods()
     return [pod for pod in pods if query.selects(pod.namespace, pod.extended_requests)]
 
 
@@ -151,8 +150,8 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     repeat a few shapes: each shape keeps its filter results per node (``ShapeIndex``) and is told
     only the nodes changed since it last looked (``ShapeCache.read``, under its lock); its advice
     is rendered once per diagnosis, after the lock is let go."""
-    services = Services.get()
-    store = services.cluster.store
+    runtime = viewer().runtime
+    store = runtime.cluster.store
     counts = Counter(pod.shape for pod in every)
     made: dict[PodShape, tuple[Diagnosis, Markup, Places]] = {}  # each shape on this page diagnosed once
     writable = viewer().may_write
@@ -162,8 +161,8 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     for pod in shown:
         key = pod.shape
         if key not in made:
-            diagnosis, where = services.shapes.read(key, store, partial(_diagnosed, wanted=counts[key]))
-            html = advice_html(diagnosis, bool(pod.node_selector), writable, services.ownership)
+            diagnosis, where = runtime.shapes.read(key, store, partial(_diagnosed, wanted=counts[key]))
+            html = advice_html(diagnosis, bool(pod.node_selector), writable, runtime.ownership)
             made[key] = (diagnosis, html, where)
         diagnosis, advice, where = made[key]
         group = (pod.namespace, pod.owner, key) if pod.owner and pod.owner.name else None
@@ -211,7 +210,7 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
     pods = pending_pods(query) if synced else []
     listing = paged("pods", pods, PAGE_SIZE)
     listing["pods"] = explain(listing["pods"], pods)
-    store = Services.get().cluster.store
+    store = viewer().runtime.cluster.store
     gated = [
         Gated(pod, tuple(gate_owner(g) for g in pod.gates))
         for pod in (store.objects.gated_pods() if synced else [])
@@ -237,5 +236,5 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
         "wide": store.objects.wide_repelling(),
         "featured": store.objects.declaring_features(),
         "gpu_usage": viewer().usage_reading,
-        "physical": physical_of(Services.get()),
+        "physical": physical_of(viewer().runtime),
     }

@@ -12,8 +12,8 @@ from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_mani
 from app.domain.names import likely_typos
 from app.domain.plan_fields import count_field, parse_fields
 from app.web.hx import NODES_AND_PODS, Page
+from app.web.limits import limits
 from app.web.security import identity
-from app.web.services import Services
 from app.web.viewer import viewer
 
 bp = Page("plan", __name__, url_prefix="/plan", reads=NODES_AND_PODS)
@@ -30,12 +30,12 @@ def _render(
     per_node = count_field(values, "per_node", "At most per node", errors, " or empty")
     result = None
     if planned is not None and not errors and viewer().freshness.synced:  # else: until counted
-        services = Services.get()
-        store = services.cluster.store
+        runtime = viewer().runtime
+        store = runtime.cluster.store
         wanted = replicas or 1
         near = store.inter_pod(planned.shape, planned.namespace, planned.labels, planned.terms)
         if near is None:  # nothing around it matters: the shape's kept index
-            room, d = services.shapes.read(
+            room, d = runtime.shapes.read(
                 planned.shape, store, lambda index: (index.headroom(), index.diagnosis(wanted, per_node))
             )
         else:
@@ -78,7 +78,7 @@ FIELDS = ("requests", "selector", "tolerations")
 
 def _plan(values: Any):
     asks = any(k in values for k in (*FIELDS, "manifest", "replicas"))  # not the empty form
-    if asks and (wait := Services.get().plans.spent(identity().user or f"address {g.client}")):
+    if asks and (wait := limits().plans.spent(identity().user or f"address {g.client}")):
         html, _ = _render(values, None, {"requests": wait})
         return html, 429
     errors: dict[str, str] = {}
@@ -91,7 +91,7 @@ def _plan(values: Any):
         )
     try:
         if manifest:
-            planned = parse_manifest(values["manifest"], Services.get().cluster.admission.namespace)
+            planned = parse_manifest(values["manifest"], viewer().runtime.cluster.admission.namespace)
         elif given:
             planned = Planned(
                 parse_fields(

@@ -12,9 +12,9 @@ from flask import Response, abort
 from app.domain.names import is_dns_label, is_dns_subdomain
 from app.domain.pod_details import PodDetails
 from app.kube.api.errors import KubeError, NotFound
+from app.runtime import Runtime
 from app.web.hx import Page, page_or_fragment
 from app.web.security import identity
-from app.web.services import Services
 from app.web.viewer import viewer
 
 # the Events about a pod are read with the app's own identity, once the user's own right to get
@@ -25,7 +25,7 @@ bp = Page("pods", __name__, url_prefix="/pods", reads=(("list", "pods"),))
 @bp.get("/<namespace>/<name>")
 def detail(namespace: str, name: str) -> str | Response:
     """Read the cache's pod and its details; render."""
-    state = Services.get()
+    state = viewer().runtime
     details, problem = _details(state, namespace, name)
     pod = state.cluster.store.objects.pod(namespace, name)
     if pod is None and not details.conditions and not problem:
@@ -36,7 +36,7 @@ def detail(namespace: str, name: str) -> str | Response:
     return page_or_fragment("pods/_pod.html", "pods/detail.html", namespace=namespace, name=name, **said)
 
 
-def _details(state: Services, namespace: str, name: str) -> tuple[PodDetails, str]:
+def _details(state: Runtime, namespace: str, name: str) -> tuple[PodDetails, str]:
     """The pod's details read for the panel, and why they could not be (""); 404 when it is gone.
     A name no pod can have is never sent to the API server (it would land in the request's path
     and field selector)."""

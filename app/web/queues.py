@@ -8,7 +8,7 @@ from flask import render_template
 
 from app.web.hx import NODES_AND_PODS, Page
 from app.web.paging import paged
-from app.web.services import Services
+from app.web.viewer import viewer
 
 bp = Page("queues", __name__, url_prefix="/queues", reads=NODES_AND_PODS)
 PAGE_SIZE = 20  # ClusterQueues a page
@@ -17,7 +17,7 @@ PAGE_SIZE = 20  # ClusterQueues a page
 @bp.get("/")
 def index() -> str:
     """Read the report over the queues and the nodes; render."""
-    store = Services.get().cluster.store
+    store = viewer().runtime.cluster.store
     report = store.queue_report()
     return render_template(
         "queues/index.html",

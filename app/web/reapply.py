@@ -12,7 +12,7 @@ from app.domain.changes import ChangeError, validate_set
 from app.web.bulk_jobs import BulkJob, keep_done, start_job
 from app.web.changes import _node_or_404, actor, writer
 from app.web.hx import NODES_AND_PODS, Page
-from app.web.services import Services
+from app.web.viewer import viewer
 from app.web.write_guards import guarded
 
 bp = guarded(Page("reapply", __name__, reads=NODES_AND_PODS))  # under /changes, as every write
@@ -21,7 +21,7 @@ bp = guarded(Page("reapply", __name__, reads=NODES_AND_PODS))  # under /changes,
 def _refuser() -> Callable[[str, int], str | None]:
     """Why a desired-state entry may not be written: the same rules as the forms. Bound to this
     request's app, so a background job can use it."""
-    state = Services.get()
+    state = viewer().runtime
 
     def refused(resource: str, count: int) -> str | None:
         try:
@@ -48,20 +48,20 @@ REAPPLY_LISTED = 50  # drifted nodes named on the re-apply page; the count cover
 @bp.get("/reapply")
 def reapply_preview() -> str:
     """The drifted nodes, and a form to check each write with a dry run (a background job)."""
-    names = [n.name for n in Services.get().cluster.store.objects.drifted_nodes()]
+    names = [n.name for n in viewer().runtime.cluster.store.objects.drifted_nodes()]
     return render_template("reapply/index.html", names=names, listed=REAPPLY_LISTED)
 
 
 @bp.post("/reapply/preview")
 def reapply_dry_run() -> Response:
-    names = [n.name for n in Services.get().cluster.store.objects.drifted_nodes()]
+    names = [n.name for n in viewer().runtime.cluster.store.objects.drifted_nodes()]
     return _start_reapply(names, dry_run=True)
 
 
 @bp.post("/reapply")
 def reapply_all() -> Response:
     chosen = set(request.form.getlist("nodes"))
-    drifted = [n.name for n in Services.get().cluster.store.objects.drifted_nodes() if n.name in chosen]
+    drifted = [n.name for n in viewer().runtime.cluster.store.objects.drifted_nodes() if n.name in chosen]
     return _start_reapply(drifted, dry_run=False)
 
 

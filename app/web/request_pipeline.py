@@ -18,7 +18,7 @@ from app.config import Settings
 from app.kube.api.access import Identity
 from app.web import security
 from app.web.hx import Page, redirect
-from app.web.services import Services
+from app.web.viewer import viewer
 
 log = logging.getLogger("extres.security")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -81,7 +81,7 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
 
     def authenticated() -> Response | None:
         """The API server accepts who the request says it is (a TokenReview, cached)."""
-        verified_who = Services.get().cluster.access.authenticate(g.identity, g.client_key)
+        verified_who = viewer().runtime.cluster.access.authenticate(g.identity, g.client_key)
         if verified_who is not None:
             g.identity = verified_who
             return None
@@ -99,7 +99,7 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
         if not isinstance(page, Page):  # init_app refuses such an app; never serve one unchecked
             abort(403, description="This page declares no read rights, so it is not shown.")
         if mode != "service-account":
-            who, access = g.identity, Services.get().cluster.access
+            who, access = g.identity, viewer().runtime.cluster.access
             for verb, resource in page.reads:
                 if not access.check(who, verb, resource):
                     abort(403, description=f"{who.label} may not {verb} {resource}, which this page shows.")

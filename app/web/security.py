@@ -18,7 +18,7 @@ from app.config import Settings
 from app.domain import addresses
 from app.identity_headers import REPEATED
 from app.kube.api.access import Identity
-from app.web.services import Services
+from app.runtime import Runtime
 from app.web.sessions import TokenSession
 
 log = logging.getLogger("extres.security")
@@ -214,13 +214,13 @@ def init_app(app: Flask, settings: Settings) -> None:
     )
     app.jinja_env.globals["csrf_token"] = csrf_token
     app.jinja_env.globals["verified"] = verified
-    services: Services = app.extensions["extres"]
+    runtime: Runtime = app.extensions["extres"]
     app.extensions["extres_tokens"] = TokenSession(
         settings.secret_key,
         settings.session_idle_minutes * 60,
         settings.session_max_hours * 3600,
         previous=settings.previous_secret_keys,
-        revoked=lambda session_id: services.cluster.revocations.revoked(session_id),
+        revoked=lambda session_id: runtime.cluster.revocations.revoked(session_id),
     )
     app.permanent_session_lifetime = settings.session_max_hours * 3600
 

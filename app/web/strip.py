@@ -6,11 +6,11 @@ from __future__ import annotations
 from app.domain.gpu_sharing import Physical, physical
 from app.domain.room import Room, room
 from app.domain.strip import Entry, strip, waiting
+from app.runtime import Runtime
 from app.web.render_cache import RenderCaches
-from app.web.services import Services
 
 
-def summary_strip(state: Services, dra: bool) -> list[Entry]:
+def summary_strip(state: Runtime, dra: bool) -> list[Entry]:
     """The strip (app.domain.strip) from the kept totals and the unschedulable pods, never every
     pod. ``dra``: the user may read DRA objects."""
     store = state.cluster.store
@@ -18,7 +18,7 @@ def summary_strip(state: Services, dra: bool) -> list[Entry]:
     return strip(store.overview_totals(), waiting(asked, store.devices.primaries()), dra)
 
 
-def room_of(state: Services, resources: list[str]) -> dict[str, Room]:
+def room_of(state: Runtime, resources: list[str]) -> dict[str, Room]:
     """What a job can use now of each of ``resources`` (app.domain.room), made again only when
     something placement depends on moved."""
     store = state.cluster.store
@@ -30,7 +30,7 @@ def room_of(state: Services, resources: list[str]) -> dict[str, Room]:
     return found
 
 
-def physical_of(state: Services) -> dict[str, Physical]:
+def physical_of(state: Runtime) -> dict[str, Physical]:
     """Per shared device (and each name its shares are advertised as), its physical count over
     the nodes (app.domain.gpu_sharing), made again only when a row changed."""
     store = state.cluster.store
@@ -47,7 +47,7 @@ def physical_of(state: Services) -> dict[str, Physical]:
     return found
 
 
-def known_names(state: Services, dra: bool) -> list[str]:
+def known_names(state: Runtime, dra: bool) -> list[str]:
     """The extended resource names a user may see: advertised, served by DRA devices (``dra``: if
     the user may read them), or asked for by a waiting pod."""
     store = state.cluster.store

@@ -1,7 +1,8 @@
 """The viewer: what this request's user may do and see, asked once per request and read by the
 views and templates alike (``viewer`` in every template). One place answers "may this user
 change nodes", "may they read DRA objects", "how fresh is what they see", "who sets this
-resource": no page asks the services or another blueprint for it."""
+resource": no page asks the runtime (app.runtime) or another blueprint for it; views reach the runtime
+as ``viewer().runtime``."""
 
 from __future__ import annotations
 
@@ -15,17 +16,17 @@ from app.domain.ownership import Ownership
 from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
+from app.runtime import Runtime
 from app.usage.poller import UsageStatus
 from app.web import security
-from app.web.services import Services
 from app.web.strip import known_names
 
 DRA_READS = (("list", "resource.k8s.io/deviceclasses"), ("list", "resource.k8s.io/resourceslices"))
 
 
 class Viewer:
-    def __init__(self, services: Services) -> None:
-        self.services = services
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
 
     @cached_property
     def may_write(self) -> bool:
@@ -37,7 +38,7 @@ class Viewer:
                 current_app.config["EXTRES_WRITES"]
                 and self.freshness.synced
                 and security.verified()
-                and self.services.cluster.access.can_edit(security.identity())
+                and self.runtime.cluster.access.can_edit(security.identity())
             )
         except KubeError:
             return False
@@ -45,20 +46,20 @@ class Viewer:
     @cached_property
     def may_read_devices(self) -> bool:
         """Whether the user may read DRA objects: without the right, pages show a note instead."""
-        if self.services.settings.auth_mode == "service-account":
+        if self.runtime.settings.auth_mode == "service-account":
             return True
-        access, who = self.services.cluster.access, security.identity()
+        access, who = self.runtime.cluster.access, security.identity()
         return all(access.allowed(who, verb, resource) for verb, resource in DRA_READS)
 
     @cached_property
     def freshness(self) -> Freshness:
         """How fresh what this request shows is (one answer for a page and its fragment)."""
-        return self.services.freshness()
+        return self.runtime.freshness()
 
     @cached_property
     def pending_count(self) -> int:
         """Unschedulable pods, for the navigation badge (none while pods are still being counted)."""
-        return self.services.pending_count() if self.freshness.synced else 0
+        return self.runtime.pending_count() if self.freshness.synced else 0
 
     @cached_property
     def idle_count(self) -> int:
@@ -66,41 +67,41 @@ class Viewer:
         pods are still being counted, or without usage)."""
         if not self.usage_on or not self.freshness.synced:
             return 0
-        return sum(self.services.idle_held(self.usage_reading).values())
+        return sum(self.runtime.idle_held(self.usage_reading).values())
 
     @cached_property
     def known_resources(self) -> list[str]:
         """The extended resource names this user may see; the resource pickers offer them."""
         try:
-            return known_names(self.services, self.may_read_devices)
+            return known_names(self.runtime, self.may_read_devices)
         except KubeError:
             return []
 
     @cached_property
     def dra_state(self) -> str:
-        return self.services.dra_state()
+        return self.runtime.dra_state()
 
     @cached_property
     def queues_on(self) -> bool:
         """Whether Kueue's objects are seen (the Queues page is linked only then)."""
         try:
-            return self.services.cluster.store.queues.served()
+            return self.runtime.cluster.store.queues.served()
         except KubeError:
             return False
 
     @property
     def usage_on(self) -> bool:
         """Whether GPU usage is read at all (a Prometheus is set): without it no page shows any."""
-        return self.services.usage is not None
+        return self.runtime.usage is not None
 
     @cached_property
     def usage(self) -> UsageStatus | None:
         """GPU usage as last read (one answer for a page and its fragment); None when off."""
-        return self.services.usage_status()
+        return self.runtime.usage_status()
 
     def usage_covers(self, resources: Iterable[str]) -> bool:
         """Whether a usage mapping reads any of ``resources`` (a node without GPUs shows no usage)."""
-        mappings = self.services.settings.mappings
+        mappings = self.runtime.settings.mappings
         return any(m.covers(r) for r in resources for m in mappings)
 
     @property
@@ -109,18 +110,18 @@ class Viewer:
         return self.usage.reading if self.usage is not None else None
 
     def unreadable_named(self) -> list[Unreadable]:
-        return self.services.unreadable_named()
+        return self.runtime.unreadable_named()
 
     def ownership(self, resource: str, node: str | None = None) -> Ownership:
         """Who sets ``resource`` (on ``node``) (app.domain.ownership)."""
-        return self.services.ownership(resource, node)
+        return self.runtime.ownership(resource, node)
 
 
 def viewer() -> Viewer:
     """This request's viewer (made on first use)."""
     found: Viewer | None = g.get("viewer")
     if found is None:
-        found = g.viewer = Viewer(Services.get())
+        found = g.viewer = Viewer(current_app.extensions["extres"])
     return found
 
 

@@ -10,7 +10,6 @@ from app.web.export import UNTIL_COUNTED, csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
 from app.web.paging import paged
 from app.web.render_cache import RenderCaches
-from app.web.services import Services
 from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("workloads", __name__, url_prefix="/workloads", reads=NODES_AND_PODS)
@@ -22,7 +21,7 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
     """Parse (app.domain.workloads_query), read the rows (kept until the holders or the totals
     move), choose; the rows, the arguments in force, a message per bad one."""
     query, errors = parse(request.args, viewer().known_resources)
-    store = Services.get().cluster.store
+    store = viewer().runtime.cluster.store
     memo = RenderCaches.get().workloads.at((store.rows_version, store.holders_version))
     if (rows := memo.get(("workloads", query.by))) is None:
         totals = store.overview_totals()

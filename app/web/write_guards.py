@@ -7,8 +7,8 @@ from __future__ import annotations
 from flask import abort, g, request
 
 from app.web.hx import Page
+from app.web.limits import limits
 from app.web.security import identity, refused
-from app.web.services import Services
 from app.web.viewer import refuse_until_counted, viewer
 
 REPEATABLE = frozenset({"nodes"})  # the bulk form's node list; every other field is given once
@@ -21,7 +21,7 @@ def hold_a_write_slot() -> None:
     slow or stalled API server never starves the pages and the health checks. A change beyond
     that is refused at once (nothing is sent; the user retries), never queued or retried."""
     if request.method == "POST":
-        if not Services.get().write_slots.acquire(blocking=False):
+        if not limits().write_slots.acquire(blocking=False):
             refused("too many changes waiting on the API server", 503)
             abort(503, description=BUSY)
         g.write_slot = True
@@ -29,13 +29,13 @@ def hold_a_write_slot() -> None:
 
 def release_write_slot(_exc: BaseException | None) -> None:
     if g.pop("write_slot", False):
-        Services.get().write_slots.release()
+        limits().write_slots.release()
 
 
 def require_edit_right() -> None:
     """Re-checked on every write: the acting user must be allowed to patch nodes/status."""
     who = identity()
-    if not Services.get().cluster.access.can_edit(who):
+    if not viewer().runtime.cluster.access.can_edit(who):
         if request.method == "POST":
             refused("may not patch nodes/status", 403)
         abort(

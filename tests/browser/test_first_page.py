@@ -65,7 +65,7 @@ def fresh_app(control_plane: testenv.ControlPlane, held: HeldPods) -> Iterator[s
     yield f"http://127.0.0.1:{server.server_port}"
     held.released.set()  # a failed test lets the list go before the app is closed
     server.shutdown()
-    app.extensions["extres"].close()
+    app.extensions["extres"].stop()
 
 
 def test_the_first_page_shows_what_nodes_offer_while_pods_count_then_turns_complete(

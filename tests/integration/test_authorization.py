@@ -78,7 +78,7 @@ def test_default_service_account_install_changes_nothing(control_plane, core, no
         assert snapshot(core, node) == before
         assert 'action="/changes' not in web.get(f"/nodes/{node}").get_data(as_text=True)
     finally:
-        app.extensions["extres"].close()
+        app.extensions["extres"].stop()
 
 
 def test_never_acts_as_a_system_user_or_group(make_app, core, node):

@@ -61,7 +61,7 @@ def pending_page(plane: testenv.ControlPlane, url: str, expected: str | Callable
 
         return eventually(shown, timeout=30)
     finally:
-        app.extensions["extres"].close()
+        app.extensions["extres"].stop()
 
 
 def custom(api: client.ApiClient) -> client.CustomObjectsApi:
@@ -269,7 +269,7 @@ def test_the_queues_page_puts_every_queues_quota_beside_the_nodes_its_flavor_sel
             in text
         )
     finally:
-        app.extensions["extres"].close()
+        app.extensions["extres"].stop()
 
 
 def test_a_job_kueue_admits_that_no_node_takes_reads_the_quota_admits_it_and_the_nodes_do_not(kueue_plane):

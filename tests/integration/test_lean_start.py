@@ -24,9 +24,9 @@ from app.kube.api.writer import NodeWriter
 
 kubeconfig, node, doc_name = sys.argv[1:]
 app = create_app({"kubeconfig": kubeconfig, "in_cluster": "false", "history_store": "off"})
-services = app.extensions["extres"]
-services.connect()
-cluster = services.cluster
+runtime = app.extensions["extres"]
+runtime.start()
+cluster = runtime.cluster
 assert cluster.cache.wait_synced(30)
 assert app.test_client().get("/").status_code == 200
 ops = [{"op": "add", "path": "/status/capacity/lean.example.com~1dongle", "value": "2"}]

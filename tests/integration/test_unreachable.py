@@ -36,7 +36,7 @@ def test_unreachable_api_server_gives_a_banner_not_an_error(tmp_path):
         assert app.test_client().get("/readyz").status_code == 503
         assert app.test_client().get("/healthz").status_code == 200
     finally:
-        app.extensions["extres"].close()
+        app.extensions["extres"].stop()
 
 
 def test_no_cluster_configured_is_explained(tmp_path):

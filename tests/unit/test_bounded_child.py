@@ -8,6 +8,8 @@ import os
 import resource
 import subprocess
 
+import pytest
+
 from app import bounded_child
 
 
@@ -38,3 +40,33 @@ def test_the_limits_are_set_on_the_child(tmp_path):
         assert resource.prlimit(child.pid, resource.RLIMIT_CORE)[0] == 0
     finally:
         child.communicate(timeout=30)
+
+
+def test_a_child_kind_starts_at_most_its_restarts_a_minute_and_each_end_is_counted():
+    """Both children take the same bound: one that dies on arrival costs a few starts a minute,
+    never a busy loop (the usage refresh had none)."""
+    kind = bounded_child.Child("a test child", "tests.unit.child_exits", 256 << 20, restarts=2)
+    before = bounded_child.EXITS.counts().get(("a test child", "failed"), 0)
+    for _ in range(2):
+        with pytest.raises(bounded_child.Ended) as ended:
+            kind.run(b"", deadline=30)
+        assert ended.value.reason == "failed" and ended.value.returncode == 1
+    with pytest.raises(bounded_child.Ended, match="not started again within the minute"):
+        kind.run(b"", deadline=30)
+    assert kind.start() is None
+    assert bounded_child.EXITS.counts()[("a test child", "failed")] == before + 2
+    assert kind.last_exit == "failed"
+
+
+def test_the_usage_refresh_past_its_restarts_says_so_and_asks_nothing():
+    from datetime import timedelta
+
+    from app.usage import refresh
+    from app.usage.poller import UsageUnavailable
+
+    kind = bounded_child.Child(refresh.CHILD, "tests.unit.child_exits", refresh.MEMORY_LIMIT, restarts=1)
+    job = refresh.Job("http://127.0.0.1:9", None, None, 1.0, (), timedelta(hours=1), 10, {})
+    with pytest.raises(UsageUnavailable, match=r"the refresh failed \(exit 1\)"):
+        refresh.in_child(job, kind)
+    with pytest.raises(UsageUnavailable, match="keeps failing"):
+        refresh.in_child(job, kind)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from app import cel_sandbox
+from app import bounded_child, cel_sandbox
 from app.domain import device_cel, selector_answers
 from app.domain.device_cel import Device, Unknown
 
@@ -47,7 +47,7 @@ def test_the_child_answers_as_the_worker_would(sandbox):
 
 @pytest.mark.parametrize("cue", ["crash", pytest.param("stall", marks=pytest.mark.waits), "hog"])
 def test_a_child_lost_costs_the_one_pair_that_did_it(sandbox, monkeypatch, cue):
-    monkeypatch.setattr(cel_sandbox.Sandbox, "module", MISBEHAVING)
+    monkeypatch.setattr(sandbox.kind, "module", MISBEHAVING)
     bad = (f'device.driver == "{cue}"',)
     asked = [*pairs([SELECTORS[0]], DEVICES[:3]), (bad, DEVICES[0]), *pairs([SELECTORS[1]], DEVICES[:3])]
     answers = sandbox.evaluate(asked)
@@ -79,7 +79,7 @@ def test_the_evaluators_failures_are_not_kept_as_answers():
 
 
 def test_past_its_restarts_every_pair_is_unknown_for_a_while(sandbox, monkeypatch):
-    monkeypatch.setattr(cel_sandbox.Sandbox, "module", "tests.unit.child_exits")
+    monkeypatch.setattr(sandbox.kind, "module", "tests.unit.child_exits")
     answers = sandbox.evaluate(pairs())
     assert all(isinstance(a, Unknown) for a in answers)
     assert sandbox.crashes == cel_sandbox.MAX_RESTARTS
@@ -92,13 +92,15 @@ def test_a_huge_quantity_is_unknown_never_handed_to_the_runtime():
     huge = "9" * 4300
     device = Device(GPU, (), (("memory", huge),))
     with pytest.raises(Unknown, match="characters long"):
-        selector_answers.matches((f'device.capacity["{GPU}"].memory.isGreaterThan(quantity("1"))',), device)
+        selector_answers.Answers().matches(
+            (f'device.capacity["{GPU}"].memory.isGreaterThan(quantity("1"))',), device
+        )
     literal = (f'device.capacity["{GPU}"].memory.compareTo(quantity("{huge}")) > 0',)
     with pytest.raises(Unknown, match="characters long"):
-        selector_answers.matches(literal, DEVICES[0])
+        selector_answers.Answers().matches(literal, DEVICES[0])
     beyond = Device(GPU, (("big", 2**70),), (("memory", "10E"),))  # 10E milli-units: past int64
     with pytest.raises(Unknown, match="64-bit"):
-        selector_answers.matches(('device.driver != ""',), beyond)
+        selector_answers.Answers().matches(('device.driver != ""',), beyond)
 
 
 def test_a_child_that_died_with_a_request_still_buffered_ends_quietly():
@@ -109,7 +111,7 @@ def test_a_child_that_died_with_a_request_still_buffered_ends_quietly():
     child.wait()
     assert child.stdin is not None and child.stdout is not None
     child.stdin.write(b"a request never read")  # held in the buffer: smaller than it
-    cel_sandbox._end(child)
+    bounded_child.end(child)
     assert child.stdin.closed and child.stdout.closed
 
 

@@ -17,7 +17,10 @@ from app.domain.devices import (
     node_usage,
     serving,
 )
-from app.domain.selector_answers import matches
+from app.domain.selector_answers import Answers
+
+HERE = Answers()  # evaluated in this process, as a store's default
+matches = HERE.matches
 
 GPU = "gpu.example.com"
 
@@ -96,7 +99,7 @@ def test_a_nodes_usage_counts_matching_devices_and_those_claims_hold():
     )
     devices = (gpu("g0"), gpu("g1"), gpu("g2", model="t4"))
     node = [SliceFacts("s", GPU, "node-1", 1, 1, "node-1", devices)]
-    usage = node_usage(node, serving([cls]), frozenset({(GPU, "node-1", "g1"), (GPU, "node-1", "g2")}))
+    usage = node_usage(node, serving([cls]), frozenset({(GPU, "node-1", "g1"), (GPU, "node-1", "g2")}), HERE)
     implicit = "deviceclass.resource.kubernetes.io/gpus"
     assert usage["example.com/gpu"] == DraUsage(2, 1, aliases=(implicit,))  # one pool, two names
     assert usage[implicit] == DraUsage(2, 1, alias_of="example.com/gpu")
@@ -111,7 +114,7 @@ def test_a_class_shown_under_its_extended_name_counts_requests_of_its_implicit_n
 
     cls = ClassFacts("gpus", "2026-01-01T00:00:00Z", "example.com/gpu")
     node = [SliceFacts("s", GPU, "node-1", 1, 1, "node-1", tuple(gpu(f"g{i}") for i in range(4)))]
-    dra = node_usage(node, serving([cls]), frozenset({(GPU, "node-1", "g0"), (GPU, "node-1", "g1")}))
+    dra = node_usage(node, serving([cls]), frozenset({(GPU, "node-1", "g0"), (GPU, "node-1", "g1")}), HERE)
     view = NodeView("node-1", {}, {}, {}, {}, "1", False, "", {})
     implicit = "deviceclass.resource.kubernetes.io/gpus"
     row = node_row(view, {"example.com/gpu": 1, implicit: 1}, dra)
@@ -119,19 +122,19 @@ def test_a_class_shown_under_its_extended_name_counts_requests_of_its_implicit_n
     u = row.usage["example.com/gpu"]
     assert (u.capacity, u.allocatable, u.requested, u.allocated) == (4, 4, 2, 2)
     alone = ClassFacts("tpus", "2026-01-01T00:00:00Z")  # no extended name: its implicit name is its own
-    dra = node_usage(node, serving([alone]), frozenset())
+    dra = node_usage(node, serving([alone]), frozenset(), HERE)
     assert set(node_row(view, {}, dra).usage) == {"deviceclass.resource.kubernetes.io/tpus"}
 
 
 def test_shared_devices_and_undecidable_selectors_make_the_numbers_unknown():
     bad = ClassFacts("bad", "t", "example.com/bad", ('device.attributes["nope.io"].x == 1',))
     node = [SliceFacts("s", GPU, "p", 1, 1, "n", (gpu("g0"),))]
-    assert "nope.io" in node_usage(node, serving([bad]), frozenset())["example.com/bad"].unknown
+    assert "nope.io" in node_usage(node, serving([bad]), frozenset(), HERE)["example.com/bad"].unknown
     shared = [SliceFacts("s", GPU, "p", 1, 1, "n", (gpu("g0", shared=True),))]
     plain = ClassFacts("all", "t", "example.com/all")
     assert (
         "may be allocated to several claims"
-        in node_usage(shared, serving([plain]), frozenset())["example.com/all"].unknown
+        in node_usage(shared, serving([plain]), frozenset(), HERE)["example.com/all"].unknown
     )
 
 
@@ -153,7 +156,7 @@ def test_a_free_device_a_taint_repels_is_not_allocatable_and_a_held_one_still_co
     devices = (gpu("g0"), tainted("g1", "NoSchedule"), tainted("g2", "NoExecute"), tainted("g3", "None"))
     slices = [SliceFacts("s", GPU, "n1", 1, 1, "n1", devices)]
     held = frozenset({(GPU, "n1", "g2")})  # tainted after it was allocated: still held
-    usage = class_usage(cls, slices, held)
+    usage = class_usage(cls, slices, held, HERE)
     assert (usage.capacity, usage.allocatable, usage.allocated, usage.free) == (4, 3, 1, 2)
 
 
@@ -228,14 +231,14 @@ def test_partitioned_devices_count_as_many_as_fit_the_counters_left_together():
     counters = SliceFacts("c", GPU, "p", 1, 2, "n", (), counters=((("gpu0", "memory"), Decimal(8)),))
     node = [counters, SliceFacts("s", GPU, "p", 1, 2, "n", parts)]
     cls = ClassFacts("all", "t", "example.com/all")
-    u = node_usage(node, serving([cls]), frozenset())["example.com/all"]
+    u = node_usage(node, serving([cls]), frozenset(), HERE)["example.com/all"]
     assert (u.capacity, u.allocatable, u.free) == (7, 4, 4)
-    u = node_usage(node, serving([cls]), frozenset({(GPU, "p", "h0")}))["example.com/all"]
+    u = node_usage(node, serving([cls]), frozenset({(GPU, "p", "h0")}), HERE)["example.com/all"]
     assert (u.allocated, u.free, u.allocatable) == (1, 2, 3)
     quarters = ClassFacts(
         "q", "t", "example.com/q", ('device.attributes["gpu.example.com"].model == "a100"',)
     )
-    u = node_usage(node, serving([quarters]), frozenset({(GPU, "p", "whole")}))["example.com/q"]
+    u = node_usage(node, serving([quarters]), frozenset({(GPU, "p", "whole")}), HERE)["example.com/q"]
     assert u.free == 0  # the whole GPU is held (through another class): nothing is left
     # a device consuming a counter no set defines never fits; the search has a budget
     assert most_at_once([{("x", "m"): Decimal(1)}], {}) == 0

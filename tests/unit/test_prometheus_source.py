@@ -214,7 +214,7 @@ def test_a_refresh_stopped_with_its_process_group_is_said_not_warned_of(fake, mo
         children.append(spawn(*args, **kwargs))
         return children[-1]
 
-    monkeypatch.setattr(refresh.subprocess, "Popen", tracked)
+    monkeypatch.setattr(bounded_child.subprocess, "Popen", tracked)
     threading.Timer(1.0, lambda: children[0].send_signal(signal.SIGTERM)).start()
     poller = UsagePoller(lambda: in_child(job(url, timeout=20)), refresh=60)
     with caplog.at_level(logging.INFO, logger="app.usage.poller"):

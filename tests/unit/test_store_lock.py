@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from app.domain.selector_answers import Answers
 from app.kube.state.pod_index import PodIndex
 from app.kube.state.store import Store
 from app.kube.wire.dra import ClaimView
@@ -20,6 +21,7 @@ HELD = {"names", "set_node", "drop_node", "set_nodes", "usage"}
 # arguments by parameter name
 ARGS = {
     "name": "a",
+    "answers": Answers(),
     "node": "a",
     "namespace": "d",
     "resource": D,

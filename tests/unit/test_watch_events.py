@@ -79,7 +79,9 @@ def test_an_unreadable_pod_is_left_out_named_and_counted_and_the_watch_goes_on()
     assert (problem.kind, problem.namespace, problem.name) == ("pods", "d", "b")
     assert "$.spec.nodeName" in problem.reason
     assert cache.freshness().unreadable_text == "1 pod could not be read"
-    families = {m.name: m for m in ClusterCollector(lambda: watched(cache)).collect()}
+    families = {
+        m.name: m for m in ClusterCollector(lambda: watched(cache), cache.store.devices.answers).collect()
+    }
     assert [(s.labels, s.value) for s in families["extres_decode_errors"].samples if s.value] == [
         ({"kind": "pods"}, 1)
     ]

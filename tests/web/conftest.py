@@ -39,14 +39,19 @@ def cluster() -> FakeCluster:
 
 @pytest.fixture
 def make_app(cluster: FakeCluster) -> Any:
+    apps = []
+
     def factory(**overrides: Any) -> Any:
         config = {"in_cluster": "false", "read_only": False, **overrides}
         app = create_app(config, cluster=cluster)
         app.config["TESTING"] = True
         app.jinja_env.bytecode_cache = COMPILED  # each test's app compiles no template again
+        apps.append(app)
         return app
 
-    return factory
+    yield factory
+    for app in apps:  # what each runtime started (the selector evaluator's child) ends with it
+        app.extensions["extres"].stop()
 
 
 @pytest.fixture

@@ -128,7 +128,7 @@ class FakeCluster:
     unreadable: list[Unreadable] = field(default_factory=list)
     server: str = "https://fake.invalid"
 
-    def ensure_started(self) -> None:
+    def start(self, first_sync_wait: float = 3.0) -> None:
         pass
 
     def freshness(self) -> Freshness:

@@ -35,7 +35,8 @@ def cluster_with_classes(cluster) -> None:
 @pytest.mark.parametrize("kind", ["sandboxed", "in-process"])
 def test_either_evaluator_gives_the_same_pages(make_app, cluster, kind):
     app = make_app(selector_evaluator=kind)
-    assert selector_answers.ANSWERS.kind == kind
+    assert app.extensions["extres"].answers.kind == kind
+    assert cluster.store.devices.answers is app.extensions["extres"].answers  # given to the store
     cluster_with_classes(cluster)
     web = app.test_client()
     page = BeautifulSoup(web.get("/devices/").get_data(as_text=True), "html.parser")
@@ -52,28 +53,28 @@ def test_either_evaluator_gives_the_same_pages(make_app, cluster, kind):
 
 
 def test_a_class_compiles_once_when_it_arrives_never_on_a_pages_time(make_app, cluster, monkeypatch):
-    make_app(selector_evaluator="in-process")
+    answers = make_app(selector_evaluator="in-process").extensions["extres"].answers
     asked: list[list[str]] = []
-    checking = selector_answers.ANSWERS.check
+    checking = answers.check
 
     def counted(expressions: list[str]) -> list[str | None]:
         asked.append(expressions)
         return checking(expressions)
 
-    monkeypatch.setattr(selector_answers.ANSWERS, "check", counted)
+    monkeypatch.setattr(answers, "check", counted)
     fresh = 'device.driver == "compiled-once.example.com"'
     cluster.store.devices.put("deviceclasses", ClassView(ClassFacts("once", "t", "", (fresh,))))
     cluster.store.devices.put("deviceclasses", ClassView(ClassFacts("once", "t2", "", (fresh,))))  # again
     assert asked == [[fresh]]
-    assert selector_answers.compile_error(fresh) is None
-    assert selector_answers.compile_error("never seen") == selector_answers.NOT_CHECKED
+    assert answers.compile_error(fresh) is None
+    assert answers.compile_error("never seen") == selector_answers.NOT_CHECKED
 
 
 def test_an_unknown_evaluator_is_refused_by_name(make_app):
     with pytest.raises(ValueError, match="SELECTOR_EVALUATOR"):
         make_app(selector_evaluator="elsewhere")
     with pytest.raises(ValueError, match="no selector evaluator 'elsewhere'"):
-        cel_sandbox.use("elsewhere")
+        cel_sandbox.answers("elsewhere")
 
 
 WORKER = """

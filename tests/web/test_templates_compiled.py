@@ -19,7 +19,7 @@ def test_every_template_is_compiled_at_start(app):
 
 def test_the_templates_compile_once_every_pod_is_counted_not_while_the_lists_decode(monkeypatch):
     """Compiling while the first lists are decoded took their time (docs/performance.md): the
-    worker's start thread connects, waits for the count, then compiles."""
+    worker's start thread starts the runtime, waits for the count, then compiles."""
     import threading
 
     import app.web as web
@@ -29,11 +29,11 @@ def test_the_templates_compile_once_every_pod_is_counted_not_while_the_lists_dec
     said: list[str] = []
     compiled = threading.Event()
 
-    class Services:
+    class Runtime:
         asked = 0
 
-        def connect(self) -> None:
-            said.append("connect")
+        def start(self) -> None:
+            said.append("start")
 
         def freshness(self) -> Freshness:
             self.asked += 1
@@ -42,10 +42,10 @@ def test_the_templates_compile_once_every_pod_is_counted_not_while_the_lists_dec
             return Freshness(synced=counted, stale=not counted, age_seconds=None, error=None)
 
     class App:
-        extensions = {"extres": Services()}
+        extensions = {"extres": Runtime()}
 
     monkeypatch.setattr(workers.time, "sleep", lambda s: None)
     monkeypatch.setattr(web, "compile_templates", lambda app: (said.append("compile"), compiled.set()))
     web.on_worker_start(App())  # type: ignore[arg-type]
     assert compiled.wait(10)
-    assert said == ["connect", "counting", "counting", "counting", "counted", "compile"]
+    assert said == ["start", "counting", "counting", "counting", "counted", "compile"]

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from app import audit
+from app.domain.selector_answers import Answers
 from app.kube.api.access import Access, Identity
 from app.kube.api.admission_reads import AdmissionReads
 from app.kube.api.cache import ClusterCache
@@ -46,14 +47,20 @@ class Cluster:
         keys: tuple[str, ...] = (),
         token_reviews_per_minute: int = 120,
         on_error: Callable[[str, str], None] | None = None,
+        answers: Answers | None = None,
     ) -> None:
+        """``answers``: the runtime's selector answers, given to the store."""
         self.cfg = cfg
         self.event_namespace = event_namespace
         self.request_timeout = request_timeout
         self.configuration: client.Configuration = load_configuration(cfg)
         self.api = api_client(self.configuration)
         self.cache = ClusterCache(
-            self.api, page_size=page_size, watch_timeout=watch_timeout, streaming=stream_lists
+            self.api,
+            page_size=page_size,
+            watch_timeout=watch_timeout,
+            streaming=stream_lists,
+            store=Store(answers),
         )
         self.cache.on_sync = self._log_size
         self.cache.on_error = on_error
@@ -107,11 +114,14 @@ class Cluster:
         """Whether DRA objects are read: "served", "absent", "forbidden" or "unknown"."""
         return self.cache.dra
 
-    def ensure_started(self, first_sync_wait: float = 3.0) -> None:
-        """Start the watches; the first caller waits briefly so the first page is not empty (until
-        the nodes are known: pods may still be counting)."""
+    def start(self, first_sync_wait: float = 3.0) -> None:
+        """Start the watches, the revocation reader and the history writer (each where it is
+        set), once; the caller waits up to ``first_sync_wait`` seconds so the first page is not
+        empty (until the nodes are known: pods may still be counting)."""
         if self._start_watches and not self._started.is_set():
             self._started.set()
+            self.revocations.start()
+            self.capacity_log.start()
             self.cache.start()
             self.cache.wait_offered(first_sync_wait)
 

@@ -1,6 +1,6 @@
 """The Store's DRA part: DeviceClasses, ResourceSlices and ResourceClaims as events bring them
 (a ``DraIndex`` it owns), what they serve on each node, and the selectors they bring to bear,
-decided before the lock is taken (``selector_answers`` keeps the answers). It reads the nodes through
+decided before the lock is taken (the runtime's ``Answers`` keep them). It reads the nodes through
 the Store's objects, under their one lock, and tells the Store which nodes' numbers moved."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from app.domain import selector_answers
 from app.domain.devices import DraUsage
 from app.domain.ownership import DRA_HERE, STATUS
+from app.domain.selector_answers import Answers
 from app.kube.state.dra_index import EVERY, DraIndex
 from app.kube.state.objects import Objects
 
@@ -30,13 +30,20 @@ class ClaimHolding:
 
 
 class Devices:
-    def __init__(self, objects: Objects, moved: Callable[[Iterable[str]], None]) -> None:
+    def __init__(self, objects: Objects, moved: Callable[[Iterable[str]], None], answers: Answers) -> None:
         """``moved``: called, with the lock held, with the held nodes whose DRA numbers may
-        have moved (their rows and fit facts are made again)."""
+        have moved (their rows and fit facts are made again); ``answers``: the selectors'."""
         self._objects = objects
         self._lock = objects.lock
         self._moved = moved
-        self.index = DraIndex()
+        self.answers = answers
+        self.index = DraIndex(answers)
+
+    def answer_with(self, answers: Answers) -> None:
+        """From now on ``answers`` decide the selectors (a store made before its runtime: a test's
+        or a bench's cluster, given to the app)."""
+        with self._lock:
+            self.answers = self.index.answers = answers
 
     # ---- read by pages, under the lock --------------------------------------------
     def read(self, read: Callable[[DraIndex], T]) -> T:
@@ -122,16 +129,16 @@ class Devices:
     def _decide_selectors(self, kind: str, views: list[Any]) -> None:
         """Evaluate the selectors an event brings to bear (a class's over every device held, every
         class's over a slice's devices) before taking the lock: pages under it read the answers
-        selector_answers keeps, and never wait for an evaluation (each one is budgeted there)."""
+        the answers keep, and never wait for an evaluation (each one is budgeted there)."""
         if kind == "deviceclasses":
-            selector_answers.decide_compiled(e for v in views for e in v.facts.expressions)
+            self.answers.decide_compiled(e for v in views for e in v.facts.expressions)
             with self._lock:
                 devices = self.index.devices()
-            selector_answers.decide((v.facts.expressions for v in views), devices)
+            self.answers.decide((v.facts.expressions for v in views), devices)
         elif kind == "resourceslices":
             with self._lock:
                 selectors = self.index.selectors()
-            selector_answers.decide(selectors, {d.device for v in views for d in v.facts.devices})
+            self.answers.decide(selectors, {d.device for v in views for d in v.facts.devices})
 
     def _moved_nodes(self, nodes: frozenset[str]) -> None:
         held = self._objects.nodes

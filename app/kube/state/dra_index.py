@@ -22,14 +22,16 @@ from app.domain.devices import (
     node_usage,
     serving,
 )
-from app.domain.selector_answers import compile_error
+from app.domain.selector_answers import Answers
 from app.kube.wire.dra import ClaimView, ClassView, SliceView
 
 EVERY = frozenset({"*"})  # every node may move
 
 
 class DraIndex:
-    def __init__(self) -> None:
+    def __init__(self, answers: Answers | None = None) -> None:
+        """``answers``: the runtime's selector answers (default: evaluated in this process)."""
+        self.answers = answers if answers is not None else Answers()
         self.classes: dict[tuple[str, str], ClassView] = {}
         self.slices: dict[tuple[str, str], SliceView] = {}
         self.claims: dict[tuple[str, str], ClaimView] = {}
@@ -209,7 +211,11 @@ class DraIndex:
         found = self._usage.get(node)
         if found is None:
             slices = [*self._slices_by_node().get(node, ()), *self._unbound]
-            found = node_usage(slices, self.serving(), self.held(), (node, labels)) if slices else {}
+            found = (
+                node_usage(slices, self.serving(), self.held(), self.answers, (node, labels))
+                if slices
+                else {}
+            )
             self._usage[node] = found
         return found
 
@@ -263,9 +269,9 @@ class DraIndex:
                         for n in names
                         if n in served.by_name and served.by_name[n] is not c
                     ),
-                    class_usage(c, slices + unbound, held),
-                    tuple(e for x in c.expressions if (e := compile_error(x))),
-                    class_usage(c, unbound, held).capacity if unbound else 0,
+                    class_usage(c, slices + unbound, held, self.answers),
+                    tuple(e for x in c.expressions if (e := self.answers.compile_error(x))),
+                    class_usage(c, unbound, held, self.answers).capacity if unbound else 0,
                 )
             )
         return rows
@@ -287,7 +293,7 @@ class DraIndex:
         rows = []
         for s in self.node_slices(node):
             for d in s.devices:
-                matched, undecided = classes_matching(classes, d.device)
+                matched, undecided = classes_matching(classes, d.device, self.answers)
                 rows.append(DeviceRow(s, d, holders.get((s.driver, s.pool, d.name)), matched, undecided))
         return rows, {f"{d}/{p}" for d, p in self.incomplete}
 

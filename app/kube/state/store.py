@@ -18,6 +18,7 @@ from app.domain.numbers import bounded_int
 from app.domain.overview import NodeRow
 from app.domain.pod_affinity import InterPod, Labels, PodTerms, decide
 from app.domain.queues import Node, QueuesReport
+from app.domain.selector_answers import Answers
 from app.domain.totals import Totals
 from app.kube.state.devices import Devices
 from app.kube.state.fit_facts import FitFacts
@@ -34,10 +35,12 @@ class Store:
     and the lookups pages make), ``devices`` (the DRA objects), the overview rows and the fit
     facts; the writes here take the lock and tell each part what moved."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: Answers | None = None) -> None:
+        """``answers``: the runtime's selector answers, its evaluator chosen by a setting
+        (default: evaluated in this process)."""
         self.objects = Objects()
         self._lock = self.objects.lock
-        self.devices = Devices(self.objects, self._dra_moved)
+        self.devices = Devices(self.objects, self._dra_moved, answers if answers is not None else Answers())
         self.queues = Queues(self._lock)  # Kueue's, where it is served
         self._rows = Rows()
         # What the fit model reads per node; its version moves with anything placement depends on

@@ -1,14 +1,19 @@
-"""The app's services: settings, the device-plugin rule, the cluster (given, or connected on
-first use), metrics, the pending shapes' cache and the write slots."""
+"""What runs for one cluster, built from Settings, with one ``start`` and one ``stop``: the
+selector evaluator and its kept answers, the cluster (its watches and store, the revocation
+reader, the history writer), the GPU usage poller and its child, the metrics; and the answers
+pages read from them that are not one store read (idle pods, who sets a resource, freshness).
+
+The web reaches it through the viewer (app.web.viewer). Every thread it starts goes through
+app.workers, every child through app.bounded_child."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from flask import current_app
-
+from app import cel_sandbox
 from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
@@ -19,36 +24,104 @@ from app.domain.usage_mapping import UsageMapping
 from app.kube.api.cluster_config import ClusterConfig
 from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness
-from app.kube.api.ports import ClusterPort
 from app.kube.wire.reading import Unreadable
 from app.metrics import Metrics
+from app.usage import refresh
 from app.usage.poller import Source, UsagePoller, UsageStatus
-from app.usage.refresh import Job, collect, in_child
-from app.web.plan_limits import PlanLimits
-from app.web.sign_in_limits import SignInLimits
+
+if TYPE_CHECKING:
+    from app.kube.api.ports import ClusterPort
 
 log = logging.getLogger(__name__)
+# what ``start`` starts, in this order (``stop``: the reverse)
+ORDER = (
+    "selector evaluator: nothing yet (its child starts when first asked, never before a fork)",
+    "cluster: its watches (the store fills), the revocation reader, the history writer",
+    "usage poller: its first refresh at once, in a child",
+)
 
 
-class Services:
+class Runtime:
     def __init__(
         self, settings: Settings, cluster: ClusterPort | None = None, usage_source: Source | None = None
     ) -> None:
+        """``cluster``: given (tests pass a fake or their own), else connected on first use;
+        ``usage_source``: where usage is asked in this process (tests), else a child asks."""
         self.settings = settings
+        self.answers = cel_sandbox.answers(settings.selector_evaluator)  # given to the store
         self.device_plugins = DevicePluginRule(settings.device_plugin_resources)
-        self._cluster = cluster  # given (tests pass a fake), else connected on first use
-        self.metrics = Metrics(lambda: self._cluster)
+        self._cluster = cluster
+        if cluster is not None:  # made before this runtime (tests, benches): its store is answered here
+            cluster.store.devices.answer_with(self.answers)
+        self.metrics = Metrics(lambda: self._cluster, self.answers)
         self.shapes = ShapeCache()  # pending pods' and planned shapes, with their per-node results
-        self.write_slots = threading.BoundedSemaphore(max(1, settings.threads - 2))
-        self.sign_ins = SignInLimits()  # failed sign-ins per client address and per token
-        self.plans = PlanLimits(settings.plans_per_minute)  # What-if plans per user
         self._lock = threading.Lock()
-        # None: no Prometheus set, no usage anywhere (tests may give a source of their own)
+        self._started = False
+        # None: no Prometheus set, no usage anywhere
         self.usage = self._usage_poller(settings, usage_source)
-        self._idle: tuple[Reading, tuple[int, int], list[Idle]] | None = (
-            None  # the last idle list, by its inputs
-        )
+        self._idle: tuple[Reading, tuple[int, int], list[Idle]] | None = None  # by its inputs
 
+    # ---- start and stop ----------------------------------------------------------------------
+    def start(self, first_sync_wait: float = 0) -> None:
+        """Start what runs (``ORDER``), once: the served worker calls it once it is up, so the
+        first sync runs before anyone asks. Without a cluster, the usage poller alone (pages say
+        why)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        try:
+            self._connected().start(first_sync_wait)
+        except KubeError as exc:
+            log.warning("not connected to a cluster: %s", exc.message)
+        if self.usage is not None:
+            self.usage.start()
+
+    def stop(self) -> None:
+        """Stop what ``start`` started, in the reverse order: the usage poller, the cluster (the
+        history's last records written), the evaluator's child."""
+        if self.usage is not None:
+            self.usage.close()
+        if self._cluster is not None:
+            self._cluster.close()
+        self.answers.close()
+
+    @property
+    def cluster(self) -> ClusterPort:
+        """The cluster connection, its watches started; raises NotConfigured (a KubeError) when
+        there is none. Asked before ``start`` (tests and benches, which serve no worker), it
+        starts the cluster alone (its start is once, whoever asks first), waiting up to 3 s so
+        the first page is not empty; the usage poller starts with ``start`` only."""
+        cluster = self._connected()
+        cluster.start(first_sync_wait=3.0)
+        return cluster
+
+    def _connected(self) -> ClusterPort:
+        if self._cluster is None:
+            with self._lock:
+                if self._cluster is None:
+                    from app.kube.api.cluster import Cluster  # the Kubernetes client: after the worker serves
+
+                    s = self.settings
+                    self._cluster = Cluster(
+                        ClusterConfig(s.in_cluster, s.kubeconfig, s.context),
+                        page_size=s.list_page_size,
+                        stream_lists=s.stream_lists,
+                        watch_timeout=s.watch_timeout,
+                        request_timeout=s.request_timeout,
+                        start_watches=s.start_watches,
+                        event_namespace=s.event_namespace,
+                        session_store=s.session_store,
+                        history_store=s.capacity_log,
+                        history_days=s.history_days,
+                        keys=(s.history_key, *s.previous_history_keys),
+                        token_reviews_per_minute=s.token_reviews_per_minute,
+                        on_error=self.metrics.api_error,
+                        answers=self.answers,
+                    )
+        return self._cluster
+
+    # ---- GPU usage ---------------------------------------------------------------------------
     def _usage_poller(self, s: Settings, source: Source | None) -> UsagePoller | None:
         """The background refresh of GPU usage: in a child process (app.usage.refresh), or, with
         a source given (tests), here."""
@@ -61,14 +134,19 @@ class Services:
                 "keep the token off the network",
                 s.prometheus_url[:200],
             )
+        child = refresh.child()
 
-        def job() -> Job:
+        def job() -> refresh.Job:
             url, token, ca = s.prometheus_url or "", s.prometheus_token_file, s.prometheus_ca_file
             pods, room = self._pod_nodes(), self._device_room(s.mappings)
-            return Job(url, token, ca, s.usage_timeout, s.mappings, window, s.usage_max_series, pods, room)
+            return refresh.Job(
+                url, token, ca, s.usage_timeout, s.mappings, window, s.usage_max_series, pods, room
+            )
 
         def fetch() -> Reading:
-            return in_child(job()) if source is None else collect(source, job(), datetime.now(UTC))
+            if source is None:
+                return refresh.in_child(job(), child)
+            return refresh.collect(source, job(), datetime.now(UTC))
 
         poller = UsagePoller(fetch, s.usage_refresh_seconds, on_refresh=self.metrics.usage_refreshed)
         self.metrics.watch_usage(self.usage_status, self.idle_pods)
@@ -129,53 +207,7 @@ class Services:
             found[i.holding.node] = found.get(i.holding.node, 0) + i.devices
         return {node: round(n) for node, n in found.items() if round(n)}
 
-    @staticmethod
-    def get() -> Services:
-        services: Services = current_app.extensions["extres"]
-        return services
-
-    @property
-    def cluster(self) -> ClusterPort:
-        """The cluster connection, its watches started; raises NotConfigured (a KubeError) when
-        there is none."""
-        cluster = self._connected()
-        cluster.ensure_started()
-        return cluster
-
-    def connect(self) -> None:
-        """Start the watches now, not on the first request: the worker does it once it is up, so
-        the first sync runs before anyone asks. Without a cluster, nothing (pages say why)."""
-        try:
-            self._connected().ensure_started(first_sync_wait=0)
-        except KubeError as exc:
-            log.warning("not connected to a cluster: %s", exc.message)
-        if self.usage is not None:
-            self.usage.start()
-
-    def _connected(self) -> ClusterPort:
-        if self._cluster is None:
-            with self._lock:
-                if self._cluster is None:
-                    from app.kube.api.cluster import Cluster  # the Kubernetes client: after the worker serves
-
-                    s = self.settings
-                    self._cluster = Cluster(
-                        ClusterConfig(s.in_cluster, s.kubeconfig, s.context),
-                        page_size=s.list_page_size,
-                        stream_lists=s.stream_lists,
-                        watch_timeout=s.watch_timeout,
-                        request_timeout=s.request_timeout,
-                        start_watches=s.start_watches,
-                        event_namespace=s.event_namespace,
-                        session_store=s.session_store,
-                        history_store=s.capacity_log,
-                        history_days=s.history_days,
-                        keys=(s.history_key, *s.previous_history_keys),
-                        token_reviews_per_minute=s.token_reviews_per_minute,
-                        on_error=self.metrics.api_error,
-                    )
-        return self._cluster
-
+    # ---- what pages read beside the store ---------------------------------------------------
     def freshness(self) -> Freshness:
         try:
             return self.cluster.freshness()
@@ -231,12 +263,6 @@ class Services:
             )
         except KubeError:
             return 0
-
-    def close(self) -> None:
-        if self.usage is not None:
-            self.usage.close()
-        if self._cluster is not None:
-            self._cluster.close()
 
 
 def _time(text: str) -> datetime:
