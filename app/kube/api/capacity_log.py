@@ -156,11 +156,10 @@ class CapacityLog:
                 self.problem = f"{self.dropped} changes not recorded: too many were waiting to be written"
                 return
             self._queue.append(record)
-        self.start()
 
     # ---- writing ----------------------------------------------------------------------------
     def start(self) -> None:
-        with self._start_lock:  # two first changes at once start one writer
+        with self._start_lock:  # the cluster starts it once; a second call starts nothing
             if self._api is None or not self.writes or self._thread is not None:
                 return
             self._thread = workers.every("capacity-log", self.interval, self.flush, self._stop)

@@ -118,8 +118,7 @@ class Revocations:
 
     def revoked(self, session_id: str) -> bool:
         """Whether the session was signed out; raises Unavailable before the list was first read."""
-        if not self._loaded:
-            self.start()
+        if not self._loaded:  # read here once; the reader the cluster's start began keeps it
             if not self.unreachable():
                 self._reload()
             if not self._loaded:
