@@ -25,6 +25,7 @@ from app.kube.api.cluster_config import ClusterConfig
 from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
+from app.memo import VersionedMemo
 from app.metrics import Metrics
 from app.usage import refresh
 from app.usage.poller import Source, UsagePoller, UsageStatus
@@ -55,6 +56,7 @@ class Runtime:
             cluster.store.devices.answer_with(self.answers)
         self.metrics = Metrics(lambda: self._cluster, self.answers)
         self.shapes = ShapeCache()  # pending pods' and planned shapes, with their per-node results
+        self.memos: dict[str, VersionedMemo] = {}  # the read model's, one per read (app.reads)
         self._lock = threading.Lock()
         self._started = False
         # None: no Prometheus set, no usage anywhere

@@ -8,10 +8,11 @@ from dataclasses import replace
 from flask import Response, jsonify, render_template, request, url_for
 from markupsafe import Markup, escape
 
+from app import reads
 from app.domain import columns
 from app.domain.accounting import ResourceUsage
 from app.domain.names import unknown_resource
-from app.domain.overview import HEAT_BANDS, Filters, NodeRow, build_grid, heat_band, without_dra
+from app.domain.overview import HEAT_BANDS, Filters, NodeRow, heat_band
 from app.domain.overview_query import parse_query
 from app.domain.ownership import served_on_row, sources
 from app.domain.strip import shown_first
@@ -19,7 +20,6 @@ from app.web.export import UNTIL_COUNTED, csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg, typed
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
-from app.web.strip import physical_of, room_of, summary_strip
 from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("overview", __name__, reads=NODES_AND_PODS)
@@ -45,26 +45,13 @@ def rows_per_page(resources: int) -> int:
 
 
 def _grid():
-    """The grid for the request's filters, and the memo it is kept in until the cache next changes.
-    A user who may not read DRA objects gets the grid without the resources DRA devices serve."""
+    """The grid for the request's filters (app.reads.grid), and the memo its HTML is kept in
+    until the rows next change."""
     filters, errors = parse_query(request.args)
     filters = _known_only(filters, errors)
-    state = viewer().runtime
-    store = state.cluster.store
-    memo = RenderCaches.get().grids.at(store.rows_version)
-    dra = viewer().may_read_devices
-    grid = memo.get((filters, dra))
-    if grid is None:
-        rows, totals = store.overview_rows()
-        if dra:
-            grid = build_grid(rows, filters, totals)
-        else:  # summed again, over what is shown
-            grid = build_grid([without_dra(r) for r in rows], filters)
-        if state.usage is not None:  # usage read: the resources it covers (GPUs) first, on screen
-            mappings = state.settings.mappings
-            grid.resources.sort(key=lambda r: not any(m.covers(r) for m in mappings))
-        memo[(filters, dra)] = grid
-    return grid, filters, errors, memo
+    runtime = viewer().runtime
+    grid = reads.grid(runtime, filters, viewer().may_read_devices)
+    return grid, filters, errors, RenderCaches.get().tables.at(runtime.cluster.store.rows_version)
 
 
 def _known_only(filters: Filters, errors: dict[str, str]) -> Filters:
@@ -95,16 +82,16 @@ def index() -> str | Response:
 def _strip(filters: Filters) -> dict[str, object]:
     """The totals strip: the entries on the first screen and the folded rest; where lost capacity
     is unhealthy devices; what a job can use; physical devices behind shares."""
-    state = viewer().runtime
-    strip = summary_strip(state, viewer().may_read_devices)
+    runtime = viewer().runtime
+    strip = reads.summary(runtime, viewer().may_read_devices)
     shown, more = shown_first(strip, filters.resources, STRIP_OPEN)
     return {
         "strip": shown,
         "strip_more": more,
         "strip_names": frozenset(s.resource for s in strip),
-        "plugins": frozenset(s.resource for s in strip if state.device_plugins.owns(s.resource)),
-        "room": room_of(state, [s.resource for s in strip if s.allocatable]),
-        "physical": physical_of(state),
+        "plugins": frozenset(s.resource for s in strip if runtime.device_plugins.owns(s.resource)),
+        "room": reads.room_for(runtime, tuple(s.resource for s in strip if s.allocatable)),
+        "physical": reads.physical_devices(runtime),
     }
 
 

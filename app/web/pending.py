@@ -12,6 +12,7 @@ from urllib.parse import quote
 from flask import Response, request
 from markupsafe import Markup, escape
 
+from app import reads
 from app.domain import preemption
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
@@ -24,7 +25,6 @@ from app.kube.wire.projections import PodView
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.paging import paged
 from app.web.render_cache import RenderCaches
-from app.web.strip import physical_of
 from app.web.viewer import viewer
 
 bp = Page("pending", __name__, url_prefix="/pending", reads=NODES_AND_PODS)
@@ -236,5 +236,5 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
         "wide": store.objects.wide_repelling(),
         "featured": store.objects.declaring_features(),
         "gpu_usage": viewer().usage_reading,
-        "physical": physical_of(viewer().runtime),
+        "physical": reads.physical_devices(viewer().runtime),
     }

@@ -86,17 +86,11 @@ class AdviceHTML:
 
 
 class RenderCaches:
-    """The app's render caches: grids by filters, grid rows, pending advice."""
+    """The app's render caches (what is kept of the data itself is the read model's: app.reads):
+    the overview's tables and heat squares, by page, grid rows, pending advice."""
 
     def __init__(self) -> None:
-        self.grids = VersionedMemo(64)  # overview grids by filters, and their rendered tables by page
-        # workload rows, by grouping and query: the holders (pods, their owners) and the totals
-        self.workloads = VersionedMemo(64)
-        # the known resource names, by (rows, pending) versions: apart from the grids, so that
-        # pending pods coming and going never crowd the grids out of their memo
-        self.known = VersionedMemo(4)
-        # the free a job can use per resource (app.domain.room), by the fit facts' version
-        self.room = VersionedMemo(8)
+        self.tables = VersionedMemo(64)  # the overview's rendered tables and heat squares, by rows version
         self.row_html = RowHTML()
         self.advice_html = AdviceHTML()
 

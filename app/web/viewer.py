@@ -11,6 +11,7 @@ from functools import cached_property
 
 from flask import abort, current_app, g
 
+from app import reads
 from app.domain.gpu_usage import Reading
 from app.domain.ownership import Ownership
 from app.kube.api.errors import KubeError
@@ -19,7 +20,6 @@ from app.kube.wire.reading import Unreadable
 from app.runtime import Runtime
 from app.usage.poller import UsageStatus
 from app.web import security
-from app.web.strip import known_names
 
 DRA_READS = (("list", "resource.k8s.io/deviceclasses"), ("list", "resource.k8s.io/resourceslices"))
 
@@ -73,7 +73,7 @@ class Viewer:
     def known_resources(self) -> list[str]:
         """The extended resource names this user may see; the resource pickers offer them."""
         try:
-            return known_names(self.runtime, self.may_read_devices)
+            return reads.known_names(self.runtime, self.may_read_devices)
         except KubeError:
             return []
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from flask import Response, jsonify, request
 
-from app.domain.workloads import WorkloadRow, group
+from app import reads
+from app.domain.workloads import WorkloadRow
 from app.domain.workloads_query import in_rows, parse
 from app.web.export import UNTIL_COUNTED, csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
 from app.web.paging import paged
-from app.web.render_cache import RenderCaches
 from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("workloads", __name__, url_prefix="/workloads", reads=NODES_AND_PODS)
@@ -21,16 +21,9 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
     """Parse (app.domain.workloads_query), read the rows (kept until the holders or the totals
     move), choose; the rows, the arguments in force, a message per bad one."""
     query, errors = parse(request.args, viewer().known_resources)
-    store = viewer().runtime.cluster.store
-    memo = RenderCaches.get().workloads.at((store.rows_version, store.holders_version))
-    if (rows := memo.get(("workloads", query.by))) is None:
-        totals = store.overview_totals()
-        allocatable = {r: u.allocatable for r, u in totals.by_resource.items()}
-        rows = memo[("workloads", query.by)] = group(store.objects.holders(), allocatable, query.by)
-    query = in_rows(query, rows, errors)
-    if (chosen := memo.get(query)) is None:  # filtered and sorted once per query until the rows change
-        chosen = memo[query] = query.chosen(rows)
-    return chosen, query.args(), errors
+    runtime = viewer().runtime
+    query = in_rows(query, reads.workload_rows(runtime, query.by), errors)
+    return reads.workloads_chosen(runtime, query), query.args(), errors
 
 
 @bp.get("/")
