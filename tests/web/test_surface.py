@@ -1,7 +1,8 @@
 """The HTTP surface, walked from its declaration (app.web.surface): every route the app registers,
 in every mode, has its row, with the method it takes; the nav is drawn from the rows; no GET
-changes anything; no write is taken without the form's CSRF token; a route's fragment is a part
-of its page. A new route without a row fails the first test; with one, it is in all the others."""
+changes anything; no write is taken without the form's CSRF token, nor from a user without the
+role in any of the three auth modes; every answer carries the security headers; a route's
+fragment is a part of its page. A new route without a row fails the first test; with one, it is in all the others."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ MODES = {
     "token": {"auth_mode": "token"},
     "proxy headers": {"auth_mode": "impersonate", "trusted_proxies": "127.0.0.1/32"},
 }
-ARGS = {"name": "n1", "namespace": "default", "key": "no-such-job", "filename": "extres.css"}
+ARGS = {"name": "n1", "namespace": "default", "key": "no-such-job", "filename": "extres.css", "rest": "set"}
 
 
 def rules(app) -> list[Rule]:
@@ -106,3 +107,60 @@ def test_a_routes_fragment_is_a_part_of_its_page(client, cluster):
         assert fragment.find(id=row.fragment) is not None and fragment.find("html") is None, row.endpoint
         asked += 1
     assert asked >= 6
+
+
+HEADERS = ("Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_routes_answer_carries_the_security_headers_in_every_mode(make_app, cluster, mode):
+    """Whatever the route answers (a page, a redirect to sign in, a refusal, a 404 for a name it
+    does not know, a file), in every mode."""
+    cluster.node("n1", {"example.com/dongle": "2"})
+    app = make_app(**MODES[mode])
+    web = browser(app)
+    missing = {}
+    for rule in rules(app):
+        row = BY_ENDPOINT[rule.endpoint]
+        asked = web.open(url(app, rule), method=row.method, headers={"X-Forwarded-User": "ann"})
+        lacking = [h for h in HEADERS if h not in asked.headers]
+        if lacking:
+            missing[rule.endpoint] = (asked.status_code, lacking)
+        asked.close()
+    assert missing == {}
+
+
+# the three ways a user is known, each with a user who may read but not patch nodes/status
+AUTH_MODES = {
+    "service account": ({"read_only": False}, {}),
+    "token": ({"auth_mode": "token"}, {}),
+    "proxy headers": (
+        {"auth_mode": "impersonate", "trusted_proxies": "127.0.0.1/32"},
+        {"X-Forwarded-User": "viewer"},
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", AUTH_MODES)
+def test_no_write_route_is_taken_from_a_user_without_the_role_in_any_auth_mode(make_app, cluster, mode):
+    from tests.web.apiserver import ApiServerStandIn
+
+    cluster.node("n1", {"example.com/dongle": "2"})
+    cluster.apiserver = ApiServerStandIn(cluster.objects)  # records any write that reaches it
+    cluster.access.denied.add(("patch", "nodes"))  # the viewer role: reads, no node status patch
+    settings, headers = AUTH_MODES[mode]
+    app = make_app(**settings)
+    web = browser(app)
+    if mode == "token":
+        assert web.post("/login", data={"token": "viewer-token", "next": "/"}).status_code == 303
+    form = {"resource": "example.com/dongle", "quantity": "3", "expected": "2", "nodes": "n1", "node": "n1"}
+    answered = {}
+    for rule in rules(app):
+        if BY_ENDPOINT[rule.endpoint].writes:
+            answer = web.post(url(app, rule), data=form, headers=headers)
+            answered[rule.endpoint] = answer.status_code
+            answer.close()
+    writes = {r.endpoint for r in ROUTES if r.writes}
+    assert set(answered) == writes  # every write route was asked
+    assert set(answered.values()) == {403}, answered
+    assert cluster.apiserver.patches() == []
