@@ -2,7 +2,8 @@
 in every mode, has its row, with the method it takes; the nav is drawn from the rows; no GET
 changes anything; no write is taken without the form's CSRF token, nor from a user without the
 role in any of the three auth modes; every answer carries the security headers; a route's
-fragment is a part of its page. A new route without a row fails the first test; with one, it is in all the others."""
+fragment is a part of its page. A new route without a row fails the first test; with one, it
+is in all the others."""
 
 from __future__ import annotations
 
