@@ -28,13 +28,14 @@ class UnsafeYAML(ValueError):
     """The text is refused before it is loaded; the message says why, with the line."""
 
 
-def load_all(text: str) -> list[Any]:
-    """The documents of ``text`` (empty ones left out), once its events passed every check."""
-    check(text)
+def load_all(text: str, max_scalar: int = MAX_SCALAR) -> list[Any]:
+    """The documents of ``text`` (empty ones left out), once its events passed every check
+    (``max_scalar``: a value's longest, e.g. a kubeconfig's CA bundle, base64)."""
+    check(text, max_scalar)
     return [doc for doc in yaml.load_all(text, Loader=LOADER) if doc is not None]
 
 
-def check(text: str) -> None:
+def check(text: str, max_scalar: int = MAX_SCALAR) -> None:
     """Raise UnsafeYAML at the first event past a limit; yaml.YAMLError if it does not parse."""
     open_: list[list[int]] = []  # per open collection: [events inside it so far, their limit]
     for count, event in enumerate(yaml.parse(text, Loader=LOADER), 1):
@@ -47,8 +48,8 @@ def check(text: str) -> None:
             open_[-1][0] += 1
             if open_[-1][0] > open_[-1][1]:
                 raise UnsafeYAML(f"A list or mapping has more than {MAX_ENTRIES} entries{where}.")
-        if isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_SCALAR:
-            raise UnsafeYAML(f"A value is longer than {MAX_SCALAR} characters{where}.")
+        if isinstance(event, yaml.ScalarEvent) and len(event.value) > max_scalar:
+            raise UnsafeYAML(f"A value is longer than {max_scalar} characters{where}.")
         if isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_NUMBER and _a_number(event):
             raise UnsafeYAML(f"A number is longer than {MAX_NUMBER} characters{where}.")
         if isinstance(event, yaml.CollectionStartEvent):
