@@ -22,7 +22,13 @@ from app.domain.device_plugins import DEFAULT_DEVICE_PLUGIN_PATTERNS
 from app.domain.usage_mapping import DCGM, UsageMapping, mappings_from
 
 PREFIX = "EXTRES_"
-LISTS = ("previous_secret_keys", "device_plugin_resources", "trusted_proxies", "previous_history_keys")
+LISTS = (
+    "previous_secret_keys",
+    "device_plugin_resources",
+    "trusted_proxies",
+    "previous_history_keys",
+    "clusters_insecure",
+)
 OPTIONAL = (
     "kubeconfig",
     "context",
@@ -31,8 +37,10 @@ OPTIONAL = (
     "prometheus_url",
     "prometheus_token_file",
     "prometheus_ca_file",
+    "clusters_dir",
 )
 MIN_KEY_BYTES = 32
+CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -131,6 +139,14 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     usage_refresh_seconds: Annotated[int, Meta(ge=10, le=3600)] = 60  # how often usage is asked for
     usage_timeout: Annotated[float, Meta(gt=0, le=60)] = 5.0  # seconds a usage query may take
     usage_max_series: Annotated[int, Meta(ge=1, le=1_000_000)] = 100_000  # devices read per mapping, at most
+    # the cluster this dashboard runs in (or its kubeconfig names): its name beside the members'
+    cluster_name: str = "local"
+    # a directory of member clusters' kubeconfigs, one file each, named by the cluster (the chart
+    # mounts the member Secrets there); unset: this cluster alone
+    clusters_dir: str | None = None
+    # members whose kubeconfig may skip TLS verification (insecure-skip-tls-verify), by name
+    clusters_insecure: tuple[str, ...] = ()
+    clusters_loopback: bool = False  # members may be on this host's loopback (the test bed only)
 
     @property
     def capacity_log(self) -> str | None:
@@ -153,6 +169,11 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
                 )
         for entry in self.trusted_proxies:
             _check_proxy(entry)
+        if not CLUSTER_NAME.fullmatch(self.cluster_name):
+            raise ValueError(
+                f"{PREFIX}CLUSTER_NAME: a DNS label (a-z, 0-9 and -, at most 63), "
+                f"not {self.cluster_name[:60]!r}"
+            )
         try:
             usage_mappings(self.usage_mappings)
         except ValueError as exc:

@@ -19,6 +19,7 @@ from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
 from app.domain.gpu_usage import PodKey, Reading
 from app.domain.idle_pods import Holding, Idle, idle
+from app.domain.member_kubeconfig import Member
 from app.domain.ownership import Ownership, ownership_of, ownership_on
 from app.domain.usage_mapping import UsageMapping
 from app.kube.api.cluster_config import ClusterConfig
@@ -44,11 +45,19 @@ ORDER = (
 
 class Runtime:
     def __init__(
-        self, settings: Settings, cluster: ClusterPort | None = None, usage_source: Source | None = None
+        self,
+        settings: Settings,
+        cluster: ClusterPort | None = None,
+        usage_source: Source | None = None,
+        *,
+        member: Member | None = None,
     ) -> None:
-        """``cluster``: given (tests pass a fake or their own), else connected on first use;
+        """``cluster``: given (tests pass a fake or their own), else connected on first use (to
+        ``member``, a member cluster's checked kubeconfig, when given; else as the settings say);
         ``usage_source``: where usage is asked in this process (tests), else a child asks."""
         self.settings = settings
+        self.member = member
+        self.name = member.name if member is not None else settings.cluster_name
         self.answers = cel_sandbox.answers(settings.selector_evaluator)  # given to the store
         self.device_plugins = DevicePluginRule(settings.device_plugin_resources)
         self._cluster = cluster
@@ -106,7 +115,7 @@ class Runtime:
 
                     s = self.settings
                     self._cluster = Cluster(
-                        ClusterConfig(s.in_cluster, s.kubeconfig, s.context),
+                        ClusterConfig(s.in_cluster, s.kubeconfig, s.context, self.member),
                         page_size=s.list_page_size,
                         stream_lists=s.stream_lists,
                         watch_timeout=s.watch_timeout,

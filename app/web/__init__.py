@@ -11,12 +11,14 @@ from werkzeug.exceptions import HTTPException
 
 from app import workers
 from app.config import Settings
+from app.fleet import Fleet
 from app.kube.api.errors import Busy, KubeError, http_status
 from app.kube.api.ports import ClusterPort
 from app.runtime import Runtime
 from app.usage.poller import Source
 from app.web import filters, request_pipeline, security, surface
 from app.web.bulk_jobs import BulkJobs
+from app.web.clusters import ClusterPrefix, home
 from app.web.hx import POLL_MARK, Page, error_page, htmx
 from app.web.limits import Limits
 from app.web.render_cache import RenderCaches
@@ -26,7 +28,7 @@ from app.web.viewer import viewer
 log = logging.getLogger(__name__)
 PAGES = (
     "overview", "nodes", "health", "pending", "plan", "workloads", "history", "devices", "idle", "pods",
-    "queues",
+    "queues", "fleet",
 )  # fmt: skip
 BUSY_RETRY = 60  # seconds, when a 429 came with no Retry-After (this app's own budgets are per minute)
 
@@ -35,7 +37,9 @@ def init_app(
     app: Flask, settings: Settings, cluster: ClusterPort | None = None, usage_source: Source | None = None
 ) -> None:
     htmx.init_app(app)
-    app.extensions["extres"] = Runtime(settings, cluster, usage_source)
+    app.extensions["extres"] = local = Runtime(settings, cluster, usage_source)  # this cluster's
+    app.extensions["extres_fleet"] = fleet = Fleet.of(local)  # and the members'
+    app.wsgi_app = ClusterPrefix(app.wsgi_app, lambda: fleet.members)  # type: ignore[method-assign]
     app.extensions["extres_limits"] = limits = Limits.for_threads(settings.threads, settings.plans_per_minute)
     app.extensions["extres_render"] = RenderCaches()
     app.extensions["extres_bulk"] = BulkJobs(limits.write_slots)
@@ -69,6 +73,7 @@ def init_app(
             "identity": security.identity,
             "poll_mark": POLL_MARK,
             "nav_sections": surface.NAV,
+            "cluster_home": home,
         }
 
     @app.after_request
@@ -127,8 +132,8 @@ def on_worker_start(app: Flask) -> None:
     pods (docs/performance.md); from the template cache they take ~0.01 s."""
 
     def start() -> None:
+        app.extensions["extres_fleet"].start()  # the local runtime first, then each member's
         runtime = app.extensions["extres"]
-        runtime.start()
         workers.until(lambda: runtime.freshness().synced, COMPILE_AFTER, interval=0.1)
         compile_templates(app)
 
@@ -136,9 +141,9 @@ def on_worker_start(app: Flask) -> None:
 
 
 def on_worker_stop(app: Flask) -> None:
-    """In the worker after its last request: the runtime stops (the history's last records are
-    written)."""
-    app.extensions["extres"].stop()
+    """In the worker after its last request: every cluster's runtime stops (the history's last
+    records are written)."""
+    app.extensions["extres_fleet"].stop()
 
 
 def metrics_exposition(app: Flask) -> Callable[[], bytes]:

@@ -16,7 +16,7 @@ from werkzeug.wrappers import Response
 
 from app.config import Settings
 from app.kube.api.access import Identity
-from app.web import security
+from app.web import clusters, security
 from app.web.hx import Page, redirect
 from app.web.viewer import viewer
 
@@ -66,6 +66,16 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
         except security.IdentityError as exc:
             log.warning("refused identity headers from %s: %s", request.remote_addr, exc)
             abort(400, description=str(exc))
+
+    def one_cluster_per_token() -> None:
+        """A token is sent only to the cluster that issued it: in token mode a member cluster's
+        pages are not served at all (a sign-in per cluster is not offered)."""
+        if mode == "token" and clusters.asked() is not None:
+            abort(
+                403,
+                description="This dashboard signs in to its own cluster: a token is never sent to "
+                "another cluster, so member clusters' pages are not shown in token mode.",
+            )
 
     def open_or_unrouted() -> object | None:
         """Health, static files and the sign-in form are open; no such page (or not with this
@@ -122,6 +132,7 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
     return (
         ("marked", marked),
         ("claimed", claimed),
+        ("one_cluster_per_token", one_cluster_per_token),
         ("open_or_unrouted", open_or_unrouted),
         ("signed_in", signed_in),
         ("authenticated", authenticated),

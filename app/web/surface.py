@@ -32,6 +32,7 @@ ROUTES: tuple[Route, ...] = (
     Route("idle.index", fragment="idle", nav="Idle GPUs", badge="idle", shown_if="usage_on"),
     Route("plan.index", nav="What if", current=("plan.submit",)),
     Route("history.index", nav="History"),
+    Route("fleet.index", fragment="fleet", nav="Fleet", shown_if="fleet_on"),
     Route("bulk.bulk", fragment="node-choices", nav="Bulk change", shown_if="may_write"),
     Route("plan.submit", method="POST"),  # a What-if pasted: computed, nothing changed
     Route("nodes.detail", fragment="node"),
@@ -42,6 +43,8 @@ ROUTES: tuple[Route, ...] = (
     Route("workloads.export_json"),
     Route("idle.export_csv"),
     Route("history.export_csv"),
+    Route("fleet.export_csv"),
+    Route("fleet.export_json"),
     Route("changes.new"),
     Route("changes.confirm_remove"),
     Route("changes.set_resource", method="POST", writes=True),

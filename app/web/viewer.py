@@ -19,7 +19,7 @@ from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
 from app.runtime import Runtime
 from app.usage.poller import UsageStatus
-from app.web import security
+from app.web import clusters, security
 
 DRA_READS = (("list", "resource.k8s.io/deviceclasses"), ("list", "resource.k8s.io/resourceslices"))
 
@@ -90,6 +90,17 @@ class Viewer:
             return False
 
     @property
+    def fleet_on(self) -> bool:
+        """Whether other clusters are configured (the Fleet page is linked, pages name their cluster)."""
+        fleet = current_app.extensions["extres_fleet"]
+        return bool(fleet.members or fleet.refused)
+
+    @property
+    def cluster(self) -> str:
+        """The name of the cluster this page is about."""
+        return self.runtime.name
+
+    @property
     def usage_on(self) -> bool:
         """Whether GPU usage is read at all (a Prometheus is set): without it no page shows any."""
         return self.runtime.usage is not None
@@ -121,7 +132,8 @@ def viewer() -> Viewer:
     """This request's viewer (made on first use)."""
     found: Viewer | None = g.get("viewer")
     if found is None:
-        found = g.viewer = Viewer(current_app.extensions["extres"])
+        runtime = current_app.extensions["extres_fleet"].get(clusters.asked())
+        found = g.viewer = Viewer(runtime)
     return found
 
 

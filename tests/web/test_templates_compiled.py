@@ -41,8 +41,10 @@ def test_the_templates_compile_once_every_pod_is_counted_not_while_the_lists_dec
             said.append("counted" if counted else "counting")
             return Freshness(synced=counted, stale=not counted, age_seconds=None, error=None)
 
-    class App:
-        extensions = {"extres": Runtime()}
+    runtime = Runtime()
+
+    class App:  # one cluster: the fleet is its runtime alone
+        extensions = {"extres": runtime, "extres_fleet": runtime}
 
     monkeypatch.setattr(workers.time, "sleep", lambda s: None)
     monkeypatch.setattr(web, "compile_templates", lambda app: (said.append("compile"), compiled.set()))

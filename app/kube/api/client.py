@@ -25,6 +25,13 @@ def load_configuration(cfg: ClusterConfig) -> client.Configuration:
     from kubernetes.config.config_exception import ConfigException
 
     conf = client.Configuration()
+    if cfg.member is not None:  # checked (app.domain.member_kubeconfig): no plugin, no file, its fields alone
+        try:
+            config.load_kube_config_from_dict(cfg.member.kubeconfig(), client_configuration=conf)
+        except (ConfigException, OSError, ValueError) as exc:
+            said = f"Cannot use cluster {cfg.member.name}'s kubeconfig: {str(exc)[:200]}"
+            raise NotConfigured(said) from exc
+        return conf
     if cfg.in_cluster == "true" or (cfg.in_cluster == "auto" and os.environ.get("KUBERNETES_SERVICE_HOST")):
         try:
             config.load_incluster_config(client_configuration=conf)

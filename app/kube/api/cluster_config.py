@@ -7,12 +7,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.domain.member_kubeconfig import Member
+
 
 @dataclass(frozen=True)
 class ClusterConfig:
     in_cluster: str = "auto"  # auto | true | false
     kubeconfig: str | None = None
     context: str | None = None
+    member: Member | None = None  # a member cluster: its checked kubeconfig, nothing else read
 
 
 def kubeconfig_paths(explicit: str | None) -> list[str]:
@@ -25,7 +28,7 @@ def kubeconfig_paths(explicit: str | None) -> list[str]:
 
 
 def cluster_configured(cfg: ClusterConfig) -> bool:
-    if cfg.in_cluster == "true":
+    if cfg.member is not None or cfg.in_cluster == "true":
         return True
     if cfg.in_cluster == "auto" and os.environ.get("KUBERNETES_SERVICE_HOST"):
         return True

@@ -1,0 +1,110 @@
+"""The fleet: every cluster's extended resources side by side, and their totals over the clusters
+whose figures are current. A cluster that cannot be reached keeps its last figures, said to be
+from when they were read, and is left out of the totals (said); one whose account may not read
+a kind says "no access", never 0."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.domain.gpu_sharing import Physical
+from app.domain.room import Room
+from app.domain.strip import Entry
+
+LIVE, STALE, UNREACHABLE, NO_ACCESS, COUNTING, NOT_SHOWN = (
+    "live", "stale", "unreachable", "no access", "counting", "not shown",
+)  # fmt: skip
+COUNTED = (LIVE, STALE)  # the states whose figures go into the fleet's totals
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    name: str
+    state: str  # one of the above
+    said: str = ""  # in words, for the page (why, since when)
+    figures_from: datetime | None = None  # when the figures shown were last current
+    quota_waiting: int = 0  # jobs waiting for Kueue quota (no pod yet)
+    idle_gpus: int | None = None  # GPUs held by idle pods (None: usage not read there)
+
+    @property
+    def counted(self) -> bool:
+        return self.state in COUNTED
+
+
+@dataclass(frozen=True)
+class FleetRow:
+    cluster: str
+    resource: str
+    capacity: int
+    allocatable: int
+    requested: int
+    free: int  # allocatable minus requested, over the nodes with some free
+    usable: int  # of that, on nodes a plain pod may be placed on
+    largest: int  # the most free on one such node: the largest job that fits now
+    waiting: int  # unschedulable pods asking for it
+    physical: int | None = None  # devices behind it where it is shared (None: not shared)
+    slots: int | None = None  # the shares they are advertised as
+
+
+def rows_of(
+    cluster: str, strip: Iterable[Entry], room: Mapping[str, Room], physical: Mapping[str, Physical]
+) -> list[FleetRow]:
+    """One cluster's rows, a resource each, from its strip, what a job can use, and its shares."""
+    out = []
+    for e in strip:
+        r = room.get(e.resource)
+        p = physical.get(e.resource)
+        out.append(
+            FleetRow(
+                cluster,
+                e.resource,
+                e.allocatable + e.unavailable,
+                e.allocatable,
+                e.requested,
+                r.free if r else max(0, e.allocatable - e.requested),
+                r.schedulable if r else 0,
+                r.largest if r else 0,
+                e.waiting,
+                p.whole + p.shared if p and p.nodes else None,
+                p.slots if p and p.nodes else None,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Total:
+    resource: str
+    capacity: int
+    allocatable: int
+    requested: int
+    free: int
+    usable: int
+    largest: int  # the largest job that fits on one node of any counted cluster
+    waiting: int
+    clusters: int  # counted clusters that have it
+
+
+def totals(rows: Iterable[FleetRow], states: Iterable[ClusterState]) -> list[Total]:
+    """Per resource, the sums over the clusters whose figures are current (``COUNTED``)."""
+    counted = {s.name for s in states if s.counted}
+    by: dict[str, list[FleetRow]] = {}
+    for row in rows:
+        if row.cluster in counted:
+            by.setdefault(row.resource, []).append(row)
+    return [
+        Total(
+            resource,
+            sum(r.capacity for r in rs),
+            sum(r.allocatable for r in rs),
+            sum(r.requested for r in rs),
+            sum(r.free for r in rs),
+            sum(r.usable for r in rs),
+            max(r.largest for r in rs),
+            sum(r.waiting for r in rs),
+            len(rs),
+        )
+        for resource, rs in sorted(by.items())
+    ]

@@ -1,0 +1,121 @@
+"""The fleet: every cluster's extended resources side by side (app.domain.fleet), with totals over
+the clusters whose figures are current; exported as CSV and JSON. Each cluster's figures are
+read from its own runtime (app.reads), shown only to whom may read them there."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from flask import Response, current_app, jsonify
+
+from app import reads
+from app.domain import fleet
+from app.domain.fleet import ClusterState, FleetRow
+from app.fleet import Fleet
+from app.kube.api.errors import KubeError
+from app.runtime import Runtime
+from app.web import security
+from app.web.export import csv_response
+from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
+
+bp = Page("fleet", __name__, url_prefix="/fleet", reads=NODES_AND_PODS)
+FIELDS = ("cluster", "state", "figures_from", "resource", "capacity", "allocatable", "requested", "free",
+          "usable", "largest", "waiting", "physical", "slots")  # fmt: skip
+
+
+def the_fleet() -> Fleet:
+    found: Fleet = current_app.extensions["extres_fleet"]
+    return found
+
+
+def _seen(runtime: Runtime, local: bool) -> str:
+    """Why this user is shown none of ``runtime``'s figures ("" when they are shown)."""
+    who = security.identity()
+    if who.mode == "service-account" or local:
+        return ""
+    if who.mode == "token":  # a token is sent only to the cluster that issued it
+        return "not shown: a token signs in to this dashboard's own cluster; none is sent to another"
+    access = runtime.cluster.access
+    if all(access.check(who, verb, kind) for verb, kind in NODES_AND_PODS):
+        return ""
+    return f"no access: {who.label} may not list nodes and pods there (or may not be impersonated there)"
+
+
+def _state(runtime: Runtime, local: bool, now: datetime) -> ClusterState:
+    name = runtime.name
+    try:
+        hidden = _seen(runtime, local)
+    except KubeError as exc:
+        hidden = f"unreachable: {exc.message}"
+    if hidden:
+        state = fleet.NOT_SHOWN if hidden.startswith("not shown") else fleet.NO_ACCESS
+        if hidden.startswith("unreachable"):
+            state = fleet.UNREACHABLE
+        return ClusterState(name, state, hidden)
+    fresh = runtime.freshness()
+    at = now - timedelta(seconds=fresh.age_seconds) if fresh.age_seconds is not None else None
+    waiting = runtime.pending_count() if fresh.synced else 0
+    idle = sum(runtime.idle_held().values()) if runtime.usage is not None and fresh.synced else None
+    if fresh.forbidden:
+        return ClusterState(name, fleet.NO_ACCESS, f"no access: {fresh.error}", at)
+    if fresh.stale and fresh.error:
+        since = f" since {at:%Y-%m-%d %H:%M:%S} UTC, figures from then" if at else ", no figures yet"
+        return ClusterState(name, fleet.UNREACHABLE, f"unreachable{since}: {fresh.error}", at, waiting, idle)
+    if not fresh.synced:
+        return ClusterState(name, fleet.COUNTING, "pods are still being counted", at)
+    state = fleet.STALE if fresh.stale else fleet.LIVE
+    return ClusterState(name, state, "", at, waiting, idle)
+
+
+def fleet_view() -> tuple[list[ClusterState], list[FleetRow]]:
+    """Every cluster's state, and the rows of those whose figures may be shown (an unreachable
+    one's last figures too: the page says from when, the totals leave them out)."""
+    now = datetime.now(UTC)
+    states, rows = [], []
+    for runtime in the_fleet().runtimes():
+        state = _state(runtime, runtime is the_fleet().local, now)
+        states.append(state)
+        if state.state in (*fleet.COUNTED, fleet.UNREACHABLE) and state.figures_from is not None:
+            strip = reads.summary(runtime, True)
+            room = reads.room_for(runtime, tuple(e.resource for e in strip if e.allocatable))
+            rows += fleet.rows_of(runtime.name, strip, room, reads.physical_devices(runtime))
+    return states, rows
+
+
+@bp.get("/")
+def index() -> str | Response:
+    states, rows = fleet_view()
+    said = {
+        "states": states,
+        "rows": rows,
+        "totals": fleet.totals(rows, states),
+        "refused": the_fleet().refused,
+    }
+    return page_or_fragment("fleet/_table.html", "fleet/index.html", **said)
+
+
+def _records() -> list[dict[str, object]]:
+    states, rows = fleet_view()
+    by = {s.name: s for s in states}
+    out: list[dict[str, object]] = []
+    for r in rows:
+        s = by[r.cluster]
+        at = s.figures_from.isoformat() if s.figures_from else ""
+        out.append({"cluster": r.cluster, "state": s.state, "figures_from": at, **_figures(r)})
+    return out
+
+
+def _figures(r: FleetRow) -> dict[str, object]:
+    return {f: getattr(r, f) for f in FIELDS[3:]}
+
+
+@bp.get("/export.csv")
+def export_csv() -> Response:
+    return csv_response(_records(), FIELDS, "extres-fleet.csv")
+
+
+@bp.get("/export.json")
+def export_json() -> Response:
+    states, _ = fleet_view()
+    clusters = [{"cluster": s.name, "state": s.state, "said": s.said} for s in states]
+    return jsonify({"clusters": clusters, "rows": _records()})

@@ -1,0 +1,141 @@
+"""The fleet page and per-cluster pages over stand-in clusters (tests/web/fake.py), one runtime
+each: figures side by side with totals over the current ones, an unreachable cluster's last
+figures said to be from then and left out of the totals, "no access" never 0, ``/c/<name>/``
+pages that stay within their cluster, and in token mode no member page at all (a token is
+never sent to another cluster)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from bs4 import BeautifulSoup
+
+from app.kube.api.freshness import Freshness
+from app.runtime import Runtime
+from tests.helpers import browser
+from tests.web.fake import FakeCluster
+
+D = "example.com/dongle"
+
+
+def soup(resp) -> BeautifulSoup:
+    assert resp.status_code == 200, resp.get_data(as_text=True)[:500]
+    return BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+
+
+@pytest.fixture
+def two(make_app, cluster):
+    """This cluster ("local": 4 dongles, 1 requested) and a member ("b": 2 nodes of 8)."""
+    cluster.node("n1", {D: "4"})
+    cluster.pod("p", "n1", {D: "1"})
+    app = make_app(read_only=False)
+    member = FakeCluster()
+    member.node("b1", {D: "8"})
+    member.node("b2", {D: "8"})
+    member.pod("q", "b2", {D: "3"})
+    fleet = app.extensions["extres_fleet"]
+    settings = fleet.local.settings.replaced(cluster_name="b")
+    fleet.members["b"] = Runtime(settings, member)
+    yield app, member
+    fleet.members["b"].stop()
+
+
+def figures(page: BeautifulSoup, selector: str) -> dict[str, str]:
+    row = page.select_one(selector)
+    assert row is not None, selector
+    return {td["data-field"]: td.get_text(strip=True) for td in row.select("td[data-field]")}
+
+
+def test_the_fleet_shows_each_clusters_figures_and_their_totals(two):
+    app, _ = two
+    page = soup(browser(app).get("/fleet/"))
+    assert [tr["data-cluster"] for tr in page.select("table.clusters tbody tr")] == ["local", "b"]
+    assert figures(page, f'tr[data-cluster="local"][data-resource="{D}"]')["free"] == "3"
+    b = figures(page, f'tr[data-cluster="b"][data-resource="{D}"]')
+    assert (b["allocatable"], b["requested"], b["free"], b["largest"]) == ("16", "3", "13", "8")
+    total = figures(page, f'tr[data-total="{D}"]')
+    assert (total["allocatable"], total["requested"], total["free"], total["largest"]) == (
+        "20",
+        "4",
+        "16",
+        "8",
+    )
+    assert page.select_one('nav a[href="/fleet/"]') is not None  # in the nav once members exist
+    assert page.select_one("[data-cluster-shown]")["data-cluster-shown"] == "local"
+
+
+def test_an_unreachable_cluster_keeps_its_last_figures_out_of_the_totals_and_says_since_when(two):
+    app, member = two
+    member.fresh = Freshness(synced=True, stale=True, age_seconds=300.0, error="connection refused")
+    page = soup(browser(app).get("/fleet/"))
+    state = page.select_one('table.clusters tr[data-cluster="b"]')
+    assert state["data-state"] == "unreachable"
+    assert "unreachable since" in state.get_text() and "figures from then" in state.get_text()
+    assert page.select_one(f'tr[data-cluster="b"][data-resource="{D}"]').has_attr("data-left-out")
+    assert figures(page, f'tr[data-total="{D}"]')["allocatable"] == "4"  # local's alone
+    assert "Left out of the totals: b" in page.select_one("[data-left-out]").get_text()
+
+
+def test_a_cluster_whose_account_may_not_read_says_no_access_never_zero(two):
+    app, member = two
+    member.fresh = Freshness(
+        synced=False, stale=True, age_seconds=None, error="may not list pods", forbidden=True
+    )
+    page = soup(browser(app).get("/fleet/"))
+    state = page.select_one('table.clusters tr[data-cluster="b"]')
+    assert state["data-state"] == "no access" and "may not list pods" in state.get_text()
+    assert page.select_one('tr[data-cluster="b"][data-resource]') is None  # no row of zeros
+    assert "not known" in state.get_text()
+
+
+def test_a_members_pages_live_under_its_prefix_and_their_links_stay_there(two):
+    app, _ = two
+    web = browser(app)
+    page = soup(web.get("/c/b/"))
+    assert [tr["data-node"] for tr in page.select("#grid tbody tr[data-node]")] == ["b1", "b2"]
+    assert page.select_one("[data-cluster-shown]")["data-cluster-shown"] == "b"
+    links = [a["href"] for a in page.select("main a[href^='/']")]
+    assert links and all(h.startswith("/c/b/") for h in links), links
+    assert soup(web.get("/c/b/nodes/b1")).select_one("h1").get_text().strip().startswith("b1")
+    assert web.get("/c/b/nodes/n1").status_code == 404  # local's node is not b's
+    assert web.get("/c/nowhere/").status_code == 404
+    assert [tr["data-node"] for tr in soup(web.get("/")).select("#grid tbody tr[data-node]")] == ["n1"]
+
+
+def test_exports_name_the_cluster_of_each_row(two):
+    app, _ = two
+    web = browser(app)
+    lines = web.get("/fleet/export.csv").get_data(as_text=True).splitlines()
+    assert lines[0].startswith("cluster,state,figures_from,resource,capacity")
+    assert {line.split(",")[0] for line in lines[1:]} == {"local", "b"}
+    body = json.loads(web.get("/fleet/export.json").get_data(as_text=True))
+    assert [c["cluster"] for c in body["clusters"]] == ["local", "b"]
+    assert {(r["cluster"], r["free"]) for r in body["rows"]} == {("local", 3), ("b", 13)}
+
+
+def test_in_token_mode_no_member_page_is_served_and_no_token_reaches_a_member(make_app, cluster):
+    cluster.node("n1", {D: "4"})
+    app = make_app(auth_mode="token")
+    member = FakeCluster()
+    member.node("b1", {D: "8"})
+    fleet = app.extensions["extres_fleet"]
+    fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
+    web = browser(app)
+    assert web.post("/login", data={"token": "a-token", "next": "/"}).status_code == 303
+    refused = web.get("/c/b/")
+    assert refused.status_code == 403 and "never sent to another cluster" in refused.get_data(as_text=True)
+    assert web.post("/c/b/login", data={"token": "a-token"}).status_code == 403
+    page = soup(web.get("/fleet/"))
+    assert page.select_one('table.clusters tr[data-cluster="b"]')["data-state"] == "not shown"
+    assert page.select_one('tr[data-cluster="b"][data-resource]') is None
+    assert member.access.asked == [] and member.access.accepted == set()  # the member was asked nothing
+    fleet.members["b"].stop()
+
+
+def test_a_single_cluster_install_shows_no_fleet(client, cluster):
+    cluster.node("n1", {D: "4"})
+    page = soup(client.get("/"))
+    assert (
+        page.select_one('nav a[href="/fleet/"]') is None and page.select_one("[data-cluster-shown]") is None
+    )
