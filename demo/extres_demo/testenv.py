@@ -100,10 +100,12 @@ def start(
     bare: bool = False,
     env: dict[str, str] | None = None,
     watch_list: bool = True,
+    audit: bool = False,
 ) -> ControlPlane:
     """Start a control plane; ``bare``: etcd and kube-apiserver only (plus the scheduler if
     ``scheduler``), no controllers and no kwok; ``env``: added to its processes' environment;
-    ``watch_list`` False: a kube-apiserver that does not stream lists (WatchList=false)."""
+    ``watch_list`` False: a kube-apiserver that does not stream lists (WatchList=false);
+    ``audit``: every request's metadata (who, what, the code answered) in ``audit.log``."""
     if not SCRIPT.is_file():
         raise RuntimeError(f"{SCRIPT} is missing: the package was installed without its scripts")
     port = port or int(os.environ.get("EXTRES_TESTENV_PORT", "0")) or free_port()
@@ -112,6 +114,7 @@ def start(
         ("--no-watch-cache", not watch_cache),
         ("--bare", bare),
         ("--no-watch-list", not watch_list),
+        ("--audit", audit),
     )
     flags = [f for f, on in options if on]
     _script("start", state_dir, port, *flags, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})})

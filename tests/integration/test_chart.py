@@ -54,6 +54,16 @@ VALUE_SETS["gpu-usage"] = {
         "mappings": [{"pattern": "amd.com/gpu", "utilization": "gpu_gfx_activity", "node_label": "hostname"}],
     }
 }
+VALUE_SETS["fleet"] = {
+    "clusters": {
+        "name": "hub",
+        "members": [
+            {"name": "b", "secret": "extres-cluster-b"},
+            {"name": "c", "secret": "kc-c", "key": "config"},
+        ],
+        "insecure": ["c"],
+    }
+}
 SA = f"system:serviceaccount:{NAMESPACE}:extres"
 
 
@@ -115,6 +125,38 @@ def test_gpu_usage_values_reach_the_app_as_settings_it_accepts():
         ("amd.com/gpu", "gpu_gfx_activity", "hostname")
     ]
     assert not [k for k in env({}) if "PROMETHEUS" in k or "USAGE" in k]
+
+
+def test_member_clusters_are_mounted_by_name_and_the_app_may_read_no_secret():
+    """Each member's kubeconfig is a file named by its cluster, mounted read-only from its Secret by
+    the kubelet; the settings the app gets are the ones it accepts; no Role grants any right on
+    Secrets (the app reads none through the API)."""
+    from app.config import Settings
+
+    docs = render(VALUE_SETS["fleet"])
+    [deploy] = [d for d in docs if d["kind"] == "Deployment"]
+    pod = deploy["spec"]["template"]["spec"]
+    [c] = pod["containers"]
+    env = {e["name"]: e["value"] for e in c["env"] if "value" in e}
+    settings = Settings.from_env({k: v for k, v in env.items() if k.startswith("EXTRES_")})
+    assert (settings.cluster_name, settings.clusters_dir, settings.clusters_insecure) == (
+        "hub",
+        "/etc/extres/clusters",
+        ("c",),
+    )
+    [volume] = [v for v in pod["volumes"] if v["name"] == "member-clusters"]
+    sources = [s["secret"] for s in volume["projected"]["sources"]]
+    assert sources == [
+        {"name": "extres-cluster-b", "items": [{"key": "kubeconfig", "path": "b"}]},
+        {"name": "kc-c", "items": [{"key": "config", "path": "c"}]},
+    ]
+    assert {"name": "member-clusters", "mountPath": "/etc/extres/clusters", "readOnly": True} in c[
+        "volumeMounts"
+    ]
+    rules = [r for d in docs if d["kind"] in ("Role", "ClusterRole") for r in d.get("rules", [])]
+    assert not [r for r in rules if "secrets" in r.get("resources", []) or "*" in r.get("resources", [])]
+    one = next(d for d in render() if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert "member-clusters" not in {v["name"] for v in one["volumes"]}  # one cluster: nothing mounted
 
 
 def test_deployment_is_locked_down():

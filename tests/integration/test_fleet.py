@@ -1,0 +1,184 @@
+"""Three control planes from kube-testenv (etcd and kube-apiserver each, every request audited):
+this dashboard's own cluster ``a`` and two members read from kubeconfig files, ``b`` whose
+account reads everything and ``c`` whose account may not list pods. Each is reached with a
+service-account token of its own. The fleet page shows a and b side by side, c as "no access";
+b stopped mid-test reads "unreachable since", its last figures kept and left out of the totals.
+Each API server's audit log then shows that every request the dashboard sent it carried that
+cluster's own account, and none was refused as unauthenticated: no token crossed clusters."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup
+from kubernetes import client
+
+from app import create_app, workers
+from extres_demo import testenv
+
+D = "fleet.example.com/dongle"
+READ_ALL = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]
+NO_PODS = [
+    {"apiGroups": [""], "resources": ["nodes", "namespaces", "resourcequotas", "limitranges"],
+     "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["resource.k8s.io", "node.k8s.io", "scheduling.k8s.io"], "resources": ["*"],
+     "verbs": ["get", "list", "watch"]},
+]  # fmt: skip
+
+
+def admin(plane: testenv.ControlPlane) -> client.ApiClient:
+    conf = client.Configuration()
+    conf.host = plane.server
+    conf.ssl_ca_cert = str(plane.state_dir / "certs" / "apiserver.crt")
+    conf.api_key = {"authorization": "Bearer admin-token"}
+    return client.ApiClient(conf)
+
+
+def account(plane: testenv.ControlPlane, name: str, rules: list[dict[str, Any]]) -> str:
+    """A service account ``name`` with ``rules`` cluster-wide; its token (TokenRequest)."""
+    api = admin(plane)
+    core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
+    core.create_namespaced_service_account("default", {"metadata": {"name": name}})
+    rbac.create_cluster_role({"metadata": {"name": name}, "rules": rules})
+    rbac.create_cluster_role_binding(
+        {
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "default"}],
+        }
+    )
+    asked = core.create_namespaced_service_account_token(
+        name, "default", {"spec": {"expirationSeconds": 3600}}
+    )
+    return str(asked.status.token)
+
+
+def node(plane: testenv.ControlPlane, name: str, dongles: int) -> None:
+    core = client.CoreV1Api(admin(plane))
+    core.create_node({"metadata": {"name": name}})
+    core.patch_node_status(
+        name, [{"op": "add", "path": f"/status/capacity/{D.replace('/', '~1')}", "value": str(dongles)}]
+    )
+
+
+def kubeconfig(plane: testenv.ControlPlane, token: str) -> str:
+    ca = base64.b64encode((plane.state_dir / "certs" / "apiserver.crt").read_bytes()).decode()
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {"name": "x", "cluster": {"server": plane.server, "certificate-authority-data": ca}}
+            ],
+            "users": [{"name": "x", "user": {"token": token}}],
+            "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}],
+            "current-context": "x",
+        }
+    )
+
+
+def audited(plane: testenv.ControlPlane) -> list[dict[str, Any]]:
+    lines = (plane.state_dir / "audit.log").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+@pytest.fixture
+def planes(tmp_path_factory):
+    started = []
+    try:
+        for name in "abc":
+            started.append(testenv.start(tmp_path_factory.mktemp(f"plane-{name}"), bare=True, audit=True))
+        yield dict(zip("abc", started, strict=True))
+    finally:
+        for plane in started:
+            plane.stop(now=True)
+
+
+def page(web, path: str) -> BeautifulSoup:
+    resp = web.get(path)
+    assert resp.status_code == 200, resp.get_data(as_text=True)[:500]
+    return BeautifulSoup(resp.get_data(as_text=True), "html.parser")
+
+
+def figures(soup: BeautifulSoup, cluster: str) -> dict[str, str] | None:
+    row = soup.select_one(f'tr[data-cluster="{cluster}"][data-resource="{D}"]')
+    return (
+        None
+        if row is None
+        else {td["data-field"]: td.get_text(strip=True) for td in row.select("td[data-field]")}
+    )
+
+
+def test_three_clusters_side_by_side_one_stopped_one_without_access_no_token_crossing(planes, tmp_path):
+    tokens = {
+        "a": account(planes["a"], "extres-a", READ_ALL),
+        "b": account(planes["b"], "extres-b", READ_ALL),
+        "c": account(planes["c"], "extres-c", NO_PODS),
+    }
+    node(planes["a"], "a1", 4)
+    node(planes["b"], "b1", 8)
+    node(planes["b"], "b2", 8)
+    node(planes["c"], "c1", 2)
+    local = tmp_path / "kubeconfig-a"
+    local.write_text(kubeconfig(planes["a"], tokens["a"]))
+    members = tmp_path / "members"
+    members.mkdir()
+    for name in "bc":
+        (members / name).write_text(kubeconfig(planes[name], tokens[name]))
+    app = create_app(
+        {
+            "kubeconfig": str(local),
+            "in_cluster": "false",
+            "cluster_name": "a",
+            "clusters_dir": str(members),
+            "clusters_loopback": True,
+            "history_store": "off",
+            "selector_evaluator": "in-process",
+        }
+    )
+    fleet = app.extensions["extres_fleet"]
+    try:
+        assert sorted(fleet.members) == ["b", "c"] and fleet.refused == []
+        fleet.start()
+        assert workers.until(
+            lambda: fleet.local.freshness().synced and fleet.members["b"].freshness().synced, 60
+        )
+        web = app.test_client()
+        soup = page(web, "/fleet/")
+        states = {tr["data-cluster"]: tr["data-state"] for tr in soup.select("table.clusters tbody tr")}
+        assert states == {"a": "live", "b": "live", "c": "no access"}, soup.select_one(
+            "table.clusters"
+        ).get_text()
+        assert figures(soup, "a")["allocatable"] == "4" and figures(soup, "b")["allocatable"] == "16"
+        assert figures(soup, "c") is None  # no access: no row of zeros
+        total = soup.select_one(f'tr[data-total="{D}"]')
+        assert total.select_one('[data-field="allocatable"]').get_text(strip=True) == "20"
+        b_page = page(web, "/c/b/")
+        assert [tr["data-node"] for tr in b_page.select("#grid tbody tr[data-node]")] == ["b1", "b2"]
+
+        planes["b"].down("apiserver")  # b stops answering mid-test
+
+        def b_unreachable() -> bool:
+            row = page(web, "/fleet/").select_one('table.clusters tr[data-cluster="b"]')
+            return row is not None and row["data-state"] == "unreachable"
+
+        assert workers.until(b_unreachable, 60, interval=0.5)
+        soup = page(web, "/fleet/")
+        said = soup.select_one('table.clusters tr[data-cluster="b"]').get_text()
+        assert "unreachable since" in said and "figures from then" in said
+        assert figures(soup, "b")["allocatable"] == "16"  # its last figures, kept
+        assert soup.select_one(f'tr[data-cluster="b"][data-resource="{D}"]').has_attr("data-left-out")
+        total = soup.select_one(f'tr[data-total="{D}"]')
+        assert total.select_one('[data-field="allocatable"]').get_text(strip=True) == "4"  # a alone
+    finally:
+        fleet.stop()
+    for name, plane in planes.items():
+        events = audited(plane)
+        users = {e.get("user", {}).get("username") for e in events}
+        assert f"system:serviceaccount:default:extres-{name}" in users, name  # the dashboard was there
+        assert users <= {"admin", f"system:serviceaccount:default:extres-{name}"}, (name, users)
+        refused = [e for e in events if e.get("responseStatus", {}).get("code") == 401]
+        assert refused == [], (name, refused[:3])  # no foreign token was ever offered
