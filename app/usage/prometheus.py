@@ -2,7 +2,7 @@
 takes at most ``timeout`` seconds in all (Prometheus is told so too, and the body is read
 against a deadline), its answer at most ``max_bytes``, and nothing is retried (the next refresh
 asks again). prometheus-api-client did this job until most of it was overridden (its session,
-its decoding, its headers, its retries); ``bench/prometheus_client.py`` measured the two in one
+its decoding, its headers, its retries); ``bench/prometheus_query_client.py`` measured the two in one
 run before it went (its dateparser, pytz, regex and tzlocal went with it)."""
 
 from __future__ import annotations

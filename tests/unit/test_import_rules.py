@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, set[str]]] = [
 ]
 OWNERS = {  # a library, and the one package whose modules may import it
     "kubernetes": "app.kube",
-    "prometheus_api_client": "app.usage",  # no module imports it now (bench/prometheus_client.py does)
+    "prometheus_api_client": "app.usage",  # no module imports it now (bench/prometheus_query_client.py does)
     "requests": "app.usage",
     "gunicorn": "serving",
     "cel_expr_python": "app.domain",  # the native CEL runtime (app.domain.device_cel loads it)

@@ -4,8 +4,8 @@ one GET through requests, the body read against a byte limit and a deadline, dec
 into slim structs), in the same run, on the same answer: an instant vector of N series (40,000
 by default: 5,000 nodes x 8 GPUs) served by a local HTTP server.
 
-    python bench/prometheus_client.py              # 40,000 series, 20 queries each
-    python bench/prometheus_client.py --series 4000 --queries 50
+    python bench/prometheus_query_client.py              # 40,000 series, 20 queries each
+    python bench/prometheus_query_client.py --series 4000 --queries 50
 
 Prints per client the p50 and p95 of a query's time and the peak memory one query allocates
 (tracemalloc), with the app's client's ratio to the library's. The library is a dev dependency
