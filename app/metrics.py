@@ -245,26 +245,30 @@ class Metrics:
     def __init__(self, cluster: Callable[[], ClusterPort | None], answers: Answers) -> None:
         self._cluster = cluster
         self.nodes = NodeFamilies()
+        self.collector = ClusterCollector(cluster, answers)  # the cluster's families
+        # the process's own instruments (requests, API errors, usage refreshes) and GPU usage
+        self.instruments = CollectorRegistry(auto_describe=False)
         self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(ClusterCollector(cluster, answers))
+        self.registry.register(self.collector)
+        self.registry.register(self.instruments)
         self.requests = Histogram(
             "extres_request_duration_seconds",
             "Time to answer an HTTP request, by endpoint.",
             ["endpoint", "method"],
             buckets=BUCKETS,
-            registry=self.registry,
+            registry=self.instruments,
         )
         self.refused = Counter(
             "extres_requests_refused",
             "HTTP requests answered with a 4xx (not signed in, not allowed, bad input, too many), by status.",
             ["status"],
-            registry=self.registry,
+            registry=self.instruments,
         )
         self.api_errors = Counter(
             "extres_api_errors",
             "Failed calls to the Kubernetes API server, by operation and kind of error.",
             ["operation", "error"],
-            registry=self.registry,
+            registry=self.instruments,
         )
 
         self.usage_refreshes = Histogram(
@@ -272,7 +276,7 @@ class Metrics:
             "Time to read GPU usage from Prometheus (every mapping's queries), by outcome.",
             ["outcome"],
             buckets=BUCKETS,
-            registry=self.registry,
+            registry=self.instruments,
         )
 
     def usage_refreshed(self, seconds: float, ok: bool) -> None:
@@ -280,7 +284,7 @@ class Metrics:
 
     def watch_usage(self, status: Callable[[], UsageStatus | None], idle: Callable[[], list[Idle]]) -> None:
         """Export GPU usage's age and the device-hours held idle (what the chart's alert reads)."""
-        self.registry.register(UsageCollector(status, idle))
+        self.instruments.register(UsageCollector(status, idle))
 
     def exposition(self) -> bytes:
         """The scrape: the per-node families (kept text), then the registry's."""

@@ -44,12 +44,14 @@ def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def _row_lines(row: NodeRow) -> tuple[str, ...]:
-    """One row's samples of each node family, in Prometheus' text format."""
+def _row_lines(row: NodeRow, cluster: str = "") -> tuple[str, ...]:
+    """One row's samples of each node family, in Prometheus' text format (``cluster``: its label,
+    where several clusters are served)."""
     out: dict[str, list[str]] = {name: [] for name, _ in NODE_FAMILIES}
+    first = f'cluster="{_label(cluster)}",' if cluster else ""
 
     def add(family: str, resource: str, value: float) -> None:
-        labels = f'node="{_label(row.name)}",resource="{_label(resource)}"'
+        labels = f'{first}node="{_label(row.name)}",resource="{_label(resource)}"'
         out[family].append(f"{PREFIX}{family}{{{labels}}} {floatToGoString(value)}\n")
 
     for resource, u in row.usage.items():
@@ -71,16 +73,19 @@ def _row_lines(row: NodeRow) -> tuple[str, ...]:
 class NodeFamilies:
     """The per-node families as text, kept per row: the store rebuilds a row object only when its
     node changed, so a scrape after an event formats one row, not every sample (45,000 at 5,000
-    nodes and three resources); between changes the whole text is reused."""
+    nodes and three resources); between changes the whole text is reused. ``cluster``: the
+    ``cluster`` label of every sample, where several clusters are served (``merged``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cluster: str = "") -> None:
+        self.cluster = cluster
         self._rows: dict[str, tuple[NodeRow, tuple[str, ...]]] = {}
-        self._text: tuple[object, int, bytes] | None = None
+        self._families: tuple[object, int, tuple[str, ...]] | None = None
         self.formatted = 0  # rows formatted, over the app's life
 
-    def text(self, store: Store) -> bytes:
-        if self._text is not None and self._text[:2] == (store, store.rows_version):
-            return self._text[2]
+    def families(self, store: Store) -> tuple[str, ...]:
+        """Each family's samples (no header), in ``NODE_FAMILIES``' order, as text."""
+        if self._families is not None and self._families[:2] == (store, store.rows_version):
+            return self._families[2]
         version = store.rows_version
         rows = store.overview_rows()[0]
         kept = self._rows
@@ -88,14 +93,22 @@ class NodeFamilies:
         for row in rows:
             hit = kept.get(row.name)
             if hit is None or hit[0] is not row:
-                hit = (row, _row_lines(row))
+                hit = (row, _row_lines(row, self.cluster))
                 self.formatted += 1
             fresh[row.name] = hit
         self._rows = fresh
-        parts = []
-        for i, (name, help_text) in enumerate(NODE_FAMILIES):
-            parts.append(f"# HELP {PREFIX}{name} {help_text}\n# TYPE {PREFIX}{name} gauge\n")
-            parts.extend(lines[i] for _, lines in fresh.values())
-        text = "".join(parts).encode()
-        self._text = (store, version, text)
-        return text
+        found = tuple("".join(lines[i] for _, lines in fresh.values()) for i in range(len(NODE_FAMILIES)))
+        self._families = (store, version, found)
+        return found
+
+    def text(self, store: Store) -> bytes:
+        return merged([self.families(store)])
+
+
+def merged(clusters: list[tuple[str, ...]]) -> bytes:
+    """The node families of several clusters (each ``NodeFamilies.families``), one header each."""
+    parts = []
+    for i, (name, help_text) in enumerate(NODE_FAMILIES):
+        parts.append(f"# HELP {PREFIX}{name} {help_text}\n# TYPE {PREFIX}{name} gauge\n")
+        parts.extend(samples[i] for samples in clusters)
+    return "".join(parts).encode()

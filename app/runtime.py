@@ -107,6 +107,11 @@ class Runtime:
         cluster.start(first_sync_wait=3.0)
         return cluster
 
+    @property
+    def connected(self) -> ClusterPort | None:
+        """The cluster connection if it was made (nothing is connected by asking)."""
+        return self._cluster
+
     def _connected(self) -> ClusterPort:
         if self._cluster is None:
             with self._lock:

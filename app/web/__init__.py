@@ -12,6 +12,7 @@ from werkzeug.exceptions import HTTPException
 from app import workers
 from app.config import Settings
 from app.fleet import Fleet
+from app.fleet_metrics import FleetMetrics
 from app.kube.api.errors import Busy, KubeError, http_status
 from app.kube.api.ports import ClusterPort
 from app.runtime import Runtime
@@ -147,9 +148,8 @@ def on_worker_stop(app: Flask) -> None:
 
 
 def metrics_exposition(app: Flask) -> Callable[[], bytes]:
-    """What a scrape of the metrics port gets."""
-    exposition: Callable[[], bytes] = app.extensions["extres"].metrics.exposition
-    return exposition
+    """What a scrape of the metrics port gets: every cluster's, labelled, where there are several."""
+    return FleetMetrics(app.extensions["extres_fleet"]).exposition
 
 
 def compile_templates(app: Flask) -> None:

@@ -16,7 +16,10 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("serving", {"app.serving"}),  # the server, its intake and worker, metrics listener, tuning
     ("the app", {"app"}),  # create_app and the worker's start and stop
     ("web", {"app.web"}),
-    ("runtime", {"app.fleet", "app.runtime", "app.reads"}),  # what runs per cluster, and its reads
+    (
+        "runtime",
+        {"app.fleet", "app.fleet_metrics", "app.runtime", "app.reads"},
+    ),  # what runs per cluster, and its reads
     ("metrics", {"app.metrics", "app.node_metrics"}),
     ("kube, usage, selector sandbox", {"app.kube", "app.usage", "app.cel_sandbox"}),
     (

@@ -139,3 +139,36 @@ def test_a_single_cluster_install_shows_no_fleet(client, cluster):
     assert (
         page.select_one('nav a[href="/fleet/"]') is None and page.select_one("[data-cluster-shown]") is None
     )
+
+
+def test_with_members_every_clusters_metrics_are_labelled_and_each_family_is_declared_once(two):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from app.web import metrics_exposition
+
+    app, _ = two
+    text = metrics_exposition(app)().decode()
+    families = list(text_string_to_metric_families(text))  # the text format, parsed: one header each
+    names = [f.name for f in families]
+    assert len(names) == len(set(names))
+    allocatable = {
+        (s.labels["cluster"], s.labels["node"]): s.value
+        for f in families
+        if f.name == "extres_node_extended_resource_allocatable"
+        for s in f.samples
+        if s.labels["resource"] == D
+    }
+    assert allocatable == {("local", "n1"): 4, ("b", "b1"): 8, ("b", "b2"): 8}
+    synced = {
+        s.labels["cluster"]: s.value for f in families if f.name == "extres_cache_synced" for s in f.samples
+    }
+    assert synced == {"local": 1, "b": 1}
+    assert "extres_request_duration_seconds" in names  # the process's own, once, unlabelled
+
+
+def test_a_single_cluster_scrape_is_as_it_always_was(app, cluster):
+    from app.web import metrics_exposition
+
+    cluster.node("n1", {D: "4"})
+    text = metrics_exposition(app)().decode()
+    assert 'cluster="' not in text and 'extres_node_extended_resource_allocatable{node="n1"' in text
