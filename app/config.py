@@ -40,6 +40,7 @@ OPTIONAL = (
     "clusters_dir",
 )
 MIN_KEY_BYTES = 32
+LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,127}")
 CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
@@ -147,6 +148,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     # members whose kubeconfig may skip TLS verification (insecure-skip-tls-verify), by name
     clusters_insecure: tuple[str, ...] = ()
     clusters_loopback: bool = False  # members may be on this host's loopback (the test bed only)
+    # the label that tells clusters apart in a Prometheus (or Thanos) they share (an external label,
+    # e.g. cluster): every usage query selects this cluster's series, and members read usage there
+    # too; unset: the Prometheus is this cluster's alone, members read no usage
+    prometheus_cluster_label: str = ""
 
     @property
     def capacity_log(self) -> str | None:
@@ -157,7 +162,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
 
     @property
     def mappings(self) -> tuple[UsageMapping, ...]:
-        return usage_mappings(self.usage_mappings)
+        """The usage mappings, each narrowed to this cluster's series where the Prometheus is shared."""
+        found = usage_mappings(self.usage_mappings)
+        label = self.prometheus_cluster_label
+        return tuple(m.narrowed(label, self.cluster_name) for m in found) if label else found
 
     def __post_init__(self) -> None:
         """The checks one field's type does not say; each names its variable."""
@@ -169,6 +177,11 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
                 )
         for entry in self.trusted_proxies:
             _check_proxy(entry)
+        if self.prometheus_cluster_label and not LABEL_NAME.fullmatch(self.prometheus_cluster_label):
+            raise ValueError(
+                f"{PREFIX}PROMETHEUS_CLUSTER_LABEL: a Prometheus label name, "
+                f"not {self.prometheus_cluster_label[:60]!r}"
+            )
         if not CLUSTER_NAME.fullmatch(self.cluster_name):
             raise ValueError(
                 f"{PREFIX}CLUSTER_NAME: a DNS label (a-z, 0-9 and -, at most 63), "

@@ -51,8 +51,12 @@ class Fleet:
             log.warning("%s", refused)
             self.refused.append(refused)
             return
-        # the member's own runtime: no history or sign-out list kept there, usage not read there
-        settings = s.replaced(cluster_name=name, history_store="off", session_store=None, prometheus_url=None)
+        # the member's own runtime: no history or sign-out list kept there; usage read from the
+        # shared Prometheus, its series told apart by the cluster label (else none)
+        prometheus = s.prometheus_url if s.prometheus_cluster_label else None
+        settings = s.replaced(
+            cluster_name=name, history_store="off", session_store=None, prometheus_url=prometheus
+        )
         self.members[name] = Runtime(settings, member=member)
         self.members = dict(sorted(self.members.items()))
 

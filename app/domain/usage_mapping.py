@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -41,6 +41,17 @@ class UsageMapping:
     # target labels renames the exporter's "namespace" and "pod" to "exported_namespace" and
     # "exported_pod" (honor_labels: false), and those name the pod holding the GPU
     aliases: tuple[tuple[str, str], ...] = ()
+    # label matchers every series must have (one cluster's, in a Prometheus several clusters share:
+    # 'cluster="b"'); empty: every series
+    selector: str = ""
+
+    def narrowed(self, label: str, value: str) -> UsageMapping:
+        """This mapping reading only the series whose ``label`` is ``value`` (a cluster's name, a
+        DNS label: nothing to escape)."""
+        return replace(self, selector=f'{label}="{value}"')
+
+    def _series(self, metric: str) -> str:
+        return f"{metric}{{{self.selector}}}" if self.selector else metric
 
     def covers(self, resource: str) -> bool:
         return fnmatch.fnmatchcase(resource, self.pattern)
@@ -61,16 +72,17 @@ class UsageMapping:
         """Each device's mean utilization over ``window``, its labels joined into one (``KEY``):
         one short label a series is all that crosses the wire and is decoded."""
         minutes = max(1, int(window.total_seconds() // 60))
-        return _keyed(self._aliased(f"avg_over_time({self.utilization}[{minutes}m])"), self.labels)
+        expr = f"avg_over_time({self._series(self.utilization)}[{minutes}m])"
+        return _keyed(self._aliased(expr), self.labels)
 
     def memory_query(self, metric: str) -> str:
         """Each device's memory ``metric`` now, keyed by node and device."""
-        return _keyed(self._aliased(metric), (self.node_label, self.device_label))
+        return _keyed(self._aliased(self._series(metric)), (self.node_label, self.device_label))
 
     def xid_query(self, window: timedelta) -> str:
         """Each device's highest XID error code within ``window``, keyed by node and device."""
         minutes = max(1, int(window.total_seconds() // 60))
-        expr = self._aliased(f"max_over_time({self.xid_errors}[{minutes}m])")
+        expr = self._aliased(f"max_over_time({self._series(self.xid_errors)}[{minutes}m])")
         return _keyed(expr, (self.node_label, self.device_label))
 
     def _aliased(self, expr: str) -> str:
@@ -96,7 +108,10 @@ DCGM = UsageMapping(
     xid_errors="DCGM_FI_DEV_XID_ERRORS",
     aliases=(("Hostname", "hostname"), ("namespace", "exported_namespace"), ("pod", "exported_pod")),
 )
-MAPPING_KEYS = frozenset(UsageMapping.__dataclass_fields__) - {"aliases"}  # an operator names its labels
+MAPPING_KEYS = frozenset(UsageMapping.__dataclass_fields__) - {
+    "aliases",
+    "selector",
+}  # an operator names its labels
 
 
 def mappings_from(documents: Sequence[Mapping[str, Any]]) -> tuple[UsageMapping, ...]:

@@ -172,3 +172,50 @@ def test_a_single_cluster_scrape_is_as_it_always_was(app, cluster):
     cluster.node("n1", {D: "4"})
     text = metrics_exposition(app)().decode()
     assert 'cluster="' not in text and 'extres_node_extended_resource_allocatable{node="n1"' in text
+
+
+def test_with_a_shared_prometheus_each_cluster_asks_for_its_own_series_alone(make_app, cluster, tmp_path):
+    """EXTRES_PROMETHEUS_CLUSTER_LABEL: every usage query of a cluster selects its series by that
+    label (members read usage there too); without it a member reads none."""
+    from app.config import Settings
+    from app.fleet import Fleet
+    from tests.web.test_gpu_usage_views import StandInSource
+
+    shared = Settings.from_env(
+        in_cluster="false",
+        prometheus_url="http://thanos:9090",
+        prometheus_cluster_label="cluster",
+        cluster_name="hub",
+    )
+    source = StandInSource()
+    hub = Runtime(shared, FakeCluster(), usage_source=source)
+    hub.usage.poll()
+    assert source.asked and all('{cluster="hub"}' in q for q in source.asked)
+    assert [m.selector for m in shared.replaced(cluster_name="b").mappings] == ['cluster="b"']
+    fleet = Fleet(hub)
+    member = kubeconfig_file(tmp_path)
+    fleet.add("b", member)
+    assert (
+        fleet.members["b"].usage is not None
+        and fleet.members["b"].settings.mappings[0].selector == 'cluster="b"'
+    )
+    alone = Fleet(Runtime(shared.replaced(prometheus_cluster_label=""), FakeCluster()))
+    alone.add("b", member)
+    assert alone.members["b"].usage is None  # a Prometheus of this cluster alone: no usage for b
+    for runtime in (hub, *fleet.members.values(), *alone.runtimes()):
+        runtime.stop()
+    with pytest.raises(ValueError, match="PROMETHEUS_CLUSTER_LABEL"):
+        Settings.from_env(prometheus_cluster_label='cluster"} or vector(1) #')
+
+
+def kubeconfig_file(tmp_path) -> str:
+    import yaml
+
+    return yaml.safe_dump(
+        {
+            "clusters": [{"name": "x", "cluster": {"server": "https://10.0.0.5:6443"}}],
+            "users": [{"name": "x", "user": {"token": "t"}}],
+            "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}],
+            "current-context": "x",
+        }
+    )
