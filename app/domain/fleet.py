@@ -108,3 +108,36 @@ def totals(rows: Iterable[FleetRow], states: Iterable[ClusterState]) -> list[Tot
         )
         for resource, rs in sorted(by.items())
     ]
+
+
+@dataclass(frozen=True)
+class FleetQuery:
+    resources: tuple[str, ...] = ()  # none: every resource
+    clusters: tuple[str, ...] = ()  # none: every cluster
+
+
+def parse(
+    args: Mapping[str, list[str]], known_resources: Iterable[str], known_clusters: Iterable[str]
+) -> tuple[FleetQuery, dict[str, str]]:
+    """The fleet page's filters (``resource`` and ``cluster``, each repeatable), and a message per
+    field for names it does not know (left out, the rest kept)."""
+    errors: dict[str, str] = {}
+    chosen: dict[str, tuple[str, ...]] = {}
+    for field, known in (("resource", set(known_resources)), ("cluster", set(known_clusters))):
+        asked = [v.strip()[:253] for v in args.get(field, []) if v.strip()][:100]
+        unknown = [v for v in asked if v not in known]
+        if unknown:
+            errors[field] = (
+                f"{field.capitalize()}: {unknown[0]!r} is not one of the fleet's; showing the others."
+            )
+        chosen[field] = tuple(dict.fromkeys(v for v in asked if v in known))
+    return FleetQuery(chosen["resource"], chosen["cluster"]), errors
+
+
+def chosen(rows: Iterable[FleetRow], query: FleetQuery) -> list[FleetRow]:
+    return [
+        r
+        for r in rows
+        if (not query.resources or r.resource in query.resources)
+        and (not query.clusters or r.cluster in query.clusters)
+    ]

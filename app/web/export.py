@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from flask import Response
 
+from app.web import clusters
+
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -26,6 +28,11 @@ UNTIL_COUNTED = (
 
 
 def csv_response(rows: Iterable[Mapping[str, object]], fields: Sequence[str], filename: str) -> Response:
+    """``rows`` as a CSV download named ``filename`` (a member cluster's: its name added, so that
+    files from several clusters never overwrite one another)."""
+    if (cluster := clusters.asked()) is not None:
+        stem, dot, ext = filename.rpartition(".")
+        filename = f"{stem}-{cluster}{dot}{ext}"
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(fields))
     writer.writeheader()

@@ -5,8 +5,9 @@ read from its own runtime (app.reads), shown only to whom may read them there.""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from flask import Response, current_app, jsonify
+from flask import Response, current_app, jsonify, request
 
 from app import reads
 from app.domain import fleet
@@ -54,7 +55,7 @@ def _state(runtime: Runtime, local: bool, now: datetime) -> ClusterState:
         return ClusterState(name, state, hidden)
     fresh = runtime.freshness()
     at = now - timedelta(seconds=fresh.age_seconds) if fresh.age_seconds is not None else None
-    waiting = runtime.pending_count() if fresh.synced else 0
+    waiting = runtime.cluster.store.queues.waiting_count() if fresh.synced else 0
     idle = sum(runtime.idle_held().values()) if runtime.usage is not None and fresh.synced else None
     if fresh.forbidden:
         return ClusterState(name, fleet.NO_ACCESS, f"no access: {fresh.error}", at)
@@ -84,21 +85,30 @@ def fleet_view() -> tuple[list[ClusterState], list[FleetRow]]:
 
 @bp.get("/")
 def index() -> str | Response:
-    states, rows = fleet_view()
-    said = {
-        "states": states,
-        "rows": rows,
-        "totals": fleet.totals(rows, states),
-        "refused": the_fleet().refused,
-    }
-    return page_or_fragment("fleet/_table.html", "fleet/index.html", **said)
+    """Parse (the filters), read (every cluster's state and rows), render."""
+    asked = _asked()
+    return page_or_fragment("fleet/_table.html", "fleet/index.html", **asked, refused=the_fleet().refused)
 
 
-def _records() -> list[dict[str, object]]:
+def _asked() -> dict[str, Any]:
+    """Every cluster's state, the rows and clusters the request's filters choose, their totals,
+    and what the filters offer."""
     states, rows = fleet_view()
-    by = {s.name: s for s in states}
+    names = {"clusters": [s.name for s in states], "resources": sorted({r.resource for r in rows})}
+    query, errors = fleet.parse(
+        {k: request.args.getlist(k) for k in ("resource", "cluster")}, names["resources"], names["clusters"]
+    )
+    rows = fleet.chosen(rows, query)
+    states = [s for s in states if not query.clusters or s.name in query.clusters]
+    args = {"resource": list(query.resources), "cluster": list(query.clusters)}
+    said = {"states": states, "rows": rows, "totals": fleet.totals(rows, states)}
+    return {**said, "query": query, "errors": errors, "args": args, "names": names}
+
+
+def _records(asked: dict[str, Any]) -> list[dict[str, object]]:
+    by = {s.name: s for s in asked["states"]}
     out: list[dict[str, object]] = []
-    for r in rows:
+    for r in asked["rows"]:
         s = by[r.cluster]
         at = s.figures_from.isoformat() if s.figures_from else ""
         out.append({"cluster": r.cluster, "state": s.state, "figures_from": at, **_figures(r)})
@@ -111,11 +121,11 @@ def _figures(r: FleetRow) -> dict[str, object]:
 
 @bp.get("/export.csv")
 def export_csv() -> Response:
-    return csv_response(_records(), FIELDS, "extres-fleet.csv")
+    return csv_response(_records(_asked()), FIELDS, "extres-fleet.csv")
 
 
 @bp.get("/export.json")
 def export_json() -> Response:
-    states, _ = fleet_view()
-    clusters = [{"cluster": s.name, "state": s.state, "said": s.said} for s in states]
-    return jsonify({"clusters": clusters, "rows": _records()})
+    asked = _asked()
+    clusters = [{"cluster": s.name, "state": s.state, "said": s.said} for s in asked["states"]]
+    return jsonify({"clusters": clusters, "rows": _records(asked)})

@@ -219,3 +219,43 @@ def kubeconfig_file(tmp_path) -> str:
             "current-context": "x",
         }
     )
+
+
+def test_the_filters_choose_clusters_and_resources_and_name_what_they_do_not_know(two):
+    app, member = two
+    member.node("b3", {"example.com/other": "2"})
+    web = browser(app)
+    page = soup(web.get("/fleet/?cluster=b&resource=example.com/other&cluster=nowhere"))
+    assert [tr["data-cluster"] for tr in page.select("table.clusters tbody tr")] == ["b"]
+    assert {
+        (tr["data-cluster"], tr["data-resource"]) for tr in page.select("tr[data-resource][data-cluster]")
+    } == {("b", "example.com/other")}
+    assert "'nowhere' is not one of the fleet's" in page.select_one("#cluster-error").get_text()
+    lines = web.get("/fleet/export.csv?cluster=local").get_data(as_text=True).splitlines()
+    assert {line.split(",")[0] for line in lines[1:]} == {"local"}
+    assert web.get("/c/b/export.csv").headers["Content-Disposition"].endswith("extres-overview-b.csv")
+
+
+def test_impersonated_users_see_a_member_only_where_its_account_lets_them_be_read_as_themselves(
+    make_app, cluster
+):
+    """Impersonate mode: the user is impersonated on a member with the member's credentials; where
+    that yields no right to list pods, the Fleet page says "no access" and the member's pages refuse."""
+    cluster.node("n1", {D: "4"})
+    app = make_app(auth_mode="impersonate", trusted_proxies="127.0.0.1/32")
+    member = FakeCluster()
+    member.node("b1", {D: "8"})
+    member.access.denied.add(("list", "pods"))
+    fleet = app.extensions["extres_fleet"]
+    fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
+    web = browser(app)
+    ann = {"X-Forwarded-User": "ann"}
+    page = BeautifulSoup(web.get("/fleet/", headers=ann).get_data(as_text=True), "html.parser")
+    row = page.select_one('table.clusters tr[data-cluster="b"]')
+    assert row["data-state"] == "no access" and "ann may not list nodes and pods" in row.get_text()
+    assert page.select_one('tr[data-cluster="b"][data-resource]') is None
+    assert page.select_one('tr[data-cluster="local"][data-resource]') is not None
+    refused = web.get("/c/b/", headers=ann)
+    assert refused.status_code == 403 and "ann may not list pods" in refused.get_data(as_text=True)
+    assert ("list", "pods", "") in member.access.asked  # asked of the member, as ann
+    fleet.members["b"].stop()
