@@ -25,7 +25,7 @@ ODD = [
 ]
 ARGS = ["q", "resource", "selector", "free", "min", "sort", "order", "page", "view", "of", "since", "until",
         "node", "namespace", "requests", "tolerations", "replicas", "per_node", "manifest", "action",
-        "quantity", "nodes", "pod", "find", "next"]  # fmt: skip
+        "quantity", "nodes", "pod", "find", "next", "cluster"]  # fmt: skip
 MANIFESTS = [
     "[1, 2]",
     "- a\n- b",
