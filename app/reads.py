@@ -9,19 +9,30 @@ version is made on every call (what it reads is already kept by the store)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from functools import wraps
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from app.domain.gpu_sharing import Physical, physical
-from app.domain.overview import Filters, Grid, build_grid, without_dra
+from app.domain.overview import Filters, Grid, NodeRow, build_grid, without_dra
 from app.domain.room import Room, room
 from app.domain.strip import Entry, strip, waiting
 from app.domain.workloads import WorkloadRow, group
 from app.memo import VersionedMemo
 
 if TYPE_CHECKING:
+    from app.domain.accounting import Amounts
+    from app.domain.devices import SliceFacts
+    from app.domain.diagnosis import ShapeIndex
+    from app.domain.fit import NodeFacts, PodShape
+    from app.domain.pod_affinity import InterPod, Labels, PodTerms
+    from app.domain.queues import Position, QueuesReport, Workload
     from app.domain.workloads_query import WorkloadsQuery
+    from app.kube.state.devices import ClaimHolding
+    from app.kube.state.dra_index import ClassRow, DeviceRow
+    from app.kube.state.queues import QuotaWait
+    from app.kube.wire.projections import NodeView, PodView, QuotaView
     from app.runtime import Runtime
 
 P = ParamSpec("P")
@@ -119,3 +130,159 @@ def workloads_chosen(runtime: Runtime, query: WorkloadsQuery) -> list[WorkloadRo
 def versions_of(read: Callable[..., Any]) -> tuple[str, ...]:
     """The store versions a read declared (tests check each names a real one)."""
     return tuple(getattr(read, "versions", ()))
+
+
+# ---- reads of what the store keeps itself (made on every call: the store keeps them) -------
+@dataclass(frozen=True)
+class DeviceClasses:
+    rows: list[ClassRow]
+    incomplete: list[tuple[str, str]]  # (driver, pool) counted as incomplete
+    unbound: list[SliceFacts]  # slices for several nodes
+
+
+def device_classes(runtime: Runtime) -> DeviceClasses:
+    """Every DeviceClass with what it serves and matches (the Devices page)."""
+    return runtime.cluster.store.devices.read(
+        lambda dra: DeviceClasses(dra.class_rows(), list(dra.incomplete), list(dra.unbound))
+    )
+
+
+def queues(runtime: Runtime) -> tuple[QueuesReport, bool]:
+    """Kueue's queues over the nodes (the Queues page), and whether Kueue's objects are served."""
+    store = runtime.cluster.store
+    return store.queue_report(), store.queues.served()
+
+
+@dataclass(frozen=True)
+class NodeRead:
+    node: NodeView
+    row: NodeRow
+    requested: Amounts
+    limits: Amounts
+    pods: list[PodView]
+    devices: tuple[list[DeviceRow], set[str]]
+
+
+def node(runtime: Runtime, name: str, devices: bool) -> NodeRead | None:
+    """One node as its page shows it (None when it is not there); ``devices``: the user may read
+    its DRA devices."""
+    store = runtime.cluster.store
+    view, row = store.objects.node(name), store.overview_row(name)
+    if view is None or row is None:  # never there, or gone since it was read a moment ago
+        return None
+    dra = store.devices.read(lambda d: d.node_devices(name)) if devices else ([], set())
+    requested = store.objects.requested_on(name)
+    return NodeRead(
+        view, row, requested, store.objects.limits_on(name), store.objects.pods_requesting_extended(name), dra
+    )
+
+
+def pod(runtime: Runtime, namespace: str, name: str) -> PodView | None:
+    return runtime.cluster.store.objects.pod(namespace, name)
+
+
+def aliases(runtime: Runtime) -> dict[str, tuple[str, ...]]:
+    """Each DRA-served name shown as one resource -> its other names."""
+    return runtime.cluster.store.devices.aliases()
+
+
+def rows_version(runtime: Runtime) -> tuple[int, int]:
+    """What the overview's HTML is kept by (the store's identity and its rows' version)."""
+    store = runtime.cluster.store
+    return id(store), store.rows_version
+
+
+def node_view(runtime: Runtime, name: str) -> NodeView | None:
+    return runtime.cluster.store.objects.node(name)
+
+
+def node_labels(runtime: Runtime) -> dict[str, Mapping[str, str]]:
+    """Every node's labels, by name (what a bulk change's selector is matched against)."""
+    return {n.name: n.labels for n in runtime.cluster.store.objects.node_list()}
+
+
+def node_names(runtime: Runtime) -> list[str]:
+    return runtime.cluster.store.objects.node_names()
+
+
+def drifted(runtime: Runtime) -> list[str]:
+    """The nodes whose capacity differs from what was set through the dashboard."""
+    return [n.name for n in runtime.cluster.store.objects.drifted_nodes()]
+
+
+def holders_on(runtime: Runtime, node: str) -> list[PodView]:
+    """The pods on ``node`` requesting extended resources."""
+    return runtime.cluster.store.objects.pods_requesting_extended(node)
+
+
+def unschedulable(runtime: Runtime) -> list[PodView]:
+    return runtime.cluster.store.objects.unschedulable_pods()
+
+
+def gated(runtime: Runtime) -> list[PodView]:
+    return runtime.cluster.store.objects.gated_pods()
+
+
+def waiting_for_quota(runtime: Runtime) -> list[QuotaWait]:
+    """Jobs Kueue holds for quota (no pod at all)."""
+    return runtime.cluster.store.queues.waiting()
+
+
+def queues_served(runtime: Runtime) -> bool:
+    return runtime.cluster.store.queues.served()
+
+
+def shaped(runtime: Runtime, shape: PodShape, use: Callable[[ShapeIndex], T]) -> T:
+    """What ``use`` takes from a pod shape's kept index, brought up to date with the store
+    (app.domain.diagnosis.ShapeCache.read: a diagnosis, the headroom)."""
+    return runtime.shapes.read(shape, runtime.cluster.store, use)
+
+
+def neighbours(
+    runtime: Runtime, shape: PodShape, namespace: str, labels: Labels, terms: PodTerms
+) -> tuple[InterPod | None, list[NodeFacts]]:
+    """The pods around a planned shape that its affinity terms weigh (None: none matter), and
+    every node's facts."""
+    store = runtime.cluster.store
+    return store.inter_pod(shape, namespace, labels, terms), store.node_facts()
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """What the Pending and What-if pages say beside their cards: pods whose spread or affinity
+    weighs on every placement, nodes declaring features, quotas, Kueue's queue positions."""
+
+    wide: int  # pods repelling others from whole topologies
+    featured: int  # nodes declaring features a pod may require
+    quotas: list[QuotaView]
+    positions: Mapping[tuple[str, str], Position]
+    positions_state: str
+    nodes: int
+
+
+def surroundings(runtime: Runtime) -> Surroundings:
+    store = runtime.cluster.store
+    o, q = store.objects, store.queues
+    return Surroundings(
+        o.wide_repelling(),
+        o.declaring_features(),
+        o.quota_list(),
+        q.positions,
+        q.positions_state,
+        len(o.node_names()),
+    )
+
+
+def claims_holding(runtime: Runtime, node: str, dra_class: str) -> list[ClaimHolding]:
+    """The ResourceClaims holding ``dra_class``'s devices on ``node``."""
+    return runtime.cluster.store.devices.claims_holding(node, dra_class)
+
+
+def dra_class_for(runtime: Runtime, resource: str) -> str | None:
+    """The DeviceClass serving ``resource`` through DRA, if one does."""
+    return runtime.cluster.store.devices.class_for(resource)
+
+
+def admitted_for(runtime: Runtime, namespace: str, owners: Iterable[tuple[str, str]]) -> Workload | None:
+    """The admitted Kueue Workload standing for the first of ``owners`` in ``namespace``."""
+    return runtime.cluster.store.queues.admitted_for(namespace, owners)

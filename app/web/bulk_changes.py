@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 from flask import abort, request, url_for
 from werkzeug.wrappers import Response
 
-from app import audit
+from app import audit, reads
 from app.domain.bulk_form import parse_bulk
 from app.domain.changes import ChangeError, Impact, validate_expected
 from app.kube.api.writer import NodeWriter, Outcome
@@ -59,7 +59,7 @@ CHOICES = 50  # nodes offered as checkboxes at once: the search narrows them, ne
 
 def _bulk_form(errors: dict[str, str], values, status: int = 200):
     """The bulk form: the chosen nodes, then the first nodes whose name contains ``find``."""
-    names = viewer().runtime.cluster.store.objects.node_names()
+    names = reads.node_names(viewer().runtime)
     find = values.get("find", "").strip()[:253]
     chosen = list(dict.fromkeys(values.getlist("nodes"))) if hasattr(values, "getlist") else []
     needle = find.lower()
@@ -83,10 +83,8 @@ def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
     """The bulk form (app.domain.bulk_form) over the nodes held: (action, resource, count, the
     target nodes); raises ChangeError."""
     state = viewer().runtime
-    objects = state.cluster.store.objects
-    labels = {n.name: n.labels for n in objects.node_list()}
-    change = parse_bulk(form, labels, state.read_only, state.settings.max_quantity)
-    targets = [n for n in map(objects.node, change.targets) if n is not None]
+    change = parse_bulk(form, reads.node_labels(state), state.read_only, state.settings.max_quantity)
+    targets = [n for t in change.targets if (n := reads.node_view(state, t)) is not None]
     return change.action, change.resource, change.count, targets
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from flask import abort, flash, render_template, request, url_for
 from werkzeug.wrappers import Response
 
+from app import reads
 from app.domain.changes import (
     ChangeError,
     Impact,
@@ -42,7 +43,7 @@ def writer() -> NodeWriter:
 
 
 def _node_or_404(name: str) -> NodeView:
-    node = viewer().runtime.cluster.store.objects.node(name)
+    node = reads.node_view(viewer().runtime, name)
     if node is None:
         abort(404, description=f"There is no node named {name!r}.")
     return node
@@ -51,7 +52,7 @@ def _node_or_404(name: str) -> NodeView:
 def node_impact(name: str, resource: str, after: int | None) -> Impact:
     """Who requests ``resource`` on ``name`` and what setting it to ``after`` (None: removing
     it) would leave over-committed."""
-    pods = viewer().runtime.cluster.store.objects.pods_requesting_extended(name)
+    pods = reads.holders_on(viewer().runtime, name)
     return impact(
         name, resource, after, ((f"{p.namespace}/{p.name}", p.requests.get(resource, 0)) for p in pods)
     )
@@ -101,7 +102,7 @@ def _prompted_by(key: str, resource: str) -> dict[str, object] | None:
     namespace, _, name = key[:320].partition("/")
     if not (namespace and name and is_dns_label(namespace) and is_dns_subdomain(name)):
         return None
-    pod = viewer().runtime.cluster.store.objects.pod(namespace, name)
+    pod = reads.pod(viewer().runtime, namespace, name)
     waiting = pod is not None and pod.unschedulable is not None
     asks = pod.extended_requests.get(resource) if pod is not None and waiting else None
     return {"key": f"{namespace}/{name}", "waiting": waiting, "asks": asks}

@@ -55,7 +55,7 @@ def _state(runtime: Runtime, local: bool, now: datetime) -> ClusterState:
         return ClusterState(name, state, hidden)
     fresh = runtime.freshness()
     at = now - timedelta(seconds=fresh.age_seconds) if fresh.age_seconds is not None else None
-    waiting = runtime.cluster.store.queues.waiting_count() if fresh.synced else 0
+    waiting = len(reads.waiting_for_quota(runtime)) if fresh.synced else 0
     idle = sum(runtime.idle_held().values()) if runtime.usage is not None and fresh.synced else None
     if fresh.forbidden:
         return ClusterState(name, fleet.NO_ACCESS, f"no access: {fresh.error}", at)

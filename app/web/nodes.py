@@ -6,6 +6,7 @@ from typing import Any, NoReturn
 
 from flask import Response, abort
 
+from app import reads
 from app.domain.accounting import node_usage
 from app.domain.names import is_requested_as_extended
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
@@ -22,23 +23,18 @@ def detail(name: str) -> str | Response:
 
 def _read(name: str) -> dict[str, Any]:
     """The node as the page shows it; 404 (or 503) when it is not there."""
-    state = viewer().runtime
-    store = state.cluster.store
-    node, row = store.objects.node(name), store.overview_row(name)
-    if node is None or row is None:  # never there, or gone since it was read a moment ago
+    read = reads.node(viewer().runtime, name, viewer().may_read_devices)
+    if read is None:
         _missing(name)
-    usage = node_usage(node.capacity, node.allocatable, store.objects.requested_on(name))
-    devices = (
-        store.devices.read(lambda dra: dra.node_devices(name)) if viewer().may_read_devices else ([], set())
-    )
+    usage = node_usage(read.node.capacity, read.node.allocatable, read.requested)
     return {
-        "node": node,
+        "node": read.node,
         "standard": {k: v for k, v in usage.items() if not is_requested_as_extended(k)},
-        "extended": row.usage,
-        "row": row,
-        "limits": store.objects.limits_on(name),
-        "pods": store.objects.pods_requesting_extended(name),
-        "devices": devices,
+        "extended": read.row.usage,
+        "row": read.row,
+        "limits": read.limits,
+        "pods": read.pods,
+        "devices": read.devices,
     }
 
 

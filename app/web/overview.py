@@ -51,7 +51,7 @@ def _grid():
     filters = _known_only(filters, errors)
     runtime = viewer().runtime
     grid = reads.grid(runtime, filters, viewer().may_read_devices)
-    return grid, filters, errors, RenderCaches.get().tables.at(runtime.cluster.store.rows_version)
+    return grid, filters, errors, RenderCaches.get().tables.at(reads.rows_version(runtime))
 
 
 def _known_only(filters: Filters, errors: dict[str, str]) -> Filters:
@@ -126,7 +126,7 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
             compact=compact,
             cols=columns.shown(compact),
             sources=column_sources(grid, state.device_plugins.owns),
-            aliases=state.cluster.store.devices.aliases() if dra else {},
+            aliases=reads.aliases(state) if dra else {},
             row_html=RenderCaches.get().row_html.renderer(
                 tuple(grid.resources),
                 compact,

@@ -107,7 +107,6 @@ def held(pod: PodView, d: Diagnosis, where: Places, writable: bool) -> list[Held
     DRA's, or the user may not change nodes): on the nodes the pod could otherwise use, who holds
     it, each node's owner decided once (``Runtime.ownership``)."""
     runtime = viewer().runtime
-    store = runtime.cluster.store
     out = []
     for fit in d.fits:
         if not fit.shortfall:
@@ -116,15 +115,13 @@ def held(pod: PodView, d: Diagnosis, where: Places, writable: bool) -> list[Held
             owner = runtime.ownership(fit.resource, name)
             if owner.editable and writable:
                 continue
-            holders = [
-                p for p in store.objects.pods_requesting_extended(name) if p.requests.get(fit.resource)
-            ]
+            holders = [p for p in reads.holders_on(runtime, name) if p.requests.get(fit.resource)]
             holders.sort(key=lambda p: (p.priority, p.created))
             lower = preemption.preemptible(
                 ((p.priority, p.requests[fit.resource]) for p in holders), pod.priority
             )
             claims = (
-                store.devices.claims_holding(name, owner.dra_class)
+                reads.claims_holding(runtime, name, owner.dra_class)
                 if owner.kind == DRA and owner.dra_class
                 else []
             )
@@ -140,7 +137,7 @@ QUOTA_SHOWN = 20  # jobs waiting for quota shown (their count is said; the filte
 
 def pending_pods(query: PendingQuery) -> list[PodView]:
     """Unschedulable pods matching the filters, by namespace and name."""
-    pods = viewer().runtime.cluster.store.objects.unschedulable_pods()
+    pods = reads.unschedulable(viewer().runtime)
     return [pod for pod in pods if query.selects(pod.namespace, pod.extended_requests)]
 
 
@@ -151,7 +148,6 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     only the nodes changed since it last looked (``ShapeCache.read``, under its lock); its advice
     is rendered once per diagnosis, after the lock is let go."""
     runtime = viewer().runtime
-    store = runtime.cluster.store
     counts = Counter(pod.shape for pod in every)
     made: dict[PodShape, tuple[Diagnosis, Markup, Places]] = {}  # each shape on this page diagnosed once
     writable = viewer().may_write
@@ -161,7 +157,7 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     for pod in shown:
         key = pod.shape
         if key not in made:
-            diagnosis, where = runtime.shapes.read(key, store, partial(_diagnosed, wanted=counts[key]))
+            diagnosis, where = reads.shaped(runtime, key, partial(_diagnosed, wanted=counts[key]))
             html = advice_html(diagnosis, bool(pod.node_selector), writable, runtime.ownership)
             made[key] = (diagnosis, html, where)
         diagnosis, advice, where = made[key]
@@ -173,9 +169,9 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
         if diagnosis.kind == "short":
             holding = held(pod, diagnosis, where, writable)
         message = parse_scheduler_message(pod.unschedulable or "")
-        dra = {r: c for r in pod.extended_requests if (c := store.devices.class_for(r)) is not None}
+        dra = {r: c for r in pod.extended_requests if (c := reads.dra_class_for(runtime, r)) is not None}
         owners = [(pod.owner.kind, pod.owner.name)] if pod.owner and pod.owner.name else []
-        admitted = store.queues.admitted_for(pod.namespace, [*owners, ("Pod", pod.name)])
+        admitted = reads.admitted_for(runtime, pod.namespace, [*owners, ("Pod", pod.name)])
         card = PendingPod(pod, message, diagnosis, for_pod(advice, pod), holding, dra=dra, admitted=admitted)
         if group is not None:
             cards[group] = card
@@ -210,15 +206,16 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
     pods = pending_pods(query) if synced else []
     listing = paged("pods", pods, PAGE_SIZE)
     listing["pods"] = explain(listing["pods"], pods)
-    store = viewer().runtime.cluster.store
+    runtime = viewer().runtime
+    around = reads.surroundings(runtime)
     gated = [
         Gated(pod, tuple(gate_owner(g) for g in pod.gates))
-        for pod in (store.objects.gated_pods() if synced else [])
+        for pod in (reads.gated(runtime) if synced else [])
         if query.selects(pod.namespace, pod.extended_requests)
     ]
     quota = [
         q
-        for q in (store.queues.waiting() if synced else [])
+        for q in (reads.waiting_for_quota(runtime) if synced else [])
         if query.selects(q.workload.namespace, q.workload.requests)
     ]
     return {
@@ -227,14 +224,14 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
         "gated_total": len(gated),
         "quota_waits": quota[:QUOTA_SHOWN],
         "quota_total": len(quota),
-        "positions": store.queues.positions,
-        "positions_state": store.queues.positions_state,
-        "quotas": store.objects.quota_list(),
+        "positions": around.positions,
+        "positions_state": around.positions_state,
+        "quotas": around.quotas,
         "namespace": query.namespace,
         "resource": query.resource,
         "args": query.args(),
-        "wide": store.objects.wide_repelling(),
-        "featured": store.objects.declaring_features(),
+        "wide": around.wide,
+        "featured": around.featured,
         "gpu_usage": viewer().usage_reading,
         "physical": reads.physical_devices(viewer().runtime),
     }

@@ -7,6 +7,7 @@ from typing import Any
 from flask import g, render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from app import reads
 from app.domain.diagnosis import among_neighbours
 from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_manifest
 from app.domain.names import likely_typos
@@ -31,24 +32,25 @@ def _render(
     result = None
     if planned is not None and not errors and viewer().freshness.synced:  # else: until counted
         runtime = viewer().runtime
-        store = runtime.cluster.store
-        wanted = replicas or 1
-        near = store.inter_pod(planned.shape, planned.namespace, planned.labels, planned.terms)
+        wanted, around = replicas or 1, reads.surroundings(runtime)
+        near, facts = reads.neighbours(
+            runtime, planned.shape, planned.namespace, planned.labels, planned.terms
+        )
         if near is None:  # nothing around it matters: the shape's kept index
-            room, d = runtime.shapes.read(
-                planned.shape, store, lambda index: (index.headroom(), index.diagnosis(wanted, per_node))
+            room, d = reads.shaped(
+                runtime, planned.shape, lambda index: (index.headroom(), index.diagnosis(wanted, per_node))
             )
         else:
-            room, d = among_neighbours(planned.shape, near, store.node_facts(), wanted, per_node)
+            room, d = among_neighbours(planned.shape, near, facts, wanted, per_node)
         result = {
             "room": room[:SHOWN],
             "nodes_with_room": len(room),
             "headroom": sum(n for _, n in room),
             "wanted": wanted,
             "d": d,
-            "total": len(store.objects.node_names()),
-            "wide": store.objects.wide_repelling() if near is None else 0,  # else weighed
-            "featured": store.objects.declaring_features(),
+            "total": around.nodes,
+            "wide": around.wide if near is None else 0,  # else weighed
+            "featured": around.featured,
         }
     share = None
     if planned is not None and not errors:

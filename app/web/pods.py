@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from flask import Response, abort
 
+from app import reads
 from app.domain.names import is_dns_label, is_dns_subdomain
 from app.domain.pod_details import PodDetails
 from app.kube.api.errors import KubeError, NotFound
@@ -27,7 +28,7 @@ def detail(namespace: str, name: str) -> str | Response:
     """Read the cache's pod and its details; render."""
     state = viewer().runtime
     details, problem = _details(state, namespace, name)
-    pod = state.cluster.store.objects.pod(namespace, name)
+    pod = reads.pod(state, namespace, name)
     if pod is None and not details.conditions and not problem:
         _missing(namespace, name)
     reading = viewer().usage_reading

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from flask import render_template
 
+from app import reads
 from app.web.hx import NODES_AND_PODS, Page
 from app.web.paging import paged
 from app.web.viewer import viewer
@@ -17,11 +18,10 @@ PAGE_SIZE = 20  # ClusterQueues a page
 @bp.get("/")
 def index() -> str:
     """Read the report over the queues and the nodes; render."""
-    store = viewer().runtime.cluster.store
-    report = store.queue_report()
+    report, served = reads.queues(viewer().runtime)
     return render_template(
         "queues/index.html",
         report=report,
-        served=store.queues.served(),
+        served=served,
         **paged("queues", report.queues, PAGE_SIZE),
     )

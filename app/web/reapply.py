@@ -8,6 +8,7 @@ from collections.abc import Callable
 from flask import render_template, request
 from werkzeug.wrappers import Response
 
+from app import reads
 from app.domain.changes import ChangeError, validate_set
 from app.web.bulk_jobs import BulkJob, keep_done, start_job
 from app.web.changes import _node_or_404, actor, writer
@@ -48,20 +49,20 @@ REAPPLY_LISTED = 50  # drifted nodes named on the re-apply page; the count cover
 @bp.get("/reapply")
 def reapply_preview() -> str:
     """The drifted nodes, and a form to check each write with a dry run (a background job)."""
-    names = [n.name for n in viewer().runtime.cluster.store.objects.drifted_nodes()]
+    names = reads.drifted(viewer().runtime)
     return render_template("reapply/index.html", names=names, listed=REAPPLY_LISTED)
 
 
 @bp.post("/reapply/preview")
 def reapply_dry_run() -> Response:
-    names = [n.name for n in viewer().runtime.cluster.store.objects.drifted_nodes()]
+    names = reads.drifted(viewer().runtime)
     return _start_reapply(names, dry_run=True)
 
 
 @bp.post("/reapply")
 def reapply_all() -> Response:
     chosen = set(request.form.getlist("nodes"))
-    drifted = [n.name for n in viewer().runtime.cluster.store.objects.drifted_nodes() if n.name in chosen]
+    drifted = [n for n in reads.drifted(viewer().runtime) if n in chosen]
     return _start_reapply(drifted, dry_run=False)
 
 

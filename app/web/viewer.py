@@ -85,7 +85,7 @@ class Viewer:
     def queues_on(self) -> bool:
         """Whether Kueue's objects are seen (the Queues page is linked only then)."""
         try:
-            return self.runtime.cluster.store.queues.served()
+            return reads.queues_served(self.runtime)
         except KubeError:
             return False
 

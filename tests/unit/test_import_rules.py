@@ -105,3 +105,19 @@ def test_the_rules_catch_what_they_forbid():
     assert layer_of("app.web.anything_new") == 3 and layer_of("app.domain.x") == len(LAYERS) - 1
     assert layer_of("app.something_new") is None
     assert layer_of("app.cel_sandbox") is not None and layer_of("app") == 2
+
+
+def test_no_view_reaches_into_a_store_it_reads_through_the_read_model():
+    """app/web reads what a page shows through app.reads (each read declaring what it depends on),
+    never ``….store`` itself."""
+    import ast
+    from pathlib import Path
+
+    web = Path(__file__).resolve().parents[2] / "app" / "web"
+    reached = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted(web.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "store"
+    ]
+    assert reached == []
