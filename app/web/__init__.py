@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from importlib import import_module
 
-from flask import Flask, abort
+from flask import Flask
 from werkzeug.exceptions import HTTPException
 
 from app import workers
@@ -27,10 +27,6 @@ from app.web.template_cache import template_cache
 from app.web.viewer import viewer
 
 log = logging.getLogger(__name__)
-PAGES = (
-    "overview", "nodes", "health", "pending", "plan", "workloads", "history", "devices", "idle", "pods",
-    "queues", "fleet",
-)  # fmt: skip
 BUSY_RETRY = 60  # seconds, when a 429 came with no Retry-After (this app's own budgets are per minute)
 
 
@@ -46,7 +42,7 @@ def init_app(
     app.extensions["extres_bulk"] = BulkJobs(limits.write_slots)
     filters.register(app)
     app.jinja_env.bytecode_cache = template_cache(settings.template_cache)
-    from app.web import auth, bulk_changes, changes, metrics, reapply
+    from app.web import metrics
 
     metrics.init_app(app)  # first: the timer starts before authentication
     security.init_app(app, settings)
@@ -54,18 +50,14 @@ def init_app(
         settings, security.networks(settings.trusted_proxies), app.extensions["extres_tokens"]
     )
     app.before_request(lambda: request_pipeline.run(steps))  # who asks, and may they: in order
-    # a page is its module (app/web/<page>.py, with ``bp``), its templates, and its name here
-    for page in PAGES:
-        app.register_blueprint(import_module(f"app.web.{page}").bp)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     app.config["EXTRES_WRITES"] = writes
-    if writes:  # read-only: no write route exists at all
-        for writing in (changes, bulk_changes, reapply):
-            app.register_blueprint(writing.bp, url_prefix="/changes")
-    else:  # a shared link to a form says why there is none, never a stock "Not Found"
-        app.register_blueprint(changes_off, url_prefix="/changes")
-    if settings.auth_mode == "token":
-        app.register_blueprint(auth.bp)
+    # a page is its module (app/web/<page>.py, with ``bp``), its templates, and its row in
+    # app.web.surface; read-only: no write route exists at all, and a shared link to a form says
+    # why there is none (changes_off), never a stock "Not Found"
+    for blueprint in surface.registered(writes, settings.auth_mode == "token"):
+        prefix = "/changes" if blueprint.when in ("writes", "read-only") else None
+        app.register_blueprint(import_module(f"app.web.{blueprint.module}").bp, url_prefix=prefix)
 
     @app.context_processor
     def inject_state() -> dict[str, object]:
@@ -105,20 +97,6 @@ def init_app(
         log.exception("unhandled error")
         message = "The dashboard hit an unexpected error; it has been logged."
         return error_page("Something went wrong", message, 500)
-
-
-changes_off = Page("changes_off", __name__, reads=())
-
-
-@changes_off.route("/", defaults={"rest": ""}, methods=["GET", "POST"])
-@changes_off.route("/<path:rest>", methods=["GET", "POST"])
-def turned_off(rest: str) -> str:
-    abort(
-        403,
-        description="Changes are turned off here: this dashboard runs read-only (EXTRES_READ_ONLY), "
-        "so it offers no form and writes nothing. Nothing was changed.",
-    )
-    return ""  # not reached: abort raises
 
 
 COMPILE_AFTER = 600.0  # seconds the templates wait for every pod to be counted, at most

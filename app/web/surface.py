@@ -66,6 +66,33 @@ ROUTES: tuple[Route, ...] = (
     Route("static", open=True),
 )
 BY_ENDPOINT = {r.endpoint: r for r in ROUTES}
+
+
+@dataclass(frozen=True)
+class Blueprint:
+    """A module of app/web with ``bp`` (a Page: its read rights beside its routes), registered
+    when its condition holds: always (""), only where writes are on ("writes", under /changes),
+    only where they are off ("read-only", under /changes), or in token mode ("token")."""
+
+    module: str
+    when: str = ""
+
+
+BLUEPRINTS: tuple[Blueprint, ...] = (
+    *(Blueprint(m) for m in ("overview", "nodes", "health", "pending", "plan", "workloads", "history")),
+    *(Blueprint(m) for m in ("devices", "idle", "pods", "queues", "fleet")),
+    *(Blueprint(m, "writes") for m in ("changes", "bulk_changes", "reapply")),
+    Blueprint("changes_off", "read-only"),
+    Blueprint("auth", "token"),
+)
+
+
+def registered(writes: bool, token: bool) -> list[Blueprint]:
+    """The blueprints an app with writes on or off, in token mode or not, registers."""
+    holds = {"": True, "writes": writes, "read-only": not writes, "token": token}
+    return [b for b in BLUEPRINTS if holds[b.when]]
+
+
 NAV = tuple(r for r in ROUTES if r.nav)
 
 

@@ -165,3 +165,13 @@ def test_no_write_route_is_taken_from_a_user_without_the_role_in_any_auth_mode(m
     assert set(answered) == writes  # every write route was asked
     assert set(answered.values()) == {403}, answered
     assert cluster.apiserver.patches() == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_app_registers_the_blueprints_the_surface_names_for_its_mode_and_no_other(make_app, mode):
+    from app.web import surface
+
+    app = make_app(**MODES[mode])
+    writes, token = app.config["EXTRES_WRITES"], MODES[mode].get("auth_mode") == "token"
+    named = {b.module for b in surface.registered(writes, token)}
+    assert set(app.blueprints) == {"bulk" if m == "bulk_changes" else m for m in named}
