@@ -70,7 +70,7 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
     def one_cluster_per_token() -> None:
         """A token is sent only to the cluster that issued it: in token mode a member cluster's
         pages are not served at all (a sign-in per cluster is not offered)."""
-        if mode == "token" and clusters.asked() is not None:
+        if mode == "token" and clusters.asked() is not None and request.endpoint != "static":
             abort(
                 403,
                 description="This dashboard signs in to its own cluster: a token is never sent to "
