@@ -306,10 +306,10 @@ def test_a_job_kueue_admits_that_no_node_takes_reads_the_quota_admits_it_and_the
         return [p for p in pods if any(c.reason == "Unschedulable" for c in p.status.conditions or ())]
 
     [pod] = until(unschedulable)
-    page = pending_page(
-        plane, "/pending/?namespace=team-c", f'article[data-pod="team-c/{pod.metadata.name}"]'
-    )
-    card = page.select_one(f'article[data-pod="team-c/{pod.metadata.name}"]')
+    # the pods and Kueue's Workloads are listed and watched apart: wait for the card and its Workload
+    card_of = f'article[data-pod="team-c/{pod.metadata.name}"]'
+    page = pending_page(plane, "/pending/?namespace=team-c", f"{card_of} [data-admitted-in]")
+    card = page.select_one(card_of)
     assert card.select_one("[data-admitted-in]")["data-admitted-in"] == "roomy"
     assert "Insufficient nvidia.com/gpu" in card.select_one(".scheduler q").get_text()
 
