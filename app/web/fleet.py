@@ -63,7 +63,7 @@ def _state(runtime: Runtime, local: bool, now: datetime) -> ClusterState:
         since = f" since {at:%Y-%m-%d %H:%M:%S} UTC, figures from then" if at else ", no figures yet"
         return ClusterState(name, fleet.UNREACHABLE, f"unreachable{since}: {fresh.error}", at, waiting, idle)
     if not fresh.synced:
-        return ClusterState(name, fleet.COUNTING, "pods are still being counted", at)
+        return ClusterState(name, fleet.COUNTING, "counting: pods are still being counted", at)
     state = fleet.STALE if fresh.stale else fleet.LIVE
     return ClusterState(name, state, "", at, waiting, idle)
 

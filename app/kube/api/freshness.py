@@ -142,7 +142,7 @@ class Statuses:
         if synced and all(s.connected for s in statuses) and not_ready is None:
             return Freshness(synced=True, stale=False, age_seconds=0.0, error=None, unreadable=unreadable)
         lasts: list[float | None] = [s.last_ok for s in statuses]
-        if not_ready is not None:
+        if not_ready is not None and last_ready is not None:  # never asked before: the watches' contact
             lasts.append(last_ready)
         age = time.monotonic() - min(x for x in lasts if x) if all(lasts) else None
         refused = next((s for s in statuses if s.forbidden), None)
