@@ -70,6 +70,9 @@ class Member:
     token: str | None
     cert_data: str | None
     key_data: str | None
+    # the address the server's name resolved to when it was checked: connections go there (the
+    # name kept for TLS), so a name that later resolves elsewhere (DNS rebinding) is never reached
+    pinned: str | None = None
 
     def __repr__(self) -> str:
         how = "token" if self.token else "client certificate"
@@ -78,10 +81,16 @@ class Member:
     def kubeconfig(self) -> dict[str, Any]:
         """A kubeconfig of the checked fields alone (the client builds its connection from it)."""
         cluster: dict[str, Any] = {"server": self.server}
+        tls_name = self.tls_server_name
+        if self.pinned is not None:
+            parts = urlsplit(self.server)
+            address = f"[{self.pinned}]" if ":" in self.pinned else self.pinned
+            cluster["server"] = parts._replace(netloc=f"{address}:{parts.port or 443}").geturl()
+            tls_name = tls_name or parts.hostname  # the certificate is checked against the name
         if self.ca_data:
             cluster["certificate-authority-data"] = self.ca_data
-        if self.tls_server_name:
-            cluster["tls-server-name"] = self.tls_server_name
+        if tls_name:
+            cluster["tls-server-name"] = tls_name
         if self.insecure:
             cluster["insecure-skip-tls-verify"] = True
         user: dict[str, Any] = (
@@ -127,7 +136,7 @@ def read(
     cluster, user = _current(name, docs[0])
     _no_plugins(name, user)
     _no_files(name, cluster, user)
-    server = _server(name, cluster, loopback_allowed, resolve)
+    server, pinned = _server(name, cluster, loopback_allowed, resolve)
     insecure = cluster.get("insecure-skip-tls-verify") is True
     if insecure and not insecure_allowed:
         raise Refused(
@@ -148,7 +157,7 @@ def read(
     if tls_name is not None and not isinstance(tls_name, str):
         raise Refused(name, "cluster fields", "tls-server-name is a name")
     token, cert, key = _credentials(name, user)
-    return Member(name, server, ca, tls_name, insecure, token, cert, key)
+    return Member(name, server, ca, tls_name, insecure, token, cert, key, pinned)
 
 
 def _current(name: str, doc: dict[Any, Any]) -> tuple[dict[Any, Any], dict[Any, Any]]:
@@ -196,7 +205,10 @@ def _no_files(name: str, cluster: dict[Any, Any], user: dict[Any, Any]) -> None:
             )
 
 
-def _server(name: str, cluster: dict[Any, Any], loopback_allowed: bool, resolve: Resolve) -> str:
+def _server(
+    name: str, cluster: dict[Any, Any], loopback_allowed: bool, resolve: Resolve
+) -> tuple[str, str | None]:
+    """The server URL, and the address its name resolved to (None: the URL names an address)."""
     server = cluster.get("server")
     if not isinstance(server, str) or len(server) > 2048:
         raise Refused(name, "server", "the cluster has no server URL")
@@ -222,7 +234,8 @@ def _server(name: str, cluster: dict[Any, Any], loopback_allowed: bool, resolve:
         raise Refused(name, "server", f"{host} resolves to no address")
     for address in addresses:
         _allowed(name, host, address, loopback_allowed)
-    return server
+    literal = _ip(host) is not None
+    return server, None if literal else str(_ip(addresses[0]))
 
 
 def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

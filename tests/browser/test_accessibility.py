@@ -10,7 +10,17 @@ from playwright.sync_api import expect
 from tests.browser.pages import axe_context, violations_here
 from tests.browser.test_views import held  # noqa: F401 - the pages show a workload's pods
 
-PAGES = ["/", "/heat", "/pending/", "/plan/", "/workloads/", "/history/", "/devices/", "/changes/bulk", "/fleet/"]
+PAGES = [
+    "/",
+    "/heat",
+    "/pending/",
+    "/plan/",
+    "/workloads/",
+    "/history/",
+    "/devices/",
+    "/changes/bulk",
+    "/fleet/",
+]
 
 
 def violations(browser, url: str, axe: str, width: int = 1440, dark: bool = False) -> list[str]:

@@ -138,3 +138,25 @@ def test_text_that_is_not_one_safe_kubeconfig_is_refused_without_a_crash(text):
 def test_a_clusters_name_is_a_dns_label():
     with pytest.raises(Refused, match="DNS label"):
         read("../etc", kubeconfig())
+
+
+def test_a_name_is_pinned_to_the_address_checked_and_tls_still_checks_the_name():
+    """DNS rebinding: the name resolved to an allowed address when read; connections go to that
+    address, the certificate checked against the name, so a later answer of 169.254.169.254 is
+    never reached."""
+    member = read("b", kubeconfig({"server": "https://api.b.example:6443"}), resolve=resolves_to("10.0.0.7"))
+    cluster = member.kubeconfig()["clusters"][0]["cluster"]
+    assert cluster["server"] == "https://10.0.0.7:6443" and cluster["tls-server-name"] == "api.b.example"
+    v6 = read("b", kubeconfig({"server": "https://api.b.example"}), resolve=resolves_to("fd00::5"))
+    assert v6.kubeconfig()["clusters"][0]["cluster"]["server"] == "https://[fd00::5]:443"
+    named = read(
+        "b",
+        kubeconfig({"server": "https://api.b.example", "tls-server-name": "kube"}),
+        resolve=resolves_to("10.0.0.7"),
+    )
+    assert named.kubeconfig()["clusters"][0]["cluster"]["tls-server-name"] == "kube"  # as given
+    literal = read("b", kubeconfig(), resolve=resolves_to("10.0.0.5"))
+    assert (
+        literal.pinned is None
+        and literal.kubeconfig()["clusters"][0]["cluster"]["server"] == "https://10.0.0.5:6443"
+    )
