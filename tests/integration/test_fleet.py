@@ -62,14 +62,19 @@ def node(plane: testenv.ControlPlane, name: str, dongles: int) -> None:
     create_node(client.CoreV1Api(admin(plane)), name, {D: str(dongles)})
 
 
-def kubeconfig(plane: testenv.ControlPlane, token: str) -> str:
+def kubeconfig(plane: testenv.ControlPlane, token: str, host: str = "127.0.0.1") -> str:
+    """``host``: "localhost" names the server by DNS: the dashboard pins it to the address it
+    checked, and checks the certificate against the name its kubeconfig gives for TLS
+    ("kubernetes": the test bed's self-signed certificate does not name localhost)."""
     ca = base64.b64encode((plane.state_dir / "certs" / "apiserver.crt").read_bytes()).decode()
+    server = plane.server.replace("127.0.0.1", host)
+    tls = {"tls-server-name": "kubernetes"} if host != "127.0.0.1" else {}
     return json.dumps(
         {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [
-                {"name": "x", "cluster": {"server": plane.server, "certificate-authority-data": ca}}
+                {"name": "x", "cluster": {"server": server, "certificate-authority-data": ca, **tls}}
             ],
             "users": [{"name": "x", "user": {"token": token}}],
             "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}],
@@ -124,8 +129,8 @@ def test_three_clusters_side_by_side_one_stopped_one_without_access_no_token_cro
     local.write_text(kubeconfig(planes["a"], tokens["a"]))
     members = tmp_path / "members"
     members.mkdir()
-    for name in "bc":
-        (members / name).write_text(kubeconfig(planes[name], tokens[name]))
+    (members / "b").write_text(kubeconfig(planes["b"], tokens["b"]))
+    (members / "c").write_text(kubeconfig(planes["c"], tokens["c"], host="localhost"))
     app = create_app(
         {
             "kubeconfig": str(local),
@@ -140,6 +145,7 @@ def test_three_clusters_side_by_side_one_stopped_one_without_access_no_token_cro
     fleet = app.extensions["extres_fleet"]
     try:
         assert sorted(fleet.members) == ["b", "c"] and fleet.refused == []
+        assert fleet.members["c"].member.pinned == "127.0.0.1"  # localhost, pinned; TLS checks the name
         fleet.start()
         assert workers.until(
             lambda: fleet.local.freshness().synced and fleet.members["b"].freshness().synced, 60
