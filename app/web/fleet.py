@@ -18,6 +18,7 @@ from app.runtime import Runtime
 from app.web import security
 from app.web.export import csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
+from app.web.viewer import DRA_READS, viewer
 
 bp = Page("fleet", __name__, url_prefix="/fleet", reads=NODES_AND_PODS)
 FIELDS = ("cluster", "state", "figures_from", "resource", "capacity", "allocatable", "requested", "free",
@@ -29,37 +30,49 @@ def the_fleet() -> Fleet:
     return found
 
 
-def _seen(runtime: Runtime, local: bool) -> str:
-    """Why this user is shown none of ``runtime``'s figures ("" when they are shown)."""
-    who = security.identity()
+STALE_FOR = 15.0  # seconds a cluster's watches may be reconnecting before it reads "unreachable"
+
+
+def _hidden(runtime: Runtime, local: bool) -> ClusterState | None:
+    """Why this user is shown none of ``runtime``'s figures (None when they are shown)."""
+    who, name = security.identity(), runtime.name
     if who.mode == "service-account" or local:
-        return ""
+        return None
     if who.mode == "token":  # a token is sent only to the cluster that issued it
-        return "not shown: a token signs in to this dashboard's own cluster; none is sent to another"
+        said = "not shown: a token signs in to this dashboard's own cluster; none is sent to another"
+        return ClusterState(name, fleet.NOT_SHOWN, said)
+    try:
+        access = runtime.cluster.access
+        if all(access.check(who, verb, kind) for verb, kind in NODES_AND_PODS):
+            return None
+    except KubeError as exc:
+        return ClusterState(name, fleet.UNREACHABLE, f"unreachable: {exc.message}")
+    said = f"no access: {who.label} may not list nodes and pods there (or may not be impersonated there)"
+    return ClusterState(name, fleet.NO_ACCESS, said)
+
+
+def _devices_shown(runtime: Runtime, local: bool) -> bool:
+    """Whether this user may see the resources DRA devices serve on ``runtime``'s cluster."""
+    who = security.identity()
+    if who.mode == "service-account":
+        return True
+    if local:
+        return viewer().may_read_devices
     access = runtime.cluster.access
-    if all(access.check(who, verb, kind) for verb, kind in NODES_AND_PODS):
-        return ""
-    return f"no access: {who.label} may not list nodes and pods there (or may not be impersonated there)"
+    return all(access.allowed(who, verb, resource) for verb, resource in DRA_READS)
 
 
 def _state(runtime: Runtime, local: bool, now: datetime) -> ClusterState:
-    name = runtime.name
-    try:
-        hidden = _seen(runtime, local)
-    except KubeError as exc:
-        hidden = f"unreachable: {exc.message}"
-    if hidden:
-        state = fleet.NOT_SHOWN if hidden.startswith("not shown") else fleet.NO_ACCESS
-        if hidden.startswith("unreachable"):
-            state = fleet.UNREACHABLE
-        return ClusterState(name, state, hidden)
-    fresh = runtime.freshness()
+    if (hidden := _hidden(runtime, local)) is not None:
+        return hidden
+    name, fresh = runtime.name, runtime.freshness()
     at = now - timedelta(seconds=fresh.age_seconds) if fresh.age_seconds is not None else None
     waiting = len(reads.waiting_for_quota(runtime)) if fresh.synced else 0
     idle = sum(runtime.idle_held().values()) if runtime.usage is not None and fresh.synced else None
     if fresh.forbidden:
         return ClusterState(name, fleet.NO_ACCESS, f"no access: {fresh.error}", at)
-    if fresh.stale and fresh.error:
+    lost = fresh.stale and fresh.error and (fresh.age_seconds is None or fresh.age_seconds > STALE_FOR)
+    if lost:
         since = f" since {at:%Y-%m-%d %H:%M:%S} UTC, figures from then" if at else ", no figures yet"
         return ClusterState(name, fleet.UNREACHABLE, f"unreachable{since}: {fresh.error}", at, waiting, idle)
     if not fresh.synced:
@@ -77,7 +90,7 @@ def fleet_view() -> tuple[list[ClusterState], list[FleetRow]]:
         state = _state(runtime, runtime is the_fleet().local, now)
         states.append(state)
         if state.state in (*fleet.COUNTED, fleet.UNREACHABLE) and state.figures_from is not None:
-            strip = reads.summary(runtime, True)
+            strip = reads.summary(runtime, _devices_shown(runtime, runtime is the_fleet().local))
             room = reads.room_for(runtime, tuple(e.resource for e in strip if e.allocatable))
             rows += fleet.rows_of(runtime.name, strip, room, reads.physical_devices(runtime))
     return states, rows

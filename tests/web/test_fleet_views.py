@@ -259,3 +259,11 @@ def test_impersonated_users_see_a_member_only_where_its_account_lets_them_be_rea
     assert refused.status_code == 403 and "ann may not list pods" in refused.get_data(as_text=True)
     assert ("list", "pods", "") in member.access.asked  # asked of the member, as ann
     fleet.members["b"].stop()
+
+
+def test_a_cluster_whose_watches_reconnect_for_a_moment_is_stale_and_still_counted(two):
+    app, member = two
+    member.fresh = Freshness(synced=True, stale=True, age_seconds=3.0, error="watch of pods failed")
+    page = soup(browser(app).get("/fleet/"))
+    assert page.select_one('table.clusters tr[data-cluster="b"]')["data-state"] == "stale"
+    assert figures(page, f'tr[data-total="{D}"]')["allocatable"] == "20"  # b still counted
