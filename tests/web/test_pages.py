@@ -263,6 +263,17 @@ def test_the_nav_marks_the_current_page_and_a_skip_link_leads_to_the_content(cli
     assert page.body.find("a") is skip  # the first thing the keyboard reaches
 
 
+def test_an_overview_with_no_resource_yet_skips_to_what_it_shows(client, cluster):
+    """A fresh cluster: no grid, so the skip link leads to the content, never to a missing table
+    (axe's skip-link rule, met on a member cluster's first page)."""
+    cluster.node("bare", {})
+    page = soup(client.get("/"))
+    skip = page.select_one("a.skip")
+    assert (
+        skip["href"] == "#main" and page.select_one("#main") is not None and page.select_one("#nodes") is None
+    )
+
+
 def test_a_scrape_between_changes_rebuilds_nothing(app, cluster, two):
     """The node families are text kept per row: a scrape between changes formats nothing, a
     changed row is formatted alone; the pending family is built again only when pending pods move."""
