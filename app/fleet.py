@@ -23,7 +23,7 @@ MAX_MEMBERS = 50
 class Fleet:
     def __init__(self, local: Runtime, members: dict[str, Runtime] | None = None) -> None:
         self.local = local
-        self.members = dict(sorted((members or {}).items()))
+        self.members = dict(members or {})
         self.refused: list[Refused] = []
 
     @classmethod
@@ -58,7 +58,6 @@ class Fleet:
             cluster_name=name, history_store="off", session_store=None, prometheus_url=prometheus
         )
         self.members[name] = Runtime(settings, member=member)
-        self.members = dict(sorted(self.members.items()))
 
     def get(self, name: str | None) -> Runtime | None:
         """The runtime of cluster ``name`` (None or the local's name: the local one)."""
@@ -68,7 +67,7 @@ class Fleet:
 
     def runtimes(self) -> list[Runtime]:
         """The local cluster's runtime first, then the members' by name."""
-        return [self.local, *self.members.values()]
+        return [self.local, *(self.members[name] for name in sorted(self.members))]
 
     def start(self) -> None:
         for runtime in self.runtimes():

@@ -15,7 +15,7 @@ def networks(entries: Iterable[str]) -> list[Network]:
     return [ipaddress.ip_network(e.strip(), strict=False) for e in entries if e.strip()]
 
 
-def _ip(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+def ip_of(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """``address`` as an IP address (a zone index ignored, an IPv4-mapped one as its IPv4), or
     None when it is not one."""
     try:
@@ -29,7 +29,7 @@ def _ip(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 
 def limit_key(address: str) -> str | None:
     """The key of ``address``; None when it is not an IP address."""
-    ip = _ip(address)
+    ip = ip_of(address)
     if isinstance(ip, ipaddress.IPv6Address):
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return None if ip is None else str(ip)
@@ -37,5 +37,5 @@ def limit_key(address: str) -> str | None:
 
 def trusted(address: str, among: Iterable[Network]) -> bool:
     """Whether ``address`` is in one of the networks ``among``."""
-    ip = _ip(address)
+    ip = ip_of(address)
     return ip is not None and any(ip in net for net in among)

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from app.domain import safe_yaml
+from app.domain.addresses import ip_of
 
 MAX_BYTES = 256 * 1024  # a kubeconfig with a CA bundle and a client certificate is a few KiB
 MAX_VALUE = 128 * 1024  # one value's characters (a CA bundle, base64)
@@ -225,7 +226,7 @@ def _server(
     if host in METADATA_NAMES:
         raise Refused(name, "metadata address", f"{host} is the cloud's instance metadata, not a cluster")
     try:
-        addresses = [host] if _ip(host) is not None else list(resolve(host))
+        addresses = [host] if ip_of(host) is not None else list(resolve(host))
     except OSError as exc:
         raise Refused(
             name, "server", f"{host} does not resolve ({exc.strerror or exc}); asked again later"
@@ -234,22 +235,12 @@ def _server(
         raise Refused(name, "server", f"{host} resolves to no address")
     for address in addresses:
         _allowed(name, host, address, loopback_allowed)
-    literal = _ip(host) is not None
-    return server, None if literal else str(_ip(addresses[0]))
-
-
-def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        ip = ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
-    except ValueError:
-        return None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    return ip
+    literal = ip_of(host) is not None
+    return server, None if literal else str(ip_of(addresses[0]))
 
 
 def _allowed(name: str, host: str, address: str, loopback_allowed: bool) -> None:
-    ip = _ip(address)
+    ip = ip_of(address)
     if ip is None:
         raise Refused(name, "server", f"{host} resolved to {address[:64]!r}, not an address")
     said = host if host == str(ip) else f"{host} ({ip})"
