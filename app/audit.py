@@ -4,7 +4,10 @@ A decision is a change made, refused or failed on a node, a bulk job started, ca
 finished, a sign-in (made or refused) and a sign-out. Every line carries the same fixed fields,
 ``None`` where one does not apply, so a log pipeline can rely on them:
 
-time, outcome, request_id, user, groups, client, node, resource, old, new
+time, outcome, request_id, user, groups, client, cluster, node, resource, old, new
+
+(``cluster``: the name of the cluster the decision was about, ``EXTRES_CLUSTER_NAME`` for the
+dashboard's own one, a member's name for a member's.)
 
 plus a few details (the action, the HTTP status, a reason). ``app.logs`` writes it as one JSON
 line (control characters escaped by the encoder, whatever a node or a user name holds).
@@ -34,7 +37,7 @@ OUTCOMES = frozenset(
         "signed_out",
     }
 )
-FIELDS = ("outcome", "request_id", "user", "groups", "client", "node", "resource", "old", "new")
+FIELDS = ("outcome", "request_id", "user", "groups", "client", "cluster", "node", "resource", "old", "new")
 DETAILS = frozenset({"action", "status", "reason", "method", "path", "job", "nodes", "counts"})
 _WARN = frozenset({"refused", "failed", "sign_in_refused"})
 
@@ -47,6 +50,7 @@ class Who:
     groups: tuple[str, ...] = ()
     client: str = ""
     request_id: str = ""
+    cluster: str | None = None  # the cluster acted on, by name
 
 
 def record(
@@ -71,6 +75,7 @@ def record(
         "user": who.user,
         "groups": list(who.groups),
         "client": who.client or None,
+        "cluster": who.cluster,
         "node": node,
         "resource": resource,
         "old": old,

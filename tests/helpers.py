@@ -28,13 +28,17 @@ class Browser(FlaskClient):
         data = kwargs.get("data")
         wants = kwargs.pop("csrf", True) and kwargs.get("method") == "POST"
         if wants and (data is None or isinstance(data, dict)) and "csrf_token" not in (data or {}):
-            kwargs["data"] = {**(data or {}), "csrf_token": self.csrf_for(kwargs.get("headers"))}
+            member = _member(args[0]) if args and isinstance(args[0], str) else None
+            kwargs["data"] = {**(data or {}), "csrf_token": self.csrf_for(kwargs.get("headers"), member)}
         return super().open(*args, **kwargs)
 
-    def csrf_for(self, headers: Any = None) -> str:
+    def csrf_for(self, headers: Any = None, member: str | None = None) -> str:
+        """The CSRF token of the session of the local cluster, or of ``member``'s (its own cookie)."""
         settings = self.application.config["EXTRES"]
-        with self.session_transaction(base_url="https://localhost") as session:
-            token = self.application.extensions["extres_tokens"].token(dict(session))
+        at = {"extres.cluster": member, "SCRIPT_NAME": f"/c/{member}"} if member else {}
+        path = f"/c/{member}/" if member else "/"
+        with self.session_transaction(path, base_url="https://localhost", environ_overrides=at) as session:
+            token = self.application.extensions["extres_tokens"].token(dict(session), member)
             nonce = session.setdefault("csrf", CSRF)  # as a page of the dashboard would have set it
         try:
             who = security.identity_from(
@@ -43,10 +47,16 @@ class Browser(FlaskClient):
                 Headers(headers or {}),
                 "127.0.0.1",
                 token,
+                member is not None,
             )
         except security.IdentityError:
             return "refused-identity"
         return security.csrf_for(self.application.secret_key, nonce, who)
+
+
+def _member(path: str) -> str | None:
+    """The member cluster a test request's path is about (``/c/<name>/…``), else None."""
+    return path.split("/")[2] if path.startswith("/c/") and path.count("/") > 2 else None
 
 
 def browser(app: Any) -> Browser:

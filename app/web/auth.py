@@ -1,8 +1,13 @@
-"""Token mode: paste a bearer token; it is checked, then kept encrypted in the HttpOnly session."""
+"""Token mode: paste a bearer token; it is checked, then kept encrypted in the HttpOnly session.
+Each cluster has its own sign-in (``/c/<name>/login``): the token is checked by that cluster's
+API server and kept in that cluster's session (app.web.sessions), never sent to another. The
+sign-out list every replica checks is kept in the dashboard's own cluster, for every cluster's
+sessions."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from flask import current_app, g, redirect, render_template, request, session, url_for
@@ -11,7 +16,9 @@ from werkzeug.wrappers import Response
 from app import audit
 from app.kube.api.access import Identity
 from app.kube.api.errors import Busy, KubeError
-from app.web import security
+from app.kube.api.ports import RevocationPort
+from app.runtime import Runtime
+from app.web import clusters, security
 from app.web.bulk_jobs import BulkJobs
 from app.web.hx import Page
 from app.web.limits import limits
@@ -42,9 +49,9 @@ def login() -> Response | tuple[str, int, dict[str, str]]:
         audit.record("sign_in_refused", security.who(), reason=error, status=status)
         again = {"HX-Push-Url": url_for("auth.login_form", next=target)}
         return render_template("auth/login.html", error=error, next=target), status, again
-    current_app.extensions["extres_tokens"].sign_in(session, token)
-    base = security.who()  # the session is not yet this user's: name them as the API server did
-    audit.record("signed_in", audit.Who(verified.user, verified.groups, base.client, base.request_id))
+    current_app.extensions["extres_tokens"].sign_in(session, token, clusters.asked())
+    # the session is not yet this user's: name them as the API server did
+    audit.record("signed_in", replace(security.who(), user=verified.user, groups=verified.groups))
     session.permanent = True  # the cookie ends with the session's absolute lifetime
     return redirect(target, code=303)
 
@@ -72,7 +79,7 @@ def _verified(token: str) -> tuple[Identity | None, str, int]:
         )
     if (wait := sign_ins.spent(client, digest)) and not cluster.access.accepted_lately(offered):
         return None, wait, 429
-    if paused := cluster.revocations.full():  # its sign-out could not be kept
+    if paused := _revocations().full():  # its sign-out could not be kept
         return None, paused, 503
     try:
         verified = _accepted(offered)
@@ -105,6 +112,12 @@ def logout() -> Response | tuple[str, int]:
     return redirect(url_for("overview.index"), code=303)
 
 
+def _revocations() -> RevocationPort:
+    """The sign-out list: the local cluster's, whichever cluster the session signed in to."""
+    local: Runtime = current_app.extensions["extres"]
+    return local.cluster.revocations
+
+
 def _revoked_everywhere(acting: audit.Who) -> str | None:
     """End this browser's session and record it for the other replicas (audited); what to tell
     the user when the record could not be written."""
@@ -112,7 +125,7 @@ def _revoked_everywhere(acting: audit.Who) -> str | None:
     if ended is None:
         return None
     try:
-        viewer().runtime.cluster.revocations.revoke(*ended)
+        _revocations().revoke(*ended)
     except KubeError as exc:
         log.warning("sign-out of %s not recorded: %s", identity().label, exc.message)
         audit.record("signed_out", acting, reason="not recorded for other replicas", status=503)

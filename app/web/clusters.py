@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from flask import request
+from flask import current_app, request
 
 PREFIX = "/c/"
 
@@ -38,6 +38,8 @@ def asked() -> str | None:
 
 
 def home(name: str | None) -> str:
-    """The overview of cluster ``name`` (None: the local one), from any cluster's page."""
+    """The overview of cluster ``name`` (None or the local one's name: the local one), from any
+    cluster's page."""
     root = request.environ.get("extres.root", "")
-    return f"{root}{PREFIX}{name}/" if name else f"{root}/"
+    local = current_app.extensions["extres"].name
+    return f"{root}{PREFIX}{name}/" if name and name != local else f"{root}/"

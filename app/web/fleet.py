@@ -33,13 +33,15 @@ def the_fleet() -> Fleet:
 STALE_FOR = 15.0  # seconds a cluster's watches may be reconnecting before it reads "unreachable"
 
 
-def _hidden(runtime: Runtime, local: bool) -> ClusterState | None:
-    """Why this user is shown none of ``runtime``'s figures (None when they are shown)."""
+def _hidden(runtime: Runtime, here: bool) -> ClusterState | None:
+    """Why this user is shown none of ``runtime``'s figures (None when they are shown). ``here``:
+    ``runtime`` is the cluster of the request's own path, where the user was verified and may
+    read what this page shows (the request pipeline); any other is asked of that cluster."""
     who, name = security.identity(), runtime.name
-    if who.mode == "service-account" or local:
+    if who.mode == "service-account" or here:
         return None
-    if who.mode == "token":  # a token is sent only to the cluster that issued it
-        said = "not shown: a token signs in to this dashboard's own cluster; none is sent to another"
+    if who.mode == "token":  # its own sign-in's cookie is sent with its own pages alone
+        said = "not shown here: signed in on its own pages (a token goes only to the cluster that issued it)"
         return ClusterState(name, fleet.NOT_SHOWN, said)
     try:
         access = runtime.cluster.access
@@ -51,19 +53,19 @@ def _hidden(runtime: Runtime, local: bool) -> ClusterState | None:
     return ClusterState(name, fleet.NO_ACCESS, said)
 
 
-def _devices_shown(runtime: Runtime, local: bool) -> bool:
+def _devices_shown(runtime: Runtime, here: bool) -> bool:
     """Whether this user may see the resources DRA devices serve on ``runtime``'s cluster."""
     who = security.identity()
     if who.mode == "service-account":
         return True
-    if local:
+    if here:
         return viewer().may_read_devices
     access = runtime.cluster.access
     return all(access.allowed(who, verb, resource) for verb, resource in DRA_READS)
 
 
-def _state(runtime: Runtime, local: bool, now: datetime) -> ClusterState:
-    if (hidden := _hidden(runtime, local)) is not None:
+def _state(runtime: Runtime, here: bool, now: datetime) -> ClusterState:
+    if (hidden := _hidden(runtime, here)) is not None:
         return hidden
     name, fresh = runtime.name, runtime.freshness()
     at = now - timedelta(seconds=fresh.age_seconds) if fresh.age_seconds is not None else None
@@ -84,13 +86,13 @@ def _state(runtime: Runtime, local: bool, now: datetime) -> ClusterState:
 def fleet_view() -> tuple[list[ClusterState], list[FleetRow]]:
     """Every cluster's state, and the rows of those whose figures may be shown (an unreachable
     one's last figures too: the page says from when, the totals leave them out)."""
-    now = datetime.now(UTC)
+    now, here = datetime.now(UTC), viewer().runtime
     states, rows = [], []
     for runtime in the_fleet().runtimes():
-        state = _state(runtime, runtime is the_fleet().local, now)
+        state = _state(runtime, runtime is here, now)
         states.append(state)
         if state.state in (*fleet.COUNTED, fleet.UNREACHABLE) and state.figures_from is not None:
-            strip = reads.summary(runtime, _devices_shown(runtime, runtime is the_fleet().local))
+            strip = reads.summary(runtime, _devices_shown(runtime, runtime is here))
             room = reads.room_for(runtime, tuple(e.resource for e in strip if e.allocatable))
             rows += fleet.rows_of(runtime.name, strip, room, reads.physical_devices(runtime))
     return states, rows

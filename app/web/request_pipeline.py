@@ -57,25 +57,18 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
         g.client_key = security.client_key(request.remote_addr, request.headers, networks, g.client)
 
     def claimed() -> None:
-        """Who the request says it is (headers, a bearer token, the session's token): 400 when
-        the identity headers cannot be taken as they are."""
+        """Who the request says it is (headers, a bearer token, the session's token; on a member
+        cluster's page only the token of that cluster's own sign-in): 400 when the identity
+        headers cannot be taken as they are."""
+        member = clusters.asked()
+        kept = tokens.token(session, member)
         try:
             g.identity = security.identity_from(
-                settings, networks, request.headers, request.remote_addr, tokens.token(session)
+                settings, networks, request.headers, request.remote_addr, kept, bool(member)
             )
         except security.IdentityError as exc:
             log.warning("refused identity headers from %s: %s", request.remote_addr, exc)
             abort(400, description=str(exc))
-
-    def one_cluster_per_token() -> None:
-        """A token is sent only to the cluster that issued it: in token mode a member cluster's
-        pages are not served at all (a sign-in per cluster is not offered)."""
-        if mode == "token" and clusters.asked() is not None and request.endpoint != "static":
-            abort(
-                403,
-                description="This dashboard signs in to its own cluster: a token is never sent to "
-                "another cluster, so member clusters' pages are not shown in token mode.",
-            )
 
     def open_or_unrouted() -> object | None:
         """Health, static files and the sign-in form are open; no such page (or not with this
@@ -132,7 +125,6 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
     return (
         ("marked", marked),
         ("claimed", claimed),
-        ("one_cluster_per_token", one_cluster_per_token),
         ("open_or_unrouted", open_or_unrouted),
         ("signed_in", signed_in),
         ("authenticated", authenticated),

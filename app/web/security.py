@@ -19,7 +19,7 @@ from app.domain import addresses
 from app.identity_headers import REPEATED
 from app.kube.api.access import Identity
 from app.runtime import Runtime
-from app.web.sessions import TokenSession
+from app.web.sessions import ClusterSessions, TokenSession
 
 log = logging.getLogger("extres.security")
 CSP = (
@@ -61,8 +61,11 @@ def identity_from(
     headers: Any,
     remote_addr: str | None,
     session_token: str | None,
+    member: bool = False,
 ) -> Identity:
-    """Who the request says it is (not yet verified: see ``check_request``)."""
+    """Who the request says it is (not yet verified: see ``check_request``). ``member``: the
+    request is about a member cluster, where token mode reads only the token of that cluster's
+    own sign-in (an Authorization header may carry another cluster's: it is not sent there)."""
     mode = settings.auth_mode
     if mode == "service-account":
         return Identity(mode=mode)
@@ -81,7 +84,7 @@ def identity_from(
         if any(name.startswith("system:") for name in (user, *groups)):
             raise IdentityError("The dashboard never acts as a system: user or group.")
         return Identity(user=user or None, groups=groups, mode=mode)
-    header = headers.get("Authorization", "")
+    header = "" if member else headers.get("Authorization", "")
     token = header[7:].strip() if header.lower().startswith("bearer ") else session_token
     return Identity(token=token or None, mode=mode)
 
@@ -133,6 +136,7 @@ def who() -> audit.Who:
         groups=found.groups if trusted and found is not None else (),
         client=str(g.get("client", "")),
         request_id=request_id(),
+        cluster=request.environ.get("extres.cluster") or current_app.extensions["extres"].name,
     )
 
 
@@ -212,6 +216,9 @@ def init_app(app: Flask, settings: Settings) -> None:
         SESSION_COOKIE_NAME="__Host-extres_session" if settings.cookie_secure else "extres_session",
         SESSION_COOKIE_PATH="/",
     )
+    # a member cluster's session: its own cookie, sent under its own prefix only (app.web.sessions)
+    member_cookie = "__Secure-extres_member" if settings.cookie_secure else "extres_member"
+    app.session_interface = ClusterSessions(member_cookie)
     app.jinja_env.globals["csrf_token"] = csrf_token
     app.jinja_env.globals["verified"] = verified
     runtime: Runtime = app.extensions["extres"]

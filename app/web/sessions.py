@@ -11,6 +11,12 @@ without a request, or ``EXTRES_SESSION_MAX_HOURS`` after sign-in, whichever
 comes first, or when it signs out: each session has a random id, and signing
 out adds it to the revocation list every replica checks
 (``app.kube.api.revocations``), so a copy of the cookie made before stops working.
+
+Each cluster has a session of its own (``ClusterSessions``): a member's pages (``/c/<name>/``)
+keep theirs in a cookie whose Path is that prefix, so the browser sends it there alone and a
+member's token never travels with another cluster's requests. A session names the cluster it
+was signed in to, inside the signed cookie: one copied under another cluster's path opens
+nothing (its token is never sent to a cluster that did not issue it).
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ import time
 from collections.abc import Callable, MutableMapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
+
+from flask import Flask, request
+from flask.sessions import SecureCookieSessionInterface
 
 if TYPE_CHECKING:
     from cryptography.fernet import Fernet, MultiFernet
@@ -58,9 +67,11 @@ class TokenSession:
 
         return MultiFernet([fernet(key) for key in self._keys])
 
-    def sign_in(self, session: MutableMapping[str, Any], token: str) -> None:
+    def sign_in(self, session: MutableMapping[str, Any], token: str, cluster: str | None = None) -> None:
+        """``cluster``: the member cluster that accepted ``token`` (None: the local one)."""
         session.clear()
         now = int(time.time())
+        session["cluster"] = cluster or ""
         session["token"] = self._fernet.encrypt(token.encode()).decode()
         session["sid"] = secrets.token_urlsafe(18)
         session["since"] = now
@@ -74,11 +85,15 @@ class TokenSession:
             return None
         return str(sid), since + self.max
 
-    def token(self, session: MutableMapping[str, Any]) -> str | None:
-        """The session's token, or None (and the session cleared) when it expired or was tampered
-        with. Marks the session as used now."""
+    def token(self, session: MutableMapping[str, Any], cluster: str | None = None) -> str | None:
+        """The session's token for ``cluster`` (None: the local one), or None (and the session
+        cleared) when it expired, was tampered with or was signed in to another cluster. Marks the
+        session as used now."""
         sealed = session.get("token")
         if not sealed:
+            return None
+        if session.get("cluster", "") != (cluster or ""):
+            session.clear()
             return None
         now = time.time()
         since, seen, sid = session.get("since", 0), session.get("seen", 0), session.get("sid")
@@ -95,3 +110,19 @@ class TokenSession:
         if now - seen > 60:  # refresh the idle clock at most once a minute (the cookie is rewritten)
             session["seen"] = int(now)
         return token
+
+
+class ClusterSessions(SecureCookieSessionInterface):
+    """The local cluster's session in the site-wide cookie; a member's in a cookie of its own,
+    its Path the member's prefix (app.web.clusters), so it is sent with that member's requests
+    alone."""
+
+    def __init__(self, member_cookie: str) -> None:
+        self.member_cookie = member_cookie
+
+    def get_cookie_name(self, app: Flask) -> str:
+        return self.member_cookie if request.environ.get("extres.cluster") else super().get_cookie_name(app)
+
+    def get_cookie_path(self, app: Flask) -> str:
+        name = request.environ.get("extres.cluster")
+        return f"{request.environ.get('SCRIPT_NAME', '')}/" if name else super().get_cookie_path(app)

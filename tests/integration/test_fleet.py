@@ -18,6 +18,7 @@ from kubernetes import client
 
 from app import create_app, workers
 from extres_demo import testenv
+from tests.helpers import browser
 from tests.kube_helpers import create_node
 
 D = "fleet.example.com/dongle"
@@ -148,7 +149,12 @@ def test_three_clusters_side_by_side_one_stopped_one_without_access_no_token_cro
         assert fleet.members["c"].member.pinned == "127.0.0.1"  # localhost, pinned; TLS checks the name
         fleet.start()
         assert workers.until(
-            lambda: fleet.local.freshness().synced and fleet.members["b"].freshness().synced, 60
+            lambda: (
+                fleet.local.freshness().synced
+                and fleet.members["b"].freshness().synced
+                and fleet.members["c"].freshness().forbidden
+            ),
+            60,
         )
         web = app.test_client()
         soup = page(web, "/fleet/")
@@ -187,3 +193,78 @@ def test_three_clusters_side_by_side_one_stopped_one_without_access_no_token_cro
         assert users <= {"admin", "system:apiserver", f"system:serviceaccount:default:extres-{name}"}, users
         refused = [e for e in events if e.get("responseStatus", {}).get("code") == 401]
         assert refused == [], (name, refused[:3])  # no foreign token was ever offered
+
+
+REVIEWS = [
+    {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+    {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+]
+
+
+@pytest.fixture
+def two_planes(tmp_path_factory):
+    started = []
+    try:
+        for name in "ab":
+            started.append(testenv.start(tmp_path_factory.mktemp(f"plane-{name}"), bare=True, audit=True))
+        yield dict(zip("ab", started, strict=True))
+    finally:
+        for plane in started:
+            plane.stop(now=True)
+
+
+def test_token_mode_signs_in_per_cluster_each_token_reaching_its_own_api_server_alone(two_planes, tmp_path):
+    """Token mode over two control planes: ann signs in to a with a's token and to b with b's
+    (each checked by a TokenReview of that cluster's own account); each page reads its own
+    cluster. The API servers log every TokenReview's body: a's token was reviewed at a alone,
+    b's at b alone, and neither API server saw the other's users or refused a token."""
+    planes = two_planes
+    dashboard = {name: account(planes[name], f"extres-{name}", READ_ALL + REVIEWS) for name in "ab"}
+    ann = {name: account(planes[name], f"ann-{name}", READ_ALL) for name in "ab"}
+    node(planes["a"], "a1", 4)
+    node(planes["b"], "b1", 8)
+    local = tmp_path / "kubeconfig-a"
+    local.write_text(kubeconfig(planes["a"], dashboard["a"]))
+    members = tmp_path / "members"
+    members.mkdir()
+    (members / "b").write_text(kubeconfig(planes["b"], dashboard["b"]))
+    app = create_app(
+        {
+            "kubeconfig": str(local),
+            "in_cluster": "false",
+            "cluster_name": "a",
+            "clusters_dir": str(members),
+            "clusters_loopback": True,
+            "history_store": "off",
+            "selector_evaluator": "in-process",
+            "auth_mode": "token",
+        }
+    )
+    fleet = app.extensions["extres_fleet"]
+    try:
+        fleet.start()
+        assert workers.until(
+            lambda: fleet.local.freshness().synced and fleet.members["b"].freshness().synced, 60
+        )
+        web = browser(app)
+        assert web.post("/login", data={"token": ann["a"], "next": "/"}).status_code == 303
+        assert web.get("/c/b/").status_code == 302  # a's sign-in opens nothing on b
+        assert web.post("/c/b/login", data={"token": ann["b"], "next": "/c/b/"}).status_code == 303
+        a_page, b_page = page(web, "/"), page(web, "/c/b/")
+        assert [tr["data-node"] for tr in a_page.select("#grid tbody tr[data-node]")] == ["a1"]
+        assert [tr["data-node"] for tr in b_page.select("#grid tbody tr[data-node]")] == ["b1"]
+        soup = page(web, "/fleet/")
+        states = {tr["data-cluster"]: tr["data-state"] for tr in soup.select("table.clusters tbody tr")}
+        assert states == {"a": "live", "b": "not shown"}
+        assert figures(page(web, "/c/b/fleet/"), "b")["allocatable"] == "8"
+    finally:
+        fleet.stop()
+    for name, other in (("a", "b"), ("b", "a")):
+        log = (planes[name].state_dir / "audit.log").read_text()
+        assert ann[name] in log and ann[other] not in log, name  # reviewed here; the other's never seen
+        events = audited(planes[name])
+        users = {e.get("user", {}).get("username") for e in events}
+        assert f"system:serviceaccount:default:extres-{name}" in users, name
+        assert not any(u and u.endswith(f"-{other}") for u in users), (name, users)
+        refused = [e for e in events if e.get("responseStatus", {}).get("code") == 401]
+        assert refused == [], (name, refused[:3])

@@ -1,12 +1,13 @@
 """The fleet page and per-cluster pages over stand-in clusters (tests/web/fake.py), one runtime
 each: figures side by side with totals over the current ones, an unreachable cluster's last
 figures said to be from then and left out of the totals, "no access" never 0, ``/c/<name>/``
-pages that stay within their cluster, and in token mode no member page at all (a token is
+pages that stay within their cluster, and in token mode a sign-in per cluster (a token is
 never sent to another cluster)."""
 
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from bs4 import BeautifulSoup
@@ -114,7 +115,12 @@ def test_exports_name_the_cluster_of_each_row(two):
     assert {(r["cluster"], r["free"]) for r in body["rows"]} == {("local", 3), ("b", 13)}
 
 
-def test_in_token_mode_no_member_page_is_served_and_no_token_reaches_a_member(make_app, cluster):
+def test_in_token_mode_each_cluster_has_its_own_sign_in_and_its_token_goes_to_it_alone(
+    make_app, cluster, caplog
+):
+    """Token mode: the local sign-in opens nothing on member b; b's own sign-in is checked by b
+    alone, kept in a cookie sent under /c/b/ only, and a copy of it under another cluster's name
+    opens nothing there (no token reaches a cluster that did not issue it)."""
     cluster.node("n1", {D: "4"})
     app = make_app(auth_mode="token")
     member = FakeCluster()
@@ -123,13 +129,41 @@ def test_in_token_mode_no_member_page_is_served_and_no_token_reaches_a_member(ma
     fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
     web = browser(app)
     assert web.post("/login", data={"token": "a-token", "next": "/"}).status_code == 303
-    refused = web.get("/c/b/")
-    assert refused.status_code == 403 and "never sent to another cluster" in refused.get_data(as_text=True)
-    assert web.post("/c/b/login", data={"token": "a-token"}).status_code == 403
+    to_sign_in = web.get("/c/b/")
+    assert to_sign_in.status_code == 302 and to_sign_in.location.startswith("/c/b/login")
+    bearer = web.get("/c/b/", headers={"Authorization": "Bearer a-token"})  # not sent to b either
+    assert bearer.status_code == 302 and member.access.accepted == set()
+    login = soup(web.get("/c/b/login"))
+    assert "of cluster b" in login.h1.get_text() and login.form["action"] == "/c/b/login"
+    with caplog.at_level(logging.INFO, logger="extres.audit"):
+        signed = web.post("/c/b/login", data={"token": "b-token", "next": "/c/b/"})
+    assert signed.status_code == 303 and signed.location == "/c/b/"
+    [line] = [r.audit for r in caplog.records if r.name == "extres.audit"]
+    assert (line["outcome"], line["cluster"], line["user"]) == ("signed_in", "b", "token-user")
+    [cookie] = [c for c in signed.headers.getlist("Set-Cookie") if c.startswith("__Secure-extres_member=")]
+    assert "Path=/c/b/" in cookie and "HttpOnly" in cookie and "Secure" in cookie
+    assert member.access.accepted == {"b-token"} and "b-token" not in cluster.access.accepted
+    assert soup(web.get("/c/b/")).select_one('[data-cluster-shown="b"]') is not None
+    assert soup(web.get("/")).select_one('[data-cluster-shown="local"]') is not None  # both signed in
     page = soup(web.get("/fleet/"))
-    assert page.select_one('table.clusters tr[data-cluster="b"]')["data-state"] == "not shown"
+    row = page.select_one('table.clusters tr[data-cluster="b"]')
+    assert row["data-state"] == "not shown" and row.select_one("a[data-sign-in]")["href"] == "/c/b/login"
     assert page.select_one('tr[data-cluster="b"][data-resource]') is None
-    assert member.access.asked == [] and member.access.accepted == set()  # the member was asked nothing
+    from_b = soup(web.get("/c/b/fleet/"))  # the fleet as b's sign-in sees it: b's figures alone
+    row = from_b.select_one('table.clusters tr[data-cluster="local"]')
+    assert row["data-state"] == "not shown" and row.select_one("a[data-sign-in]")["href"] == "/login"
+    assert from_b.select_one('tr[data-cluster="local"][data-resource]') is None
+    assert figures(from_b, f'tr[data-cluster="b"][data-resource="{D}"]')["free"] == "8"
+    # b's session copied into the local cluster's cookie: it names b, so it opens nothing here
+    sealed = cookie.split(";")[0].split("=", 1)[1]
+    thief = browser(app)
+    thief.set_cookie("__Host-extres_session", sealed, domain="localhost")
+    refused = thief.get("/")
+    assert refused.status_code == 302 and refused.location.startswith("/login")
+    assert "b-token" not in cluster.access.accepted
+    # signing out of b leaves the local session signed in
+    assert web.post("/c/b/logout").status_code == 303
+    assert web.get("/c/b/").status_code == 302 and web.get("/").status_code == 200
     fleet.members["b"].stop()
 
 
@@ -227,6 +261,7 @@ def test_the_filters_choose_clusters_and_resources_and_name_what_they_do_not_kno
     web = browser(app)
     page = soup(web.get("/fleet/?cluster=b&resource=example.com/other&cluster=nowhere"))
     assert [tr["data-cluster"] for tr in page.select("table.clusters tbody tr")] == ["b"]
+    assert [a["href"] for a in page.select("table.clusters th a")] == ["/c/b/"]  # its own home
     assert {
         (tr["data-cluster"], tr["data-resource"]) for tr in page.select("tr[data-resource][data-cluster]")
     } == {("b", "example.com/other")}
@@ -258,6 +293,25 @@ def test_impersonated_users_see_a_member_only_where_its_account_lets_them_be_rea
     refused = web.get("/c/b/", headers=ann)
     assert refused.status_code == 403 and "ann may not list pods" in refused.get_data(as_text=True)
     assert ("list", "pods", "") in member.access.asked  # asked of the member, as ann
+    fleet.members["b"].stop()
+
+
+def test_a_members_fleet_page_shows_another_cluster_only_where_the_user_may_read_it_there(make_app, cluster):
+    """Impersonate mode, from b's path: ann may read b (where the page was checked) but not the
+    local cluster, whose row then reads "no access", never its figures; each name links home."""
+    cluster.node("n1", {D: "4"})
+    cluster.access.denied.add(("list", "pods"))
+    app = make_app(auth_mode="impersonate", trusted_proxies="127.0.0.1/32")
+    member = FakeCluster()
+    member.node("b1", {D: "8"})
+    fleet = app.extensions["extres_fleet"]
+    fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
+    page = soup(browser(app).get("/c/b/fleet/", headers={"X-Forwarded-User": "ann"}))
+    assert page.select_one('table.clusters tr[data-cluster="local"]')["data-state"] == "no access"
+    assert page.select_one('tr[data-cluster="local"][data-resource]') is None
+    assert page.select_one(f'tr[data-cluster="b"][data-resource="{D}"]') is not None
+    links = {a.get_text(): a["href"] for a in page.select("table.clusters th a")}
+    assert links == {"local": "/", "b": "/c/b/"}
     fleet.members["b"].stop()
 
 
