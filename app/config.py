@@ -38,10 +38,12 @@ OPTIONAL = (
     "prometheus_token_file",
     "prometheus_ca_file",
     "clusters_dir",
+    "clusters_namespace",
 )
 MIN_KEY_BYTES = 32
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,127}")
 CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+SELECTOR = re.compile(r"[A-Za-z0-9._/=!, ()-]{1,256}")
 
 
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -145,6 +147,11 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     # a directory of member clusters' kubeconfigs, one file each, named by the cluster (the chart
     # mounts the member Secrets there); unset: this cluster alone
     clusters_dir: str | None = None
+    # a namespace of this cluster whose Secrets labelled clusters_selector are member clusters (each
+    # one's kubeconfig in its "kubeconfig" entry, named by its "name" entry or the Secret's name);
+    # the dashboard's account lists Secrets there; unset: none read
+    clusters_namespace: str | None = None
+    clusters_selector: str = "extres.dev/secret-type=cluster"  # the label of member Secrets there
     # members whose kubeconfig may skip TLS verification (insecure-skip-tls-verify), by name
     clusters_insecure: tuple[str, ...] = ()
     clusters_loopback: bool = False  # members may be on this host's loopback (the test bed only)
@@ -181,6 +188,15 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
             raise ValueError(
                 f"{PREFIX}PROMETHEUS_CLUSTER_LABEL: a Prometheus label name, "
                 f"not {self.prometheus_cluster_label[:60]!r}"
+            )
+        if self.clusters_namespace is not None and not CLUSTER_NAME.fullmatch(self.clusters_namespace):
+            raise ValueError(
+                f"{PREFIX}CLUSTERS_NAMESPACE: a namespace's name, not {self.clusters_namespace[:60]!r}"
+            )
+        if not SELECTOR.fullmatch(self.clusters_selector):
+            raise ValueError(
+                f"{PREFIX}CLUSTERS_SELECTOR: a label selector (e.g. extres.dev/secret-type=cluster), "
+                f"not {self.clusters_selector[:60]!r}"
             )
         if not CLUSTER_NAME.fullmatch(self.cluster_name):
             raise ValueError(

@@ -64,6 +64,7 @@ VALUE_SETS["fleet"] = {
         "insecure": ["c"],
     }
 }
+VALUE_SETS["fleet-secrets"] = {"clusters": {"name": "hub", "secrets": {"namespace": "extres-clusters"}}}
 SA = f"system:serviceaccount:{NAMESPACE}:extres"
 
 
@@ -92,8 +93,49 @@ def test_chart_renders_lints_and_validates(name):
     assert ("oauth2-proxy" in [v["name"] for v in pod["volumes"]]) is (name == "auth-proxy-sidecar")
     text = repr(docs)
     assert "cluster-admin" not in text
-    rules = [r for d in docs if d["kind"] in ("Role", "ClusterRole") for r in d.get("rules", [])]
-    assert not [r for r in rules if "secrets" in r.get("resources", [])]
+    rules = [
+        (d["metadata"].get("namespace"), r)
+        for d in docs
+        if d["kind"] in ("Role", "ClusterRole")
+        for r in d.get("rules", [])
+    ]
+    on_secrets = [(ns, r) for ns, r in rules if {"secrets", "*"} & set(r.get("resources", []))]
+    members = [("extres-clusters", {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]})]
+    assert on_secrets == (members if name == "fleet-secrets" else [])
+
+
+def test_member_secrets_values_reach_the_app_and_let_it_list_secrets_in_their_namespace_alone(admin_api):
+    """clusters.secrets: the app is told the namespace and label; applied to the API server, the
+    chart's Role lets the app's account list Secrets there and do nothing else with any Secret."""
+    from app.config import Settings
+
+    docs = render(VALUE_SETS["fleet-secrets"])
+    [deploy] = [d for d in docs if d["kind"] == "Deployment"]
+    env = {
+        e["name"]: e["value"]
+        for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]
+        if "value" in e
+    }
+    settings = Settings.from_env({k: v for k, v in env.items() if k.startswith("EXTRES_")})
+    assert (settings.clusters_namespace, settings.clusters_selector, settings.clusters_dir) == (
+        "extres-clusters",
+        "extres.dev/secret-type=cluster",
+        None,
+    )
+    apply_rbac(admin_api, docs)
+    try:
+        assert settles(
+            lambda: review(admin_api, SERVICE_ACCOUNT, "list", "secrets", namespace="extres-clusters")
+        )
+        refused = [("get", "extres-clusters"), ("watch", "extres-clusters"), ("update", "extres-clusters"),
+                   ("list", NAMESPACE), ("list", "kube-system"), ("list", "")]  # fmt: skip
+        for verb, namespace in refused:
+            assert not review(admin_api, SERVICE_ACCOUNT, verb, "secrets", namespace=namespace), verb
+    finally:  # leave the roles as the other tests expect them
+        rbac = client.RbacAuthorizationV1Api(admin_api)
+        rbac.delete_namespaced_role_binding("extres-member-clusters", "extres-clusters")
+        rbac.delete_namespaced_role("extres-member-clusters", "extres-clusters")
+        apply_rbac(admin_api, render(IMPERSONATE))
 
 
 def test_gpu_usage_values_reach_the_app_as_settings_it_accepts():

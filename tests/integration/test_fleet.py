@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
@@ -268,3 +269,93 @@ def test_token_mode_signs_in_per_cluster_each_token_reaching_its_own_api_server_
         assert not any(u and u.endswith(f"-{other}") for u in users), (name, users)
         refused = [e for e in events if e.get("responseStatus", {}).get("code") == 401]
         assert refused == [], (name, refused[:3])
+
+
+def test_members_from_labelled_secrets_follow_them_and_no_other_secret_is_read(two_planes, tmp_path):
+    """EXTRES_CLUSTERS_NAMESPACE: b's kubeconfig in a labelled Secret of a's namespace
+    extres-clusters (the chart's Role: list Secrets there, nothing else) is a member; its
+    kubeconfig changed is read again (b's runtime replaced), the Secret deleted ends b. a's audit
+    log shows every Secret request the dashboard made was that labelled list."""
+    planes = two_planes
+    pods = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
+    dashboard = {
+        "a": account(planes["a"], "extres-a", NO_PODS + pods),
+        "b": account(planes["b"], "extres-b", READ_ALL),
+    }
+    node(planes["a"], "a1", 4)
+    node(planes["b"], "b1", 8)
+    core = client.CoreV1Api(admin(planes["a"]))
+    core.create_namespace({"metadata": {"name": "extres-clusters"}})
+    rbac = client.RbacAuthorizationV1Api(admin(planes["a"]))
+    rbac.create_namespaced_role(
+        "extres-clusters",
+        {
+            "metadata": {"name": "members"},
+            "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]}],
+        },
+    )
+    rbac.create_namespaced_role_binding(
+        "extres-clusters",
+        {
+            "metadata": {"name": "members"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "members"},
+            "subjects": [{"kind": "ServiceAccount", "name": "extres-a", "namespace": "default"}],
+        },
+    )
+    label = {"extres.dev/secret-type": "cluster"}
+
+    def secret(name: str, data: dict[str, str], labels: dict[str, str]) -> dict[str, Any]:
+        return {"metadata": {"name": name, "labels": labels}, "stringData": data}
+
+    core.create_namespaced_secret(
+        "extres-clusters",
+        secret("member-b", {"name": "b", "kubeconfig": kubeconfig(planes["b"], dashboard["b"])}, label),
+    )
+    core.create_namespaced_secret("extres-clusters", secret("unrelated", {"password": "hunter2"}, {}))
+    local = tmp_path / "kubeconfig-a"
+    local.write_text(kubeconfig(planes["a"], dashboard["a"]))
+    app = create_app(
+        {
+            "kubeconfig": str(local),
+            "in_cluster": "false",
+            "cluster_name": "a",
+            "clusters_namespace": "extres-clusters",
+            "clusters_loopback": True,
+            "history_store": "off",
+            "selector_evaluator": "in-process",
+        }
+    )
+    fleet = app.extensions["extres_fleet"]
+    try:
+        assert fleet.members == {}
+        fleet.start()  # the Secrets are read once the local cluster is connected
+        assert sorted(fleet.members) == ["b"] and fleet.refused == []
+        first = fleet.members["b"]
+        assert workers.until(lambda: first.freshness().synced, 60)
+        web = app.test_client()
+        assert figures(page(web, "/fleet/"), "b")["allocatable"] == "8"
+        changed = kubeconfig(planes["b"], dashboard["b"], host="localhost")
+        core.patch_namespaced_secret("member-b", "extres-clusters", {"stringData": {"kubeconfig": changed}})
+        fleet.sync()
+        assert fleet.members["b"] is not first and fleet.members["b"].member.pinned == "127.0.0.1"
+        assert workers.until(lambda: fleet.members["b"].freshness().synced, 60)
+        assert figures(page(web, "/fleet/"), "b")["allocatable"] == "8"
+        core.delete_namespaced_secret("member-b", "extres-clusters")
+        fleet.sync()
+        assert fleet.members == {}
+        assert page(web, "/fleet/").select_one('table.clusters tr[data-cluster="b"]') is None
+        assert web.get("/c/b/").status_code == 404
+    finally:
+        fleet.stop()
+    asked = [
+        e
+        for e in audited(planes["a"])
+        if e.get("objectRef", {}).get("resource") == "secrets"
+        and e.get("user", {}).get("username") == "system:serviceaccount:default:extres-a"
+    ]
+    assert len(asked) >= 3  # at the start and at each sync
+    for event in asked:
+        assert event["verb"] == "list" and event["objectRef"]["namespace"] == "extres-clusters", event
+        query = parse_qs(urlsplit(event["requestURI"]).query)
+        assert query["labelSelector"] == ["extres.dev/secret-type=cluster"], event["requestURI"]
+        assert event["responseStatus"]["code"] == 200

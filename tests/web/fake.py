@@ -127,9 +127,18 @@ class FakeCluster:
     fresh: Freshness = LIVE
     unreadable: list[Unreadable] = field(default_factory=list)
     server: str = "https://fake.invalid"
+    # the member Secrets this cluster keeps: (name, kubeconfig), or a KubeError their list raises
+    member_secrets: list[tuple[str, bytes]] | Exception = field(default_factory=list)
+    secrets_asked: list[tuple[str, str, int]] = field(default_factory=list)
 
     def start(self, first_sync_wait: float = 3.0) -> None:
         pass
+
+    def member_kubeconfigs(self, namespace: str, selector: str, most: int) -> list[tuple[str, bytes]]:
+        self.secrets_asked.append((namespace, selector, most))
+        if isinstance(self.member_secrets, Exception):
+            raise self.member_secrets
+        return list(self.member_secrets)
 
     def freshness(self) -> Freshness:
         return self.fresh

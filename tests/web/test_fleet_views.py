@@ -226,17 +226,13 @@ def test_with_a_shared_prometheus_each_cluster_asks_for_its_own_series_alone(mak
     hub.usage.poll()
     assert source.asked and all('{cluster="hub"}' in q for q in source.asked)
     assert [m.selector for m in shared.replaced(cluster_name="b").mappings] == ['cluster="b"']
-    fleet = Fleet(hub)
     member = kubeconfig_file(tmp_path)
-    fleet.add("b", member)
-    assert (
-        fleet.members["b"].usage is not None
-        and fleet.members["b"].settings.mappings[0].selector == 'cluster="b"'
-    )
+    b = Fleet(hub).runtime_of("b", member)
+    assert b is not None and b.usage is not None and b.settings.mappings[0].selector == 'cluster="b"'
     alone = Fleet(Runtime(shared.replaced(prometheus_cluster_label=""), FakeCluster()))
-    alone.add("b", member)
-    assert alone.members["b"].usage is None  # a Prometheus of this cluster alone: no usage for b
-    for runtime in (hub, *fleet.members.values(), *alone.runtimes()):
+    b_alone = alone.runtime_of("b", member)
+    assert b_alone is not None and b_alone.usage is None  # a Prometheus of this cluster alone: no usage for b
+    for runtime in (hub, b, b_alone, alone.local):
         runtime.stop()
     with pytest.raises(ValueError, match="PROMETHEUS_CLUSTER_LABEL"):
         Settings.from_env(prometheus_cluster_label='cluster"} or vector(1) #')

@@ -141,6 +141,12 @@ class Cluster:
             on_changed=self.capacity_log.own,
         )
 
+    def member_kubeconfigs(self, namespace: str, selector: str, most: int) -> list[tuple[str, bytes]]:
+        """The member clusters' kubeconfigs kept in this cluster's Secrets (app.kube.api.member_secrets)."""
+        from app.kube.api.member_secrets import MemberSecrets
+
+        return MemberSecrets(lambda: self.api, namespace, selector, most).read()
+
     def close(self) -> None:
         self.revocations.stop()
         self.capacity_log.stop()

@@ -1,0 +1,70 @@
+"""Where the members come from and how they follow their sources, over a stand-in local cluster
+(tests/web/fake.py): a folder of kubeconfigs and the labelled Secrets of a namespace, read again
+on each ``sync``: a new member added, a changed one read again and replaced, an unchanged one
+kept as it runs, a gone one stopped; a source that cannot be read keeps what it gave; a name
+given twice refused; a refusal logged once for the same kubeconfig."""
+
+from __future__ import annotations
+
+import logging
+
+import yaml
+
+from app.fleet import Fleet
+from app.kube.api.errors import Unavailable
+
+
+def kubeconfig(server: str = "https://10.0.0.5:6443", **user: str) -> bytes:
+    return yaml.safe_dump(
+        {
+            "clusters": [{"name": "x", "cluster": {"server": server}}],
+            "users": [{"name": "x", "user": user or {"token": "t"}}],
+            "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}],
+            "current-context": "x",
+        }
+    ).encode()
+
+
+def test_a_folders_members_follow_its_files(make_app, tmp_path, caplog):
+    (tmp_path / "b").write_bytes(kubeconfig())
+    (tmp_path / "c.yaml").write_bytes(kubeconfig("https://10.0.0.6:6443"))
+    (tmp_path / "bad").write_bytes(kubeconfig(exec="x"))
+    fleet: Fleet = make_app(clusters_dir=str(tmp_path)).extensions["extres_fleet"]
+    assert sorted(fleet.members) == ["b", "c"] and [r.cluster for r in fleet.refused] == ["bad"]
+    c = fleet.members["c"]
+    (tmp_path / "c.yaml").write_bytes(kubeconfig("https://10.0.0.7:6443"))  # changed
+    (tmp_path / "b").unlink()  # gone
+    (tmp_path / "d").write_bytes(kubeconfig("https://10.0.0.8:6443"))  # new
+    assert "cluster bad: refused (exec)" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="app.fleet"):
+        fleet.sync()
+        fleet.sync()
+    assert sorted(fleet.members) == ["c", "d"]
+    assert fleet.members["c"] is not c and fleet.members["c"].member.server == "https://10.0.0.7:6443"
+    assert [r.message for r in caplog.records if "bad" in r.message] == []  # refused once, at the start
+    assert [r.cluster for r in fleet.refused] == ["bad"]
+    before = fleet.members["d"]
+    fleet.sync()
+    assert fleet.members["d"] is before  # unchanged: kept as it runs
+    fleet.stop()
+
+
+def test_labelled_secrets_are_members_read_again_and_kept_when_the_list_fails(make_app, cluster, caplog):
+    cluster.member_secrets = [("b", kubeconfig()), ("twin", kubeconfig()), ("twin", kubeconfig())]
+    app = make_app(clusters_namespace="extres-clusters")
+    fleet: Fleet = app.extensions["extres_fleet"]
+    assert fleet.members == {} and cluster.secrets_asked == []  # nothing asked before the fleet starts
+    fleet.sync()
+    assert cluster.secrets_asked == [("extres-clusters", "extres.dev/secret-type=cluster", 50)]
+    assert sorted(fleet.members) == ["b", "twin"]
+    assert [(r.cluster, r.rule) for r in fleet.refused] == [("twin", "name")]
+    cluster.member_secrets = Unavailable("the API server did not answer")
+    with caplog.at_level(logging.WARNING, logger="app.fleet"):
+        fleet.sync()
+    assert sorted(fleet.members) == ["b", "twin"]  # kept
+    assert "member clusters not read again: the API server did not answer" in caplog.text
+    cluster.member_secrets = [("local", kubeconfig())]  # the local cluster's own name
+    fleet.sync()
+    assert fleet.members == {} and [(r.cluster, r.rule) for r in fleet.refused] == [("local", "name")]
+    fleet.stop()
