@@ -77,13 +77,14 @@ class Fleet:
         member = member_kubeconfig.read(
             name, text, insecure_allowed=name in s.clusters_insecure, loopback_allowed=s.clusters_loopback
         )
-        # the member's own runtime: no history or sign-out list kept there; usage read from the
-        # shared Prometheus, its series told apart by the cluster label (else none)
+        # the member's own runtime: its capacity history kept in this cluster's store (named by
+        # the member), no sign-out list there; usage read from the shared Prometheus, its series
+        # told apart by the cluster label (else none)
         prometheus = s.prometheus_url if s.prometheus_cluster_label else None
         settings = s.replaced(
             cluster_name=name, history_store="off", session_store=None, prometheus_url=prometheus
         )
-        return Runtime(settings, member=member)
+        return Runtime(settings, member=member, home=self.local)
 
     def sync(self, only_files: bool = False) -> None:
         """Read the sources again and make the members what they give: new ones added (started
@@ -144,10 +145,12 @@ class Fleet:
             workers.every("member clusters", RESCAN, self.sync, self._stop)
 
     def stop(self) -> None:
+        """Every runtime stopped, the members first: their last history records are written
+        through the local cluster's connection."""
         self._stop.set()
         with self._lock:
             self._started = False
-            for runtime in self.runtimes():
+            for runtime in reversed(self.runtimes()):
                 runtime.stop()
 
 

@@ -32,6 +32,7 @@ from app.usage import refresh
 from app.usage.poller import Source, UsagePoller, UsageStatus
 
 if TYPE_CHECKING:
+    from app.kube.api.capacity_log import CapacityLog
     from app.kube.api.ports import ClusterPort
 
 log = logging.getLogger(__name__)
@@ -51,12 +52,15 @@ class Runtime:
         usage_source: Source | None = None,
         *,
         member: Member | None = None,
+        home: Runtime | None = None,
     ) -> None:
         """``cluster``: given (tests pass a fake or their own), else connected on first use (to
         ``member``, a member cluster's checked kubeconfig, when given; else as the settings say);
-        ``usage_source``: where usage is asked in this process (tests), else a child asks."""
+        ``usage_source``: where usage is asked in this process (tests), else a child asks;
+        ``home``: the dashboard's own cluster's runtime, which keeps a member's capacity history."""
         self.settings = settings
         self.member = member
+        self._home = home
         self.name = member.name if member is not None else settings.cluster_name
         self.answers = cel_sandbox.answers(settings.selector_evaluator)  # given to the store
         self.device_plugins = DevicePluginRule(settings.device_plugin_resources)
@@ -134,8 +138,18 @@ class Runtime:
                         token_reviews_per_minute=s.token_reviews_per_minute,
                         on_error=self.metrics.api_error,
                         answers=self.answers,
+                        capacity_log=self._history_at_home(),
                     )
         return self._cluster
+
+    def _history_at_home(self) -> CapacityLog | None:
+        """A member's capacity log, kept in the dashboard's own cluster (None: its own, or none)."""
+        if self._home is None:
+            return None
+        try:
+            return self._home.cluster.history_of(self.name)
+        except KubeError:  # the dashboard's own cluster is not configured: no history kept
+            return None
 
     # ---- GPU usage ---------------------------------------------------------------------------
     def _usage_poller(self, s: Settings, source: Source | None) -> UsagePoller | None:

@@ -11,6 +11,10 @@ capacity or allocatable of an extended resource, whoever made it.
   resourceVersion after the change): every replica that sees one change makes the same key, so
   two replicas merging into one store write it once, and a replica's own write (with the user)
   and its watch's sighting (without) become one record.
+* Where: a member cluster's records (app.fleet) are kept in this dashboard's own cluster's
+  store beside its own, each naming its cluster (``cluster``; "" for the dashboard's own
+  cluster, whose records read and seal as they always did): each cluster's history shows its
+  own records alone, and one change of one cluster still has one key.
 * Records are kept per UTC day, at most ``PER_DAY`` a day (past it a new record is refused
   and counted, never written over another), and sealed with the history's own key (not the
   session key, which rotates): a record written by anyone else who may edit the store is left
@@ -58,10 +62,12 @@ class Record:
     manager: str = ""  # the field manager that owns the field now ("" when not known)
     user: str = ""  # this dashboard's signed-in user, where it made the change
     version: str = ""  # the node's resourceVersion after the change
+    cluster: str = ""  # the member cluster it happened on ("": this dashboard's own)
 
     @property
     def key(self) -> str:
         text = f"{self.node}|{self.field}|{self.resource}|{self.version}"
+        text = f"{self.cluster}|{text}" if self.cluster else text
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
     @property
@@ -115,13 +121,22 @@ def merged(a: Record, b: Record) -> Record:
     )
 
 
+def _body(record: Record) -> dict[str, object]:
+    """The record's fields; ``cluster`` only when it names one (the own cluster's records are
+    written, keyed and sealed exactly as before members existed)."""
+    body = asdict(record)
+    if not record.cluster:
+        del body["cluster"]
+    return body
+
+
 def seal(key: str, record: Record) -> str:
-    text = json.dumps(asdict(record), sort_keys=True, separators=(",", ":"))
+    text = json.dumps(_body(record), sort_keys=True, separators=(",", ":"))
     return hmac.new(key.encode(), f"capacity-log|{text}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def encode(record: Record, key: str) -> str:
-    body = asdict(record)
+    body = _body(record)
     body["seal"] = seal(key, record)
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
@@ -136,7 +151,9 @@ def decode(text: str, keys: Sequence[str]) -> Record | None:
         record = Record(**body)
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
-    if not isinstance(mac, str) or not all(isinstance(getattr(record, f), str) for f in ("when", "node")):
+    if not isinstance(mac, str) or not all(
+        isinstance(getattr(record, f), str) for f in ("when", "node", "cluster")
+    ):
         return None
     sent = mac.encode("utf-8", "surrogatepass")  # compare_digest refuses non-ASCII str
     if not any(hmac.compare_digest(seal(k, record).encode(), sent) for k in keys):

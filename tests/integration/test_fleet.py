@@ -359,3 +359,68 @@ def test_members_from_labelled_secrets_follow_them_and_no_other_secret_is_read(t
         query = parse_qs(urlsplit(event["requestURI"]).query)
         assert query["labelSelector"] == ["extres.dev/secret-type=cluster"], event["requestURI"]
         assert event["responseStatus"]["code"] == 200
+
+
+def test_a_members_capacity_history_is_kept_in_the_dashboards_own_cluster(two_planes, tmp_path, monkeypatch):
+    """b's account may only read b. A GPU lost on b (8 -> 7, written on b's node status as a device
+    plugin's kubelet would) is recorded in a's history store, named by b: b's history page shows
+    it, a's does not, and a's ConfigMap holds it sealed with b's name."""
+    from app.kube.api import capacity_log
+
+    monkeypatch.setattr(capacity_log, "KEPT_SECONDS", 0.2)
+    planes = two_planes
+    history = [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "update"]}]
+    dashboard = {
+        "a": account(planes["a"], "extres-a", READ_ALL + history),
+        "b": account(planes["b"], "extres-b", READ_ALL),
+    }
+    node(planes["a"], "a1", 4)
+    node(planes["b"], "b1", 8)
+    a_core = client.CoreV1Api(admin(planes["a"]))
+    for index in range(32):  # the day stores, as the chart makes them
+        a_core.create_namespaced_config_map("default", {"metadata": {"name": f"extres-history-{index:02d}"}})
+    local = tmp_path / "kubeconfig-a"
+    local.write_text(kubeconfig(planes["a"], dashboard["a"]))
+    members = tmp_path / "members"
+    members.mkdir()
+    (members / "b").write_text(kubeconfig(planes["b"], dashboard["b"]))
+    app = create_app(
+        {
+            "kubeconfig": str(local),
+            "in_cluster": "false",
+            "cluster_name": "a",
+            "clusters_dir": str(members),
+            "clusters_loopback": True,
+            "history_key": "the fleet test's history key, 32 bytes or more",
+            "selector_evaluator": "in-process",
+        }
+    )
+    fleet = app.extensions["extres_fleet"]
+    try:
+        fleet.start()
+        assert workers.until(lambda: fleet.members["b"].freshness().synced, 60)
+        b_core = client.CoreV1Api(admin(planes["b"]))
+        path = f"/status/capacity/{D.replace('/', '~1')}"
+        b_core.patch_node_status("b1", [{"op": "replace", "path": path, "value": "7"}])
+        web = app.test_client()
+
+        def rows(prefix: str) -> list[tuple[str, str]]:
+            soup = page(web, f"{prefix}/history/")
+            return [(tr["data-node"], tr.select_one('[data-field="change"]').get_text(" ", strip=True))
+                    for tr in soup.select("table.history tbody tr")]  # fmt: skip
+
+        assert workers.until(lambda: rows("/c/b") == [("b1", "8 → 7")], 30, interval=0.3), rows("/c/b")
+        assert rows("") == []  # a's own history holds none of b's
+
+        def stored() -> list[tuple[str, str, int, int]]:
+            return [
+                (r["cluster"], r["node"], r["before"], r["after"])
+                for cm in a_core.list_namespaced_config_map("default").items
+                if cm.metadata.name.startswith("extres-history-")
+                for key, text in (cm.data or {}).items()
+                if key != "day" and (r := json.loads(text))
+            ]
+
+        assert workers.until(lambda: stored() == [("b", "b1", 8, 7)], 20, interval=0.3), stored()
+    finally:
+        fleet.stop()

@@ -80,6 +80,24 @@ def test_only_records_sealed_with_a_known_key_are_read():
         assert decode(json.dumps({**sealed, "seal": seal}), ("k1",)) is None
 
 
+def test_a_members_records_name_their_cluster_and_the_own_clusters_read_as_they_always_did():
+    """A member's record (kept in the dashboard's own store) is sealed with its cluster and keyed
+    apart from the same change on the own cluster; the own cluster's encode exactly as before
+    members existed (no cluster field), so records already stored still verify."""
+    own = Record("2026-12-04T01:00:03Z", "n1", "capacity", D, 8, 7, "kubelet", "", "42")
+    written_before_members = (  # as the store held it before (the seal made by that version)
+        '{"after":7,"before":8,"field":"capacity","manager":"kubelet","node":"n1","resource":'
+        '"example.com/dongle","seal":"25548614b6a96dc9ddcede81ab3ead7a","user":"","version":"42",'
+        '"when":"2026-12-04T01:00:03Z"}'
+    )
+    assert encode(own, "k1") == written_before_members and decode(written_before_members, ("k1",)) == own
+    member = replace(own, cluster="b")
+    assert member.key != own.key and decode(encode(member, "k1"), ("k1",)) == member
+    moved_here = encode(member, "k1").replace('"cluster":"b",', "")  # claimed for the own cluster
+    assert decode(moved_here, ("k1",)) is None
+    assert decode(encode(member, "k1").replace('"cluster":"b"', '"cluster":"c"'), ("k1",)) is None
+
+
 def test_managed_fields_name_who_owns_which_extended_amounts():
     import json
 

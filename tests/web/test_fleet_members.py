@@ -68,3 +68,14 @@ def test_labelled_secrets_are_members_read_again_and_kept_when_the_list_fails(ma
     fleet.sync()
     assert fleet.members == {} and [(r.cluster, r.rule) for r in fleet.refused] == [("local", "name")]
     fleet.stop()
+
+
+def test_the_members_stop_before_the_local_cluster_whose_connection_keeps_their_history(make_app):
+    fleet: Fleet = make_app().extensions["extres_fleet"]
+    member = fleet.runtime_of("b", kubeconfig())
+    fleet.members = {"b": member}
+    stopped: list[str] = []
+    for runtime in (fleet.local, member):
+        runtime.stop = lambda name=runtime.name: stopped.append(name)  # type: ignore[method-assign]
+    fleet.stop()
+    assert stopped == ["b", "local"]

@@ -80,11 +80,15 @@ class CapacityLog:
         keep_days: int = 31,
         interval: float = 1.0,
         unreachable: Callable[[], bool] = lambda: False,
+        cluster: str = "",
     ) -> None:
         """``store``: ``namespace/prefix`` of the day ConfigMaps; None keeps no history.
+        ``cluster``: the member cluster whose changes this log records and reads, in the store of
+        the cluster ``api`` reaches (the dashboard's own); "" for that cluster's own.
         ``keys``: the history's key, then keys it replaced (read only); with no key (or an empty
         first one) nothing is written, and ``problem`` says why."""
         self.namespace, _, self.prefix = (store or "/").partition("/")
+        self.cluster = cluster
         self.keys = tuple(k for k in keys if k)
         self.writes = bool(keys and keys[0])
         # None: no history store at all; without a key the store is still read, to count what it
@@ -136,6 +140,7 @@ class CapacityLog:
                     manager,
                     "",
                     new.resource_version,
+                    self.cluster,
                 )
             )
 
@@ -146,7 +151,18 @@ class CapacityLog:
         with the signed-in user."""
         if self._api is not None and self.writes:
             self._put(
-                Record(_now(), node, "capacity", resource, before, after, FIELD_MANAGER, user[:256], version)
+                Record(
+                    _now(),
+                    node,
+                    "capacity",
+                    resource,
+                    before,
+                    after,
+                    FIELD_MANAGER,
+                    user[:256],
+                    version,
+                    self.cluster,
+                )
             )
 
     def _put(self, record: Record) -> None:
@@ -238,7 +254,11 @@ class CapacityLog:
         with self._lock:
             waiting = [*self._writing, *self._queue]
         records = including(stored, waiting) if waiting else stored
-        shown = [r for r in records if (not since or r.day >= since) and (not until or r.day <= until)]
+        shown = [
+            r
+            for r in records
+            if r.cluster == self.cluster and (not since or r.day >= since) and (not until or r.day <= until)
+        ]
         return Kept(shown, left_out, stale)
 
     def _read_all(self) -> tuple[list[Record], int]:

@@ -48,8 +48,11 @@ class Cluster:
         token_reviews_per_minute: int = 120,
         on_error: Callable[[str, str], None] | None = None,
         answers: Answers | None = None,
+        capacity_log: CapacityLog | None = None,
     ) -> None:
-        """``answers``: the runtime's selector answers, given to the store."""
+        """``answers``: the runtime's selector answers, given to the store. ``capacity_log``: where
+        this cluster's capacity changes are recorded when not in its own store (a member's, kept
+        by the dashboard's own cluster: ``history_of``)."""
         self.cfg = cfg
         self.event_namespace = event_namespace
         self.request_timeout = request_timeout
@@ -81,14 +84,8 @@ class Cluster:
             timeout=request_timeout,
             unreachable=lambda: self.cache.readiness.problem is not None,
         )
-        self.capacity_log = CapacityLog(
-            self.api,
-            history_store,
-            keys,
-            timeout=request_timeout,
-            keep_days=history_days,
-            unreachable=lambda: self.cache.readiness.problem is not None,
-        )
+        self._history = (history_store, keys, history_days)
+        self.capacity_log = capacity_log or self.history_of("")
         self.cache.on_node_event = self.capacity_log.observe
         self._start_watches = start_watches
         self._started = threading.Event()
@@ -139,6 +136,20 @@ class Cluster:
             event_namespace=self.event_namespace,
             who=who,
             on_changed=self.capacity_log.own,
+        )
+
+    def history_of(self, member: str) -> CapacityLog:
+        """A capacity log of cluster ``member`` ("": this one) kept in this cluster's history
+        store, its records named by their cluster (app.domain.capacity_log)."""
+        store, keys, days = self._history
+        return CapacityLog(
+            self.api,
+            store,
+            keys,
+            timeout=self.request_timeout,
+            keep_days=days,
+            unreachable=lambda: self.cache.readiness.problem is not None,
+            cluster=member,
         )
 
     def member_kubeconfigs(self, namespace: str, selector: str, most: int) -> list[tuple[str, bytes]]:
