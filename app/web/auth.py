@@ -10,7 +10,7 @@ import logging
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from flask import current_app, g, redirect, render_template, request, session, url_for
+from flask import current_app, g, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
 from app import audit
@@ -20,7 +20,7 @@ from app.kube.api.ports import RevocationPort
 from app.runtime import Runtime
 from app.web import clusters, security
 from app.web.bulk_jobs import BulkJobs
-from app.web.hx import Page
+from app.web.hx import Page, navigate
 from app.web.limits import limits
 from app.web.security import csrf_ok, csrf_token, identity, safe_next, same_origin
 from app.web.viewer import viewer
@@ -35,7 +35,7 @@ MAX_TOKEN = 2600
 @bp.get("/login")
 def login_form() -> str:
     csrf_token()
-    return render_template("auth/login.html", error="", next=safe_next(request.args.get("next")))
+    return render_template("auth/login.html", error="", next=_next(request.args.get("next")))
 
 
 @bp.post("/login")
@@ -43,7 +43,7 @@ def login() -> Response | tuple[str, int, dict[str, str]]:
     """Check the pasted token (``_verified``); sign in, or say why not and change nothing (the
     refusal's history entry is the sign-in form's GET URL: Back, Forward, Reload never re-send)."""
     token = request.form.get("token", "").strip()
-    target = safe_next(request.form.get("next"))
+    target = _next(request.form.get("next"))
     verified, error, status = _verified(token)
     if verified is None:
         audit.record("sign_in_refused", security.who(), reason=error, status=status)
@@ -53,7 +53,12 @@ def login() -> Response | tuple[str, int, dict[str, str]]:
     # the session is not yet this user's: name them as the API server did
     audit.record("signed_in", replace(security.who(), user=verified.user, groups=verified.groups))
     session.permanent = True  # the cookie ends with the session's absolute lifetime
-    return redirect(target, code=303)
+    return navigate(target)
+
+
+def _next(asked: str | None) -> str:
+    """Where a sign-in leads: a path on this site, else this cluster's overview."""
+    return safe_next(asked, home=f"{request.script_root}/")
 
 
 def _verified(token: str) -> tuple[Identity | None, str, int]:
@@ -109,7 +114,7 @@ def logout() -> Response | tuple[str, int]:
         )
     if (error := _revoked_everywhere(acting)) is not None:
         return render_template("auth/login.html", error=error, next="/"), 503
-    return redirect(url_for("overview.index"), code=303)
+    return navigate(url_for("overview.index"))
 
 
 def _revocations() -> RevocationPort:

@@ -72,6 +72,17 @@ def redirect(url: str, code: int = 303) -> BaseResponse:
     return flask_redirect(url, code=code)
 
 
+def navigate(url: str) -> BaseResponse:
+    """A whole-page navigation to ``url``, for an htmx request too (an HX-Redirect): after a
+    sign-in or sign-out the session changed, so the page, its address and the CSRF token its body
+    carries are made anew (a boosted form would keep the sign-in form's address)."""
+    if htmx:
+        response = Response(status=204)
+        response.headers["HX-Redirect"] = url
+        return response
+    return flask_redirect(url, code=303)
+
+
 def error_page(title: str, message: str, status: int) -> tuple[str, int, dict[str, str]]:
     """The error in the form the request asked for: JSON for ``*.json``, plain text for
     ``*.csv`` (a script or a spreadsheet reads it), else the error page; for a fragment request

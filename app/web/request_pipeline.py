@@ -30,6 +30,12 @@ _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 Step = Callable[[], Any]  # None: go on; DONE: stop here; a Response: answer with it
 
 
+def _here() -> str:
+    """This request's address on the site, to come back to after signing in: a member's path
+    with its prefix, no lone "?"."""
+    return request.script_root + request.full_path.removesuffix("?")
+
+
 def run(steps: tuple[tuple[str, Step], ...]) -> Response | None:
     for _, step in steps:
         outcome = step()
@@ -79,7 +85,7 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
         if g.identity.known:
             return None
         if mode == "token" and request.method in SAFE_METHODS:
-            return redirect(url_for("auth.login_form", next=request.full_path), code=302)
+            return redirect(url_for("auth.login_form", next=_here()), code=302)
         abort(401, description="Sign in through the dashboard's authentication proxy to use it.")
 
     def authenticated() -> Response | None:
@@ -93,7 +99,7 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
             session.clear()  # the API server no longer accepts the token kept at sign-in
             log.info("dropped a session whose token the API server refuses")
             if request.method in SAFE_METHODS:
-                return redirect(url_for("auth.login_form", next=request.full_path), code=302)
+                return redirect(url_for("auth.login_form", next=_here()), code=302)
         abort(401, description="The API server did not accept this token. Sign in again.")
 
     def may_read_the_page() -> None:

@@ -189,10 +189,10 @@ def same_origin() -> bool:
     return request.headers.get("Sec-Fetch-Site", "same-origin") in ("same-origin", "none")
 
 
-def safe_next(target: str | None) -> str:
-    """Where to go after signing in: only a path on this site, else ``/``. Browsers drop tabs and
+def safe_next(target: str | None, home: str = "/") -> str:
+    """Where to go after signing in: only a path on this site, else ``home``. Browsers drop tabs and
     newlines and read a backslash as a slash, so any of those, or control characters, refuse it."""
-    target = target or "/"
+    target = target or home
     decoded = unquote(target)
     if (
         not target.startswith("/")
@@ -202,7 +202,7 @@ def safe_next(target: str | None) -> str:
         or urlsplit(target).netloc
         or urlsplit(target).scheme
     ):
-        return "/"
+        return home
     return target
 
 

@@ -71,3 +71,64 @@ def test_the_fleet_page_names_every_state_and_passes_axe(browser, fleet_server, 
         assert violations_here(page, axe) == []
     finally:
         context.close()
+
+
+@pytest.fixture(scope="module")
+def fleet_token_server(
+    control_plane: testenv.ControlPlane, chart_roles: None, tmp_path_factory
+) -> Iterator[Server]:
+    """Token mode, the chart's roles bound to the test tokens' groups (reads need them)."""
+    members: Path = tmp_path_factory.mktemp("token-members")
+    (members / "twin").write_text(inline(control_plane, control_plane.server))
+    s = Server(
+        control_plane,
+        EXTRES_CLUSTERS_DIR=str(members),
+        EXTRES_CLUSTERS_LOOPBACK="true",
+        EXTRES_CLUSTER_NAME="home",
+        EXTRES_AUTH_MODE="token",
+    )
+    yield s
+    s.stop()
+
+
+def sign_in(page, token: str) -> None:
+    """As a person would: the boosted form, then a whole-page navigation to where it leads."""
+    page.fill('input[name="token"]', token)
+    with page.expect_navigation(wait_until="load"):
+        page.click('form.change button[type="submit"]')
+
+
+def test_token_mode_signs_in_per_cluster_each_cookie_sent_under_its_own_path(
+    browser, fleet_token_server, axe
+):
+    """Chromium keeps a member's session in a cookie of its own whose Path is /c/twin/: signed in
+    at home, the member still asks for its own sign-in; signed in there too, each cluster's pages
+    open, the Fleet page links the member's sign-in, and each sign-in form passes axe."""
+    context = axe_context(browser, 1440, False)
+    try:
+        page = context.new_page()
+        page.goto(fleet_token_server.url + "/")
+        assert "/login" in page.url
+        sign_in(page, "viewer-token")
+        assert page.url == fleet_token_server.url + "/", page.inner_text("main")[:600]
+        page.goto(fleet_token_server.url + "/c/twin/")
+        assert page.url == fleet_token_server.url + "/c/twin/login?next=/c/twin/"
+        assert "of cluster twin" in page.inner_text("h1")
+        assert violations_here(page, axe) == []
+        sign_in(page, "viewer-token")
+        assert page.url == fleet_token_server.url + "/c/twin/"
+        assert page.inner_text("[data-cluster-shown]").strip().endswith("twin")
+        cookies = {(c["name"], c["path"], c["httpOnly"], c["sameSite"]) for c in context.cookies()}
+        assert cookies == {
+            ("extres_session", "/", True, "Strict"),
+            ("extres_member", "/c/twin/", True, "Strict"),
+        }
+        page.goto(fleet_token_server.url + "/fleet/")
+        row = page.locator('table.clusters tr[data-cluster="twin"]')
+        assert row.get_attribute("data-state") == "not shown"
+        assert row.locator("a[data-sign-in]").get_attribute("href") == "/c/twin/login"
+        assert violations_here(page, axe) == []
+        page.goto(fleet_token_server.url + "/c/twin/fleet/")
+        assert page.locator('table.clusters tr[data-cluster="twin"]').get_attribute("data-state") == "live"
+    finally:
+        context.close()

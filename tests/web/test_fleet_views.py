@@ -130,13 +130,18 @@ def test_in_token_mode_each_cluster_has_its_own_sign_in_and_its_token_goes_to_it
     web = browser(app)
     assert web.post("/login", data={"token": "a-token", "next": "/"}).status_code == 303
     to_sign_in = web.get("/c/b/")
-    assert to_sign_in.status_code == 302 and to_sign_in.location.startswith("/c/b/login")
+    assert to_sign_in.status_code == 302 and to_sign_in.location == "/c/b/login?next=/c/b/"
     bearer = web.get("/c/b/", headers={"Authorization": "Bearer a-token"})  # not sent to b either
     assert bearer.status_code == 302 and member.access.accepted == set()
     login = soup(web.get("/c/b/login"))
     assert "of cluster b" in login.h1.get_text() and login.form["action"] == "/c/b/login"
+    assert login.select_one('input[name="next"]')["value"] == "/c/b/"  # asked for nowhere: b's overview
     with caplog.at_level(logging.INFO, logger="extres.audit"):
         signed = web.post("/c/b/login", data={"token": "b-token", "next": "/c/b/"})
+    hx = web.post(
+        "/c/b/login", data={"token": "b-token", "next": "/c/b/pending/"}, headers={"HX-Request": "true"}
+    )
+    assert hx.status_code == 204 and hx.headers["HX-Redirect"] == "/c/b/pending/"  # the whole page, anew
     assert signed.status_code == 303 and signed.location == "/c/b/"
     [line] = [r.audit for r in caplog.records if r.name == "extres.audit"]
     assert (line["outcome"], line["cluster"], line["user"]) == ("signed_in", "b", "token-user")
