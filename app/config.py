@@ -6,8 +6,6 @@ stops the start with a message naming the setting."""
 
 from __future__ import annotations
 
-import ipaddress
-import json
 import os
 import re
 import secrets
@@ -18,10 +16,11 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
+from app import settings_rules
 from app.domain.device_plugins import DEFAULT_DEVICE_PLUGIN_PATTERNS
-from app.domain.usage_mapping import DCGM, UsageMapping, mappings_from
+from app.domain.usage_mapping import UsageMapping
+from app.settings_rules import PREFIX
 
-PREFIX = "EXTRES_"
 LISTS = (
     "previous_secret_keys",
     "device_plugin_resources",
@@ -40,10 +39,6 @@ OPTIONAL = (
     "clusters_dir",
     "clusters_namespace",
 )
-MIN_KEY_BYTES = 32
-LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,127}")
-CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-SELECTOR = re.compile(r"[A-Za-z0-9._/=!, ()-]{1,256}")
 
 
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -170,63 +165,13 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     @property
     def mappings(self) -> tuple[UsageMapping, ...]:
         """The usage mappings, each narrowed to this cluster's series where the Prometheus is shared."""
-        found = usage_mappings(self.usage_mappings)
+        found = settings_rules.usage_mappings(self.usage_mappings)
         label = self.prometheus_cluster_label
         return tuple(m.narrowed(label, self.cluster_name) for m in found) if label else found
 
     def __post_init__(self) -> None:
-        """The checks one field's type does not say; each names its variable."""
-        for name in ("secret_key", "history_key"):  # a short key can be guessed
-            if (key := getattr(self, name)) and len(key.encode()) < MIN_KEY_BYTES:
-                raise ValueError(
-                    f"{PREFIX}{name.upper()}: must be at least {MIN_KEY_BYTES} bytes (e.g. openssl rand -hex "
-                    "32), or unset"
-                )
-        for entry in self.trusted_proxies:
-            _check_proxy(entry)
-        if self.prometheus_cluster_label and not LABEL_NAME.fullmatch(self.prometheus_cluster_label):
-            raise ValueError(
-                f"{PREFIX}PROMETHEUS_CLUSTER_LABEL: a Prometheus label name, "
-                f"not {self.prometheus_cluster_label[:60]!r}"
-            )
-        if self.clusters_namespace is not None and not CLUSTER_NAME.fullmatch(self.clusters_namespace):
-            raise ValueError(
-                f"{PREFIX}CLUSTERS_NAMESPACE: a namespace's name, not {self.clusters_namespace[:60]!r}"
-            )
-        if not SELECTOR.fullmatch(self.clusters_selector):
-            raise ValueError(
-                f"{PREFIX}CLUSTERS_SELECTOR: a label selector (e.g. extres.dev/secret-type=cluster), "
-                f"not {self.clusters_selector[:60]!r}"
-            )
-        if not CLUSTER_NAME.fullmatch(self.cluster_name):
-            raise ValueError(
-                f"{PREFIX}CLUSTER_NAME: a DNS label (a-z, 0-9 and -, at most 63), "
-                f"not {self.cluster_name[:60]!r}"
-            )
-        try:
-            usage_mappings(self.usage_mappings)
-        except ValueError as exc:
-            raise ValueError(f"{PREFIX}USAGE_MAPPINGS: {exc}") from None
-        url = self.prometheus_url
-        if url is not None and not url.startswith(("http://", "https://")):
-            raise ValueError(f"{PREFIX}PROMETHEUS_URL: must start with http:// or https://, not {url[:60]!r}")
-        if self.history_store not in ("", "off") and self.history_store.count("/") != 1:
-            raise ValueError(
-                f"{PREFIX}HISTORY_STORE must be namespace/prefix or off, not {self.history_store!r}"
-            )
-        if self.session_store is not None and self.session_store.count("/") != 1:
-            raise ValueError(f"{PREFIX}SESSION_STORE must be namespace/name, not {self.session_store!r}")
-        if self.auth_mode == "token" and self.replicas > 1 and not self.session_store:
-            raise ValueError(
-                f"{PREFIX}SESSION_STORE must be set when {PREFIX}REPLICAS is {self.replicas} in token "
-                "mode: a sign-out must reach every replica (the chart sets it)"
-            )
-        if not self.secret_key and self.replicas > 1:
-            raise ValueError(
-                f"{PREFIX}SECRET_KEY must be set when {PREFIX}REPLICAS is {self.replicas}: every "
-                "replica must sign sessions and CSRF tokens with the same key (the chart keeps one in a "
-                "Secret)"
-            )
+        """The checks one field's type does not say (app.settings_rules); each names its variable."""
+        settings_rules.check(self)
 
     def __repr__(self) -> str:
         """Every setting but the keys' values (a repr may reach a log)."""
@@ -289,19 +234,6 @@ def _checked(values: Mapping[str, Any]) -> Settings:
         raise ValueError(_readable(exc)) from None
 
 
-def usage_mappings(text: str) -> tuple[UsageMapping, ...]:
-    """The usage mappings of ``EXTRES_USAGE_MAPPINGS`` (dcgm-exporter's when empty)."""
-    if not text.strip():
-        return (DCGM,)
-    try:
-        documents = json.loads(text)
-    except ValueError as exc:
-        raise ValueError(f"is not JSON: {exc}") from None
-    if not isinstance(documents, list) or not documents:
-        raise ValueError("must be a JSON list of mappings")
-    return mappings_from(documents)
-
-
 def _readable(exc: msgspec.ValidationError) -> str:
     """The problem with the environment variable it concerns, in plain words: msgspec says
     "Expected `int` <= 65535 - at `$.port`"; this says "EXTRES_PORT: expected an integer <= 65535"."""
@@ -323,18 +255,3 @@ def _readable(exc: msgspec.ValidationError) -> str:
     elif said.startswith("Expected `array`"):
         said = "expected a comma-separated list"
     return f"{PREFIX}{name.upper()}: {said.replace(', got `str`', '')}"
-
-
-def _check_proxy(entry: str) -> None:
-    """A trusted proxy is an address or a narrow network: one wider than /24 (/120 for IPv6)
-    would trust identity headers from whole networks of clients."""
-    try:
-        net = ipaddress.ip_network(entry.strip(), strict=False)
-    except ValueError:
-        raise ValueError(f"{PREFIX}TRUSTED_PROXIES: {entry[:60]!r} is not an address or a network") from None
-    narrowest = 24 if net.version == 4 else 120
-    if net.prefixlen < narrowest:
-        raise ValueError(
-            f"{PREFIX}TRUSTED_PROXIES: {entry[:60]} is wider than /{narrowest}: name the proxies' own "
-            "addresses (the ingress controller's pods), not a network clients share"
-        )

@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         "base",
         {
             "app.config",
+            "app.settings_rules",
             "app.audit",
             "app.logs",
             "app.workers",

@@ -1,0 +1,99 @@
+"""The checks of the settings that one field's type does not say (app.config calls ``check``
+once a Settings is made): key lengths, trusted proxies, names, selectors, the usage mappings,
+the stores' shapes, and what several replicas need. Each message names its variable."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from typing import TYPE_CHECKING
+
+from app.domain.usage_mapping import DCGM, UsageMapping, mappings_from
+
+if TYPE_CHECKING:
+    from app.config import Settings
+
+PREFIX = "EXTRES_"
+MIN_KEY_BYTES = 32
+LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,127}")
+CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+SELECTOR = re.compile(r"[A-Za-z0-9._/=!, ()-]{1,256}")
+
+
+def check(s: Settings) -> None:
+    """Raises ValueError naming the first setting that breaks its rule."""
+    for name in ("secret_key", "history_key"):  # a short key can be guessed
+        if (key := getattr(s, name)) and len(key.encode()) < MIN_KEY_BYTES:
+            raise ValueError(
+                f"{PREFIX}{name.upper()}: must be at least {MIN_KEY_BYTES} bytes (e.g. openssl rand -hex "
+                "32), or unset"
+            )
+    for entry in s.trusted_proxies:
+        _check_proxy(entry)
+    if s.prometheus_cluster_label and not LABEL_NAME.fullmatch(s.prometheus_cluster_label):
+        raise ValueError(
+            f"{PREFIX}PROMETHEUS_CLUSTER_LABEL: a Prometheus label name, "
+            f"not {s.prometheus_cluster_label[:60]!r}"
+        )
+    if s.clusters_namespace is not None and not CLUSTER_NAME.fullmatch(s.clusters_namespace):
+        raise ValueError(f"{PREFIX}CLUSTERS_NAMESPACE: a namespace's name, not {s.clusters_namespace[:60]!r}")
+    if not SELECTOR.fullmatch(s.clusters_selector):
+        raise ValueError(
+            f"{PREFIX}CLUSTERS_SELECTOR: a label selector (e.g. extres.dev/secret-type=cluster), "
+            f"not {s.clusters_selector[:60]!r}"
+        )
+    if not CLUSTER_NAME.fullmatch(s.cluster_name):
+        raise ValueError(
+            f"{PREFIX}CLUSTER_NAME: a DNS label (a-z, 0-9 and -, at most 63), not {s.cluster_name[:60]!r}"
+        )
+    try:
+        usage_mappings(s.usage_mappings)
+    except ValueError as exc:
+        raise ValueError(f"{PREFIX}USAGE_MAPPINGS: {exc}") from None
+    url = s.prometheus_url
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise ValueError(f"{PREFIX}PROMETHEUS_URL: must start with http:// or https://, not {url[:60]!r}")
+    if s.history_store not in ("", "off") and s.history_store.count("/") != 1:
+        raise ValueError(f"{PREFIX}HISTORY_STORE must be namespace/prefix or off, not {s.history_store!r}")
+    if s.session_store is not None and s.session_store.count("/") != 1:
+        raise ValueError(f"{PREFIX}SESSION_STORE must be namespace/name, not {s.session_store!r}")
+    if s.auth_mode == "token" and s.replicas > 1 and not s.session_store:
+        raise ValueError(
+            f"{PREFIX}SESSION_STORE must be set when {PREFIX}REPLICAS is {s.replicas} in token "
+            "mode: a sign-out must reach every replica (the chart sets it)"
+        )
+    if not s.secret_key and s.replicas > 1:
+        raise ValueError(
+            f"{PREFIX}SECRET_KEY must be set when {PREFIX}REPLICAS is {s.replicas}: every "
+            "replica must sign sessions and CSRF tokens with the same key (the chart keeps one in a "
+            "Secret)"
+        )
+
+
+def usage_mappings(text: str) -> tuple[UsageMapping, ...]:
+    """The usage mappings of ``EXTRES_USAGE_MAPPINGS`` (dcgm-exporter's when empty)."""
+    if not text.strip():
+        return (DCGM,)
+    try:
+        documents = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"is not JSON: {exc}") from None
+    if not isinstance(documents, list) or not documents:
+        raise ValueError("must be a JSON list of mappings")
+    return mappings_from(documents)
+
+
+def _check_proxy(entry: str) -> None:
+    """A trusted proxy is an address or a narrow network: one wider than /24 (/120 for IPv6)
+    would trust identity headers from whole networks of clients."""
+    try:
+        net = ipaddress.ip_network(entry.strip(), strict=False)
+    except ValueError:
+        raise ValueError(f"{PREFIX}TRUSTED_PROXIES: {entry[:60]!r} is not an address or a network") from None
+    narrowest = 24 if net.version == 4 else 120
+    if net.prefixlen < narrowest:
+        raise ValueError(
+            f"{PREFIX}TRUSTED_PROXIES: {entry[:60]} is wider than /{narrowest}: name the proxies' own "
+            "addresses (the ingress controller's pods), not a network clients share"
+        )
