@@ -6,7 +6,7 @@ import csv
 import io
 from collections.abc import Iterable, Mapping, Sequence
 
-from flask import Response
+from flask import Response, jsonify
 
 from app.web import clusters
 
@@ -25,6 +25,14 @@ UNTIL_COUNTED = (
     "Exports open once every pod is counted{so_far}: one made now would hold only part of the "
     "requests. Try again shortly."
 )
+
+
+def json_body(body: dict[str, object]) -> Response:
+    """``body`` as JSON; a member cluster's names its cluster (``"cluster"``), so a file of it
+    says where it came from. The dashboard's own cluster's is as it always was."""
+    if (cluster := clusters.asked()) is not None:
+        body = {"cluster": cluster, **body}
+    return jsonify(body)
 
 
 def csv_response(rows: Iterable[Mapping[str, object]], fields: Sequence[str], filename: str) -> Response:

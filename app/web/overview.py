@@ -16,7 +16,7 @@ from app.domain.overview import HEAT_BANDS, Filters, NodeRow, heat_band
 from app.domain.overview_query import parse_query
 from app.domain.ownership import served_on_row, sources
 from app.domain.strip import shown_first
-from app.web.export import UNTIL_COUNTED, csv_response
+from app.web.export import UNTIL_COUNTED, csv_response, json_body
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg, typed
 from app.web.paging import paginate
 from app.web.render_cache import RenderCaches
@@ -212,7 +212,7 @@ def export_json() -> Response:
     if errors:
         return jsonify({"errors": errors}), 422  # type: ignore[return-value]
     totals = {r: _numbers(u) for r, u in sorted(grid.totals.by_resource.items())}
-    return jsonify({"nodes": _records(grid), "totals": totals})
+    return json_body({"nodes": _records(grid), "totals": totals})
 
 
 @bp.get("/export.csv")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Response, jsonify, request
+from flask import Response, request
 
 from app import reads
 from app.domain.workloads import WorkloadRow
 from app.domain.workloads_query import in_rows, parse
-from app.web.export import UNTIL_COUNTED, csv_response
+from app.web.export import UNTIL_COUNTED, csv_response, json_body
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
 from app.web.paging import paged
 from app.web.viewer import refuse_until_counted, viewer
@@ -59,7 +59,7 @@ def _records(rows: list[WorkloadRow]) -> list[dict[str, object]]:
 def export_json() -> Response:
     refuse_until_counted(UNTIL_COUNTED)
     rows, args, errors = _query()
-    return jsonify({"rows": _records(rows), "filters": args, "errors": errors})
+    return json_body({"rows": _records(rows), "filters": args, "errors": errors})
 
 
 @bp.get("/export.csv")

@@ -270,6 +270,9 @@ def test_the_filters_choose_clusters_and_resources_and_name_what_they_do_not_kno
     lines = web.get("/fleet/export.csv?cluster=local").get_data(as_text=True).splitlines()
     assert {line.split(",")[0] for line in lines[1:]} == {"local"}
     assert web.get("/c/b/export.csv").headers["Content-Disposition"].endswith("extres-overview-b.csv")
+    assert web.get("/c/b/export.json").get_json()["cluster"] == "b"  # a file of it says where from
+    assert web.get("/c/b/workloads/export.json").get_json()["cluster"] == "b"
+    assert "cluster" not in web.get("/export.json").get_json()  # the own cluster's, as it always was
 
 
 def test_impersonated_users_see_a_member_only_where_its_account_lets_them_be_read_as_themselves(
