@@ -89,7 +89,8 @@ class Fleet:
     def sync(self, only_files: bool = False) -> None:
         """Read the sources again and make the members what they give: new ones added (started
         when the fleet is), changed ones read again and replaced, gone ones stopped. A refusal is
-        logged once for the same kubeconfig."""
+        logged once for the same kubeconfig. ``only_files``: the folder alone, the first source
+        (read as the app is made; the Secrets wait for the local cluster's connection)."""
         with self._lock:
             for i, source in enumerate(self._sources[:1] if only_files else self._sources):
                 try:
@@ -119,6 +120,8 @@ class Fleet:
                 if self._started:
                     runtime.start()
             self.members, self.refused = members, refused
+            self._texts = {n: t for n, t in self._texts.items() if n in members}
+            self._said = {n: t for n, t in self._said.items() if any(r.cluster == n for r in refused)}
         for name, runtime in gone.items():
             log.info("member cluster %s %s", name, "replaced" if name in members else "removed")
             runtime.stop()
