@@ -54,9 +54,13 @@ class MemberSecrets:
 
 
 def _entry(item: dict[str, Any]) -> tuple[str, bytes]:
+    """(name, kubeconfig); the name cut at 64 characters (a cluster's is at most 63: a longer
+    one is still refused, and no more of it reaches a message or the log)."""
     data = item.get("data") or {}
-    name = _decoded(data.get("name")).decode(errors="replace").strip()
-    return name or str((item.get("metadata") or {}).get("name", "")), _decoded(data.get("kubeconfig"))
+    given = data.get("name")
+    name = _decoded(given[:128] if isinstance(given, str) else None).decode(errors="replace").strip()
+    named = name or str((item.get("metadata") or {}).get("name", ""))
+    return named[:64], _decoded(data.get("kubeconfig"))
 
 
 def _decoded(value: object) -> bytes:
