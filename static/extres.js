@@ -206,3 +206,15 @@ function extresSay(text) {
     window.setTimeout(compare, 50);
   });
 })();
+
+// The Fleet page's clusters signed in separately (token mode): each section asks its own
+// cluster's path for that cluster's figures, so the browser sends that cluster's session cookie
+// with it and no other. An answer that would take the page elsewhere (that cluster's sign-in, a
+// refusal) is not followed: the section keeps its link to sign in there.
+document.addEventListener("htmx:beforeOnLoad", function (event) {
+  "use strict";
+  var elt = event.detail.elt;
+  if (!(elt && elt.hasAttribute && elt.hasAttribute("data-apart"))) return;
+  var xhr = event.detail.xhr;
+  if (xhr.status !== 200 || xhr.getResponseHeader("HX-Redirect")) event.preventDefault();
+});

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from flask import Response, current_app, jsonify, request
+from flask import Response, current_app, jsonify, render_template, request
 
 from app import reads
 from app.domain import fleet
@@ -17,7 +17,7 @@ from app.kube.api.errors import KubeError
 from app.runtime import Runtime
 from app.web import security
 from app.web.export import csv_response
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
+from app.web.hx import NODES_AND_PODS, Page, htmx, page_or_fragment
 from app.web.viewer import DRA_READS, viewer
 
 bp = Page("fleet", __name__, url_prefix="/fleet", reads=NODES_AND_PODS)
@@ -91,11 +91,28 @@ def fleet_view() -> tuple[list[ClusterState], list[FleetRow]]:
     for runtime in the_fleet().runtimes():
         state = _state(runtime, runtime is here, now)
         states.append(state)
-        if state.state in (*fleet.COUNTED, fleet.UNREACHABLE) and state.figures_from is not None:
-            strip = reads.summary(runtime, _devices_shown(runtime, runtime is here))
-            room = reads.room_for(runtime, tuple(e.resource for e in strip if e.allocatable))
-            rows += fleet.rows_of(runtime.name, strip, room, reads.physical_devices(runtime))
+        rows += _rows(runtime, runtime is here, state)
     return states, rows
+
+
+def _rows(runtime: Runtime, here: bool, state: ClusterState) -> list[FleetRow]:
+    """``runtime``'s rows, where its figures may be shown (an unreachable one's last too)."""
+    if state.state not in (*fleet.COUNTED, fleet.UNREACHABLE) or state.figures_from is None:
+        return []
+    strip = reads.summary(runtime, _devices_shown(runtime, here))
+    room = reads.room_for(runtime, tuple(e.resource for e in strip if e.allocatable))
+    return fleet.rows_of(runtime.name, strip, room, reads.physical_devices(runtime))
+
+
+@bp.get("/apart")
+def apart() -> str:
+    """This cluster's figures alone, as the Fleet page of another cluster's path asks for them
+    in token mode (from this cluster's path: its own session cookie goes with the request, and
+    no other); a page of its own when asked as one."""
+    runtime = viewer().runtime
+    state = _state(runtime, True, datetime.now(UTC))
+    part = "fleet/_apart.html" if htmx and not htmx.boosted else "fleet/apart.html"
+    return render_template(part, state=state, rows=_rows(runtime, True, state))
 
 
 @bp.get("/")

@@ -45,6 +45,7 @@ ROUTES: tuple[Route, ...] = (
     Route("history.export_csv"),
     Route("fleet.export_csv"),
     Route("fleet.export_json"),
+    Route("fleet.apart"),  # one cluster's figures, asked by another cluster's Fleet page
     Route("changes.new"),
     Route("changes.confirm_remove"),
     Route("changes.set_resource", method="POST", writes=True),

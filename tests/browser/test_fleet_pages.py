@@ -111,6 +111,10 @@ def test_token_mode_signs_in_per_cluster_each_cookie_sent_under_its_own_path(
         assert "/login" in page.url
         sign_in(page, "viewer-token")
         assert page.url == fleet_token_server.url + "/", page.inner_text("main")[:600]
+        page.goto(fleet_token_server.url + "/fleet/")  # twin asked from its path, not yet signed in there
+        page.wait_for_timeout(1500)
+        assert page.url == fleet_token_server.url + "/fleet/"  # its sign-in not followed: the page stays
+        assert page.locator("#apart-twin a[data-sign-in]").get_attribute("href") == "/c/twin/login"
         page.goto(fleet_token_server.url + "/c/twin/")
         assert page.url == fleet_token_server.url + "/c/twin/login?next=/c/twin/"
         assert "of cluster twin" in page.inner_text("h1")
@@ -124,6 +128,8 @@ def test_token_mode_signs_in_per_cluster_each_cookie_sent_under_its_own_path(
             ("extres_member", "/c/twin/", True, "Strict"),
         }
         page.goto(fleet_token_server.url + "/fleet/")
+        page.wait_for_selector('#apart-twin [data-apart-state="live"]', timeout=15_000)  # with twin's cookie
+        assert page.locator("#apart-twin a[data-sign-in]").count() == 0
         row = page.locator('table.clusters tr[data-cluster="twin"]')
         assert row.get_attribute("data-state") == "not shown"
         assert row.locator("a[data-sign-in]").get_attribute("href") == "/c/twin/login"

@@ -129,6 +129,10 @@ def test_in_token_mode_each_cluster_has_its_own_sign_in_and_its_token_goes_to_it
     fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
     web = browser(app)
     assert web.post("/login", data={"token": "a-token", "next": "/"}).status_code == 303
+    unsigned = web.get("/c/b/fleet/apart", headers={"HX-Request": "true", "HX-Target": "apart-b"})
+    assert unsigned.status_code == 204 and unsigned.headers["HX-Redirect"].startswith(
+        "/c/b/login"
+    )  # not followed
     to_sign_in = web.get("/c/b/")
     assert to_sign_in.status_code == 302 and to_sign_in.location == "/c/b/login?next=/c/b/"
     bearer = web.get("/c/b/", headers={"Authorization": "Bearer a-token"})  # not sent to b either
@@ -154,6 +158,13 @@ def test_in_token_mode_each_cluster_has_its_own_sign_in_and_its_token_goes_to_it
     row = page.select_one('table.clusters tr[data-cluster="b"]')
     assert row["data-state"] == "not shown" and row.select_one("a[data-sign-in]")["href"] == "/c/b/login"
     assert page.select_one('tr[data-cluster="b"][data-resource]') is None
+    # b's figures asked from b's own path (its cookie goes with that request alone)
+    assert page.select_one("section#apart-b[data-apart]")["hx-get"] == "/c/b/fleet/apart"
+    hx = {"HX-Request": "true", "HX-Target": "apart-b"}
+    apart = soup(web.get("/c/b/fleet/apart", headers=hx))
+    assert apart.select_one("[data-apart-state]")["data-apart-state"] == "live" and apart.h1 is None
+    assert figures(apart, f'tr[data-cluster="b"][data-resource="{D}"]')["free"] == "8"
+    assert soup(web.get("/c/b/fleet/apart")).h1.get_text() == "b in the fleet"  # a page when asked as one
     from_b = soup(web.get("/c/b/fleet/"))  # the fleet as b's sign-in sees it: b's figures alone
     row = from_b.select_one('table.clusters tr[data-cluster="local"]')
     assert row["data-state"] == "not shown" and row.select_one("a[data-sign-in]")["href"] == "/login"
