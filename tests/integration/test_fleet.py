@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -85,21 +86,52 @@ def kubeconfig(plane: testenv.ControlPlane, token: str, host: str = "127.0.0.1")
     )
 
 
+def dashboard_of_a(
+    plane: testenv.ControlPlane, token: str, tmp_path: Any, members: dict[str, str], **settings: Any
+) -> Any:
+    """A dashboard of cluster a (reached with ``token``), the ``members``' kubeconfigs in a folder
+    (name: text), its history kept nowhere unless ``settings`` say otherwise."""
+    local = tmp_path / "kubeconfig-a"
+    local.write_text(kubeconfig(plane, token))
+    config = {"kubeconfig": str(local), "in_cluster": "false", "cluster_name": "a", "clusters_loopback": True,
+              "history_store": "off", "selector_evaluator": "in-process", **settings}  # fmt: skip
+    if members:
+        folder = tmp_path / "members"
+        folder.mkdir()
+        for name, text in members.items():
+            (folder / name).write_text(text)
+        config["clusters_dir"] = str(folder)
+    return create_app(config)
+
+
+def a_and_b(planes: dict[str, testenv.ControlPlane], a_rules: list[dict[str, Any]]) -> dict[str, str]:
+    """The dashboard's accounts (``a_rules`` on a, reading everything on b) and a node each (a1
+    with 4 dongles, b1 with 8); the accounts' tokens."""
+    node(planes["a"], "a1", 4)
+    node(planes["b"], "b1", 8)
+    return {"a": account(planes["a"], "extres-a", a_rules), "b": account(planes["b"], "extres-b", READ_ALL)}
+
+
 def audited(plane: testenv.ControlPlane) -> list[dict[str, Any]]:
     lines = (plane.state_dir / "audit.log").read_text().splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 
-@pytest.fixture
-def planes(tmp_path_factory):
+def audited_planes(tmp_path_factory, names: str) -> Iterator[dict[str, testenv.ControlPlane]]:
+    """A bare control plane per name (etcd and kube-apiserver), every request audited."""
     started = []
     try:
-        for name in "abc":
+        for name in names:
             started.append(testenv.start(tmp_path_factory.mktemp(f"plane-{name}"), bare=True, audit=True))
-        yield dict(zip("abc", started, strict=True))
+        yield dict(zip(names, started, strict=True))
     finally:
         for plane in started:
             plane.stop(now=True)
+
+
+@pytest.fixture
+def planes(tmp_path_factory):
+    yield from audited_planes(tmp_path_factory, "abc")
 
 
 def page(web, path: str) -> BeautifulSoup:
@@ -127,22 +159,14 @@ def test_three_clusters_side_by_side_one_stopped_one_without_access_no_token_cro
     node(planes["b"], "b1", 8)
     node(planes["b"], "b2", 8)
     node(planes["c"], "c1", 2)
-    local = tmp_path / "kubeconfig-a"
-    local.write_text(kubeconfig(planes["a"], tokens["a"]))
-    members = tmp_path / "members"
-    members.mkdir()
-    (members / "b").write_text(kubeconfig(planes["b"], tokens["b"]))
-    (members / "c").write_text(kubeconfig(planes["c"], tokens["c"], host="localhost"))
-    app = create_app(
+    app = dashboard_of_a(
+        planes["a"],
+        tokens["a"],
+        tmp_path,
         {
-            "kubeconfig": str(local),
-            "in_cluster": "false",
-            "cluster_name": "a",
-            "clusters_dir": str(members),
-            "clusters_loopback": True,
-            "history_store": "off",
-            "selector_evaluator": "in-process",
-        }
+            "b": kubeconfig(planes["b"], tokens["b"]),
+            "c": kubeconfig(planes["c"], tokens["c"], host="localhost"),
+        },
     )
     fleet = app.extensions["extres_fleet"]
     try:
@@ -204,14 +228,7 @@ REVIEWS = [
 
 @pytest.fixture
 def two_planes(tmp_path_factory):
-    started = []
-    try:
-        for name in "ab":
-            started.append(testenv.start(tmp_path_factory.mktemp(f"plane-{name}"), bare=True, audit=True))
-        yield dict(zip("ab", started, strict=True))
-    finally:
-        for plane in started:
-            plane.stop(now=True)
+    yield from audited_planes(tmp_path_factory, "ab")
 
 
 def test_token_mode_signs_in_per_cluster_each_token_reaching_its_own_api_server_alone(two_planes, tmp_path):
@@ -224,22 +241,12 @@ def test_token_mode_signs_in_per_cluster_each_token_reaching_its_own_api_server_
     ann = {name: account(planes[name], f"ann-{name}", READ_ALL) for name in "ab"}
     node(planes["a"], "a1", 4)
     node(planes["b"], "b1", 8)
-    local = tmp_path / "kubeconfig-a"
-    local.write_text(kubeconfig(planes["a"], dashboard["a"]))
-    members = tmp_path / "members"
-    members.mkdir()
-    (members / "b").write_text(kubeconfig(planes["b"], dashboard["b"]))
-    app = create_app(
-        {
-            "kubeconfig": str(local),
-            "in_cluster": "false",
-            "cluster_name": "a",
-            "clusters_dir": str(members),
-            "clusters_loopback": True,
-            "history_store": "off",
-            "selector_evaluator": "in-process",
-            "auth_mode": "token",
-        }
+    app = dashboard_of_a(
+        planes["a"],
+        dashboard["a"],
+        tmp_path,
+        {"b": kubeconfig(planes["b"], dashboard["b"])},
+        auth_mode="token",
     )
     fleet = app.extensions["extres_fleet"]
     try:
@@ -278,12 +285,7 @@ def test_members_from_labelled_secrets_follow_them_and_no_other_secret_is_read(t
     log shows every Secret request the dashboard made was that labelled list."""
     planes = two_planes
     pods = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
-    dashboard = {
-        "a": account(planes["a"], "extres-a", NO_PODS + pods),
-        "b": account(planes["b"], "extres-b", READ_ALL),
-    }
-    node(planes["a"], "a1", 4)
-    node(planes["b"], "b1", 8)
+    dashboard = a_and_b(planes, NO_PODS + pods)
     core = client.CoreV1Api(admin(planes["a"]))
     core.create_namespace({"metadata": {"name": "extres-clusters"}})
     rbac = client.RbacAuthorizationV1Api(admin(planes["a"]))
@@ -312,19 +314,7 @@ def test_members_from_labelled_secrets_follow_them_and_no_other_secret_is_read(t
         secret("member-b", {"name": "b", "kubeconfig": kubeconfig(planes["b"], dashboard["b"])}, label),
     )
     core.create_namespaced_secret("extres-clusters", secret("unrelated", {"password": "hunter2"}, {}))
-    local = tmp_path / "kubeconfig-a"
-    local.write_text(kubeconfig(planes["a"], dashboard["a"]))
-    app = create_app(
-        {
-            "kubeconfig": str(local),
-            "in_cluster": "false",
-            "cluster_name": "a",
-            "clusters_namespace": "extres-clusters",
-            "clusters_loopback": True,
-            "history_store": "off",
-            "selector_evaluator": "in-process",
-        }
-    )
+    app = dashboard_of_a(planes["a"], dashboard["a"], tmp_path, {}, clusters_namespace="extres-clusters")
     fleet = app.extensions["extres_fleet"]
     try:
         assert fleet.members == {}
@@ -370,30 +360,17 @@ def test_a_members_capacity_history_is_kept_in_the_dashboards_own_cluster(two_pl
     monkeypatch.setattr(capacity_log, "KEPT_SECONDS", 0.2)
     planes = two_planes
     history = [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "update"]}]
-    dashboard = {
-        "a": account(planes["a"], "extres-a", READ_ALL + history),
-        "b": account(planes["b"], "extres-b", READ_ALL),
-    }
-    node(planes["a"], "a1", 4)
-    node(planes["b"], "b1", 8)
+    dashboard = a_and_b(planes, READ_ALL + history)
     a_core = client.CoreV1Api(admin(planes["a"]))
     for index in range(32):  # the day stores, as the chart makes them
         a_core.create_namespaced_config_map("default", {"metadata": {"name": f"extres-history-{index:02d}"}})
-    local = tmp_path / "kubeconfig-a"
-    local.write_text(kubeconfig(planes["a"], dashboard["a"]))
-    members = tmp_path / "members"
-    members.mkdir()
-    (members / "b").write_text(kubeconfig(planes["b"], dashboard["b"]))
-    app = create_app(
-        {
-            "kubeconfig": str(local),
-            "in_cluster": "false",
-            "cluster_name": "a",
-            "clusters_dir": str(members),
-            "clusters_loopback": True,
-            "history_key": "the fleet test's history key, 32 bytes or more",
-            "selector_evaluator": "in-process",
-        }
+    app = dashboard_of_a(
+        planes["a"],
+        dashboard["a"],
+        tmp_path,
+        {"b": kubeconfig(planes["b"], dashboard["b"])},
+        history_key="the fleet test's history key, 32 bytes or more",
+        history_store="",
     )
     fleet = app.extensions["extres_fleet"]
     try:
