@@ -9,6 +9,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from app.domain.names import is_dns_label
 from app.domain.usage_mapping import DCGM, UsageMapping, mappings_from
 
 if TYPE_CHECKING:
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
 PREFIX = "EXTRES_"
 MIN_KEY_BYTES = 32
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,127}")
-CLUSTER_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 SELECTOR = re.compile(r"[A-Za-z0-9._/=!, ()-]{1,256}")
 
 
@@ -36,14 +36,14 @@ def check(s: Settings) -> None:
             f"{PREFIX}PROMETHEUS_CLUSTER_LABEL: a Prometheus label name, "
             f"not {s.prometheus_cluster_label[:60]!r}"
         )
-    if s.clusters_namespace is not None and not CLUSTER_NAME.fullmatch(s.clusters_namespace):
+    if s.clusters_namespace is not None and not is_dns_label(s.clusters_namespace):
         raise ValueError(f"{PREFIX}CLUSTERS_NAMESPACE: a namespace's name, not {s.clusters_namespace[:60]!r}")
     if not SELECTOR.fullmatch(s.clusters_selector):
         raise ValueError(
             f"{PREFIX}CLUSTERS_SELECTOR: a label selector (e.g. extres.dev/secret-type=cluster), "
             f"not {s.clusters_selector[:60]!r}"
         )
-    if not CLUSTER_NAME.fullmatch(s.cluster_name):
+    if not is_dns_label(s.cluster_name):
         raise ValueError(
             f"{PREFIX}CLUSTER_NAME: a DNS label (a-z, 0-9 and -, at most 63), not {s.cluster_name[:60]!r}"
         )

@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import ipaddress
-import re
 import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -33,10 +32,10 @@ import yaml
 
 from app.domain import safe_yaml
 from app.domain.addresses import ip_of
+from app.domain.names import is_dns_label
 
 MAX_BYTES = 256 * 1024  # a kubeconfig with a CA bundle and a client certificate is a few KiB
 MAX_VALUE = 128 * 1024  # one value's characters (a CA bundle, base64)
-NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")  # a cluster's name: a DNS label
 METADATA_NAMES = frozenset({"metadata.google.internal", "metadata", "instance-data", "metadata.azure.com"})
 METADATA_ADDRESSES = frozenset(
     ipaddress.ip_address(a)
@@ -123,7 +122,7 @@ def read(
     resolve: Resolve = resolve_all,
 ) -> Member:
     """The member ``name``'s kubeconfig ``text`` checked; Refused naming the first rule broken."""
-    if not NAME.match(name):
+    if not is_dns_label(name):
         raise Refused(name[:64], "name", "a cluster's name is a DNS label: a-z, 0-9 and -, at most 63")
     if len(text) > MAX_BYTES:
         raise Refused(name, "size", f"the kubeconfig is larger than {MAX_BYTES // 1024} KiB")
@@ -225,8 +224,9 @@ def _server(
     host = parts.hostname.rstrip(".").lower()
     if host in METADATA_NAMES:
         raise Refused(name, "metadata address", f"{host} is the cloud's instance metadata, not a cluster")
+    literal = ip_of(host) is not None
     try:
-        addresses = [host] if ip_of(host) is not None else list(resolve(host))
+        addresses = [host] if literal else list(resolve(host))
     except OSError as exc:
         raise Refused(
             name, "server", f"{host} does not resolve ({exc.strerror or exc}); asked again later"
@@ -235,7 +235,6 @@ def _server(
         raise Refused(name, "server", f"{host} resolves to no address")
     for address in addresses:
         _allowed(name, host, address, loopback_allowed)
-    literal = ip_of(host) is not None
     return server, None if literal else str(ip_of(addresses[0]))
 
 

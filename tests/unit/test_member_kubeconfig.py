@@ -135,9 +135,11 @@ def test_text_that_is_not_one_safe_kubeconfig_is_refused_without_a_crash(text):
         read("b", text)
 
 
-def test_a_clusters_name_is_a_dns_label():
+@pytest.mark.parametrize("name", ["../etc", "b\n", "B", "-b", "b" * 64, "b.c", "\uff42"])
+def test_a_clusters_name_is_a_dns_label(name):
+    """Whole: a trailing newline (which an anchored ``$`` lets through) is refused too."""
     with pytest.raises(Refused, match="DNS label"):
-        read("../etc", kubeconfig())
+        read(name, kubeconfig())
 
 
 def test_a_name_is_pinned_to_the_address_checked_and_tls_still_checks_the_name():

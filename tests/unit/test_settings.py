@@ -68,6 +68,7 @@ def test_overrides_are_converted_like_the_environment_and_unknown_keys_refused()
         ("EXTRES_PORT", "70000", "expected an integer <= 65535"),
         ("EXTRES_TRUSTED_PROXIES", "a,b", "'a' is not an address or a network"),
         ("EXTRES_CLUSTER_NAME", "Hub_1", "a DNS label"),
+        ("EXTRES_CLUSTER_NAME", "hub\n", "a DNS label"),
         ("EXTRES_CLUSTERS_NAMESPACE", "../kube-system", "a namespace's name"),
         ("EXTRES_CLUSTERS_SELECTOR", "a=b&limit=1", "a label selector"),
         ("EXTRES_CLUSTERS_SELECTOR", "", "a label selector"),
