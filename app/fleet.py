@@ -99,14 +99,14 @@ class Fleet:
                     log.warning("member clusters not read again: %s", getattr(exc, "message", exc))
             refused: list[Refused] = []
             members: dict[str, Runtime] = {}
-            gone, texts = dict(self.members), dict(self._texts)
+            gone = dict(self.members)
             for name, text in (entry for given in self._given for entry in given):
                 try:
                     if name in members or any(r.cluster == name for r in refused):
                         raise Refused(name, "name", "another cluster has this name")
                     if len(members) >= MAX_MEMBERS:
                         raise Refused(name, "count", f"at most {MAX_MEMBERS} member clusters")
-                    if name in gone and texts.get(name) == text:
+                    if name in gone and self._texts.get(name) == text:
                         members[name] = gone.pop(name)
                         continue
                     members[name] = runtime = self.runtime_of(name, text)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from app.kube.api import raw
-from app.kube.api.errors import KubeError, translate
+from app.kube.api.errors import translate
 
 if TYPE_CHECKING:
     from kubernetes import client
@@ -46,10 +46,8 @@ class MemberSecrets:
                 query["continue"] = (page.get("metadata") or {}).get("continue")
                 if not query["continue"]:
                     break
-        except KubeError:
-            raise
         except Exception as exc:  # noqa: BLE001 - a refusal, a timeout, a page too long or not JSON
-            raise translate(exc) from None
+            raise translate(exc) from None  # a KubeError as it is
         return found[: self.most]
 
 
