@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from app.domain.gpu_sharing import Physical, physical
 from app.domain.overview import Filters, Grid, NodeRow, build_grid, without_dra
-from app.domain.room import Room, room
+from app.domain.room import Room, room, shared_tolerations
 from app.domain.strip import Entry, strip, waiting
 from app.domain.workloads import WorkloadRow, group
 from app.memo import VersionedMemo
@@ -83,11 +83,13 @@ def known_names(runtime: Runtime, dra: bool) -> list[str]:
     return [s.resource for s in summary(runtime, dra)]
 
 
-@kept("fit_version", limit=8)
+@kept("fit_version", "pending_version", limit=8)
 def room_for(runtime: Runtime, resources: tuple[str, ...]) -> dict[str, Room]:
-    """What a job can use now of each of ``resources`` (app.domain.room), made again only when
-    something placement depends on moved."""
-    return room(runtime.cluster.store.node_facts(), list(resources))
+    """What a job can use now of each of ``resources`` (app.domain.room), with the tolerations the
+    pods asking for each carry alike, made again only when something placement depends on (or a
+    waiting pod) moved."""
+    store = runtime.cluster.store
+    return room(store.node_facts(), list(resources), shared_tolerations(store.objects.asking_tolerations()))
 
 
 @kept("rows_version", limit=1)

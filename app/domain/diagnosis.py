@@ -41,6 +41,7 @@ class Suggestion:
     resource: str
     add: int
     new_capacity: int
+    advertised: bool = True  # the node advertises it now (else it would be new there)
 
     @property
     def text(self) -> str:
@@ -89,6 +90,7 @@ class ShapeIndex:
         self._reasons: dict[str, int] = {}  # over every node
         self._candidates: dict[str, _Result] = {}  # nodes only extended resources keep out (or none)
         self._order = SortedList()  # (short, name) of the candidates
+        self._equipped = SortedList()  # (short, name) of those advertising every resource it asks
         self._advertising = [SortedList() for _ in self.extended]  # (-free, name) of the candidates
         self._feasible = 0  # candidates where the pod fits now
         self._repelled = 0  # of those, nodes holding pods with required anti-affinity (not modelled)
@@ -160,6 +162,8 @@ class ShapeIndex:
             return
         change = self._order.add if sign > 0 else self._order.remove
         change((result.short, name))
+        if None not in result.frees:
+            (self._equipped.add if sign > 0 else self._equipped.remove)((result.short, name))
         for free, advertising in zip(result.frees, self._advertising, strict=True):
             if free is not None:
                 (advertising.add if sign > 0 else advertising.remove)((-free, name))
@@ -273,11 +277,20 @@ class ShapeIndex:
             d.kind = "unadvertised"
         elif candidates and extended:
             d.kind = "short"
-            best = self._candidates[self._order[0][1]].node  # the node needing the least added in total
+            # the node needing the least added in total, of those that advertise every resource it
+            # asks first: more devices where there are some, never a GPU where there is none
+            first = (self._equipped or self._order)[0][1]
+            best = self._candidates[first].node
             for resource, want in self.extended:
                 if add := max(0, want - best.free(resource)):
                     d.suggestions.append(
-                        Suggestion(best.name, resource, add, best.capacity.get(resource, 0) + add)
+                        Suggestion(
+                            best.name,
+                            resource,
+                            add,
+                            best.capacity.get(resource, 0) + add,
+                            resource in best.allocatable,
+                        )
                     )
             d.lowerings = self._lowerings()
         if not candidates:

@@ -34,7 +34,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from app.domain.names import go_int, is_label_value, is_requested_as_extended, qualified_name_errors
+from app.domain.names import (
+    go_int,
+    is_label_value,
+    is_native_resource,
+    is_requested_as_extended,
+    qualified_name_errors,
+)
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 NATIVE_ORDER = {"cpu": 0, "memory": 1, "ephemeral-storage": 2}  # the scheduler's order of reasons
@@ -125,6 +131,13 @@ class Toleration:
             return True
         return self.operator in ("", "Equal") and self.value == taint.value
 
+    def __str__(self) -> str:
+        """As ``kubectl describe`` writes one: ``key=value:effect``, ``key:effect op=Exists``."""
+        effect = f":{self.effect}" if self.effect else ""
+        if self.operator == "Exists":
+            return f"{self.key}{effect} op=Exists" if self.key or effect else "op=Exists"
+        return f"{self.key}={self.value}{effect}"
+
 
 # The DefaultTolerationSeconds admission plugin (on by default) gives every new pod that does not
 # already tolerate them these two NoExecute tolerations (for 300 s): a node whose kubelet reports
@@ -142,6 +155,17 @@ def admitted_tolerations(tolerations: tuple[Toleration, ...]) -> tuple[Toleratio
         if not any(t.key in ("", key) and t.effect in ("", "NoExecute") for t in tolerations)
     )
     return tolerations + added
+
+
+def extended_resource_tolerations(names: Iterable[str]) -> tuple[Toleration, ...]:
+    """What the ExtendedResourceToleration admission plugin (GKE turns it on; GPU pools are
+    tainted with the resource's own name) adds to a pod requesting ``names``: per extended
+    resource, ``{key: name, operator: Exists, effect: NoSchedule}``, in name order. Mirrors
+    plugin/pkg/admission/extendedresourcetoleration (``IsExtendedResourceName``: not native, so a
+    DeviceClass's implicit name gets none)."""
+    return tuple(
+        Toleration(n, "Exists", "", "NoSchedule") for n in sorted(set(names)) if not is_native_resource(n)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ class FleetRow:
     allocatable: int
     requested: int
     free: int  # allocatable minus requested, over the nodes with some free
-    usable: int  # of that, on nodes a plain pod may be placed on
+    usable: int  # of that, on nodes a pod asking for it may be placed on (app.domain.room)
     largest: int  # the most free on one such node: the largest job that fits now
     waiting: int  # unschedulable pods asking for it
     physical: int | None = None  # devices behind it where it is shared (None: not shared)

@@ -111,6 +111,7 @@ class Physical:
     disagree: int = 0  # of those, nodes whose labels disagree with them
     strategies: set[str] = field(default_factory=set)  # how they share it
     refusing: int = 0  # nodes where a request over one share is refused at admission
+    names: set[str] = field(default_factory=set)  # the names its shares are advertised as
 
     @property
     def total(self) -> int:
@@ -136,5 +137,6 @@ def physical(rows: list[tuple[Mapping[str, int], Mapping[str, Sharing]]]) -> dic
             p.disagree += bool(s.disagree)
             p.strategies.add(s.strategy or "shares")
             p.refusing += s.refuses_over_one
+            p.names.add(s.resource)
     names = {s.resource: found[s.device] for _, shares in rows for s in shares.values()}
     return {**found, **names}

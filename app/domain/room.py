@@ -1,14 +1,21 @@
 """The free a job can use (pure): "free 9" is arithmetic over every node; a job asks whether its
-pods can start now. Per extended resource: the free on the nodes a plain pod may be placed on
-(not cordoned, no NoSchedule or NoExecute taint it does not tolerate once admitted: a NotReady or
-unreachable node carries one), each node left out named with why, the largest block free on one
-node, and how many pods of a few sizes asking for that resource alone fit now, by the fit
-model's rules (``app.domain.fit``: node selector aside, what kube-scheduler's NodeUnschedulable,
-TaintToleration and NodeResourcesFit filters decide, the node's pod count included)."""
+pods can start now. Per extended resource: the free on the nodes a pod asking for it may be
+placed on (not cordoned, no NoSchedule or NoExecute taint it does not tolerate once admitted: a
+NotReady or unreachable node carries one), each node left out named with why, the largest block
+free on one node, and how many pods of a few sizes asking for that resource alone fit now, by the
+fit model's rules (``app.domain.fit``: node selector aside, what kube-scheduler's
+NodeUnschedulable, TaintToleration and NodeResourcesFit filters decide, the node's pod count
+included).
+
+GPU pools are tainted (``nvidia.com/gpu=present:NoSchedule``, ``sku=gpu:NoSchedule``) and the pods
+asking for a GPU tolerate it, so the probe is not a plain pod: it carries what the
+ExtendedResourceToleration admission plugin adds for the resource, and the tolerations every pod
+that asks for it (running or waiting) carries alike (``shared_tolerations``); the page says which
+it assumed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.domain.fit import (
@@ -16,13 +23,17 @@ from app.domain.fit import (
     UNREACHABLE,
     NodeFacts,
     PodShape,
+    Toleration,
     admitted_tolerations,
+    extended_resource_tolerations,
     how_many,
     untolerated,
 )
+from app.domain.gpu_sharing import sharing
 
 SIZES = (1, 2, 4, 8)  # pod sizes the strip says "fits now" for (those up to the largest node)
 NAMED = 5  # excluded nodes named per reason, on hover (the rest counted)
+DEFAULTS = admitted_tolerations(())  # every admitted pod has these: not worth saying
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,21 @@ class Room:
     excluded: dict[str, list[str]] = field(default_factory=dict)  # why -> nodes with free left out
     excluded_count: dict[str, int] = field(default_factory=dict)  # why -> how many
     fits: tuple[tuple[int, int], ...] = ()  # (pod size, how many such pods fit now)
+    assumed: tuple[Toleration, ...] = ()  # what the probe tolerates beyond the admission defaults
+
+
+def shared_tolerations(
+    pods: Iterable[tuple[Iterable[str], Iterable[Toleration]]],
+) -> dict[str, tuple[Toleration, ...]]:
+    """Per extended resource, the tolerations every pod asking for it carries (``pods``: each pod's
+    extended request names and its tolerations), in the first such pod's order."""
+    out: dict[str, tuple[Toleration, ...]] = {}
+    for names, tolerations in pods:
+        carried = tuple(tolerations)
+        for name in set(names):
+            have = out.get(name)
+            out[name] = carried if have is None else tuple(t for t in have if t in carried)
+    return out
 
 
 def _why_excluded(node: NodeFacts, probe: PodShape) -> str:
@@ -46,14 +72,27 @@ def _why_excluded(node: NodeFacts, probe: PodShape) -> str:
     return "NotReady" if taint.key in (NOT_READY, UNREACHABLE) else f"tainted {taint}"
 
 
+def _refuses_over_one(node: NodeFacts, resource: str) -> bool:
+    shared = sharing(node.labels, node.capacity, node.allocatable).get(resource)
+    return shared is not None and shared.refuses_over_one
+
+
 def room(
-    facts: Iterable[NodeFacts], resources: Sequence[str], sizes: Sequence[int] = SIZES
+    facts: Iterable[NodeFacts],
+    resources: Sequence[str],
+    carried: Mapping[str, tuple[Toleration, ...]] | None = None,
+    sizes: Sequence[int] = SIZES,
 ) -> dict[str, Room]:
-    """Each of ``resources`` as a job can use it now, over ``facts`` (every node)."""
+    """Each of ``resources`` as a job can use it now, over ``facts`` (every node); ``carried``:
+    per resource, the tolerations the pods asking for it share (``shared_tolerations``)."""
     nodes = list(facts)
-    tolerations = admitted_tolerations(())
     out = {}
     for resource in resources:
+        assumed = extended_resource_tolerations([resource])
+        assumed += tuple(
+            t for t in (carried or {}).get(resource, ()) if t not in assumed and t not in DEFAULTS
+        )
+        tolerations = admitted_tolerations(assumed)
         probe = PodShape({resource: 1}, tolerations=tolerations)
         free = schedulable = largest = 0
         largest_node = ""
@@ -75,10 +114,21 @@ def room(
             usable.append(node)
             if have > largest:
                 largest, largest_node = have, node.name
+        # under MPS and GKE's sharing a pod asking for more than one share is refused there
+        one_share = {n.name for n in usable if _refuses_over_one(n, resource)}
         fits = tuple(
-            (size, sum(how_many(PodShape({resource: size}, tolerations=tolerations), n) for n in usable))
+            (
+                size,
+                sum(
+                    how_many(PodShape({resource: size}, tolerations=tolerations), n)
+                    for n in usable
+                    if size == 1 or n.name not in one_share
+                ),
+            )
             for size in sizes
             if size <= max((n.allocatable.get(resource, 0) for n in nodes), default=0)
         )
-        out[resource] = Room(resource, free, schedulable, largest, largest_node, excluded, counts, fits)
+        out[resource] = Room(
+            resource, free, schedulable, largest, largest_node, excluded, counts, fits, assumed
+        )
     return out

@@ -101,11 +101,13 @@ def start(
     env: dict[str, str] | None = None,
     watch_list: bool = True,
     audit: bool = False,
+    admission: tuple[str, ...] = (),
 ) -> ControlPlane:
     """Start a control plane; ``bare``: etcd and kube-apiserver only (plus the scheduler if
     ``scheduler``), no controllers and no kwok; ``env``: added to its processes' environment;
     ``watch_list`` False: a kube-apiserver that does not stream lists (WatchList=false);
-    ``audit``: every request's metadata (who, what, the code answered) in ``audit.log``."""
+    ``audit``: every request's metadata (who, what, the code answered) in ``audit.log``;
+    ``admission``: admission plugins turned on beside the defaults."""
     if not SCRIPT.is_file():
         raise RuntimeError(f"{SCRIPT} is missing: the package was installed without its scripts")
     port = port or int(os.environ.get("EXTRES_TESTENV_PORT", "0")) or free_port()
@@ -117,6 +119,8 @@ def start(
         ("--audit", audit),
     )
     flags = [f for f, on in options if on]
+    if admission:
+        flags.append(f"--admission={','.join(admission)}")
     _script("start", state_dir, port, *flags, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})})
     return ControlPlane(Path(state_dir).resolve(), port)
 

@@ -222,6 +222,30 @@ def test_several_resources_must_fit_on_one_node():
     assert [(s.node, s.resource, s.add) for s in d.suggestions] == [("a", F, 1)]
 
 
+def test_a_node_without_the_resource_is_never_named_while_one_with_it_is_full():
+    gpu = "nvidia.com/gpu"
+    # every GPU held on the one GPU node; nodes "a" (first by name) have none at all
+    nodes = [node("a-cpu-only", {}), node("gpu-node", {gpu: 4}, {gpu: 4}), node("b-cpu-only", {})]
+    d = diagnose(shape({gpu: 3}), nodes)
+    assert d.kind == "short"
+    [s] = d.suggestions
+    assert (s.node, s.add, s.advertised) == ("gpu-node", 3, True)
+    # over-committed there (free -1): still the node with GPUs, never one without
+    d = diagnose(shape({gpu: 3}), [node("a-cpu-only", {}), node("gpu-node", {gpu: 4}, {gpu: 5})])
+    assert [(s.node, s.add) for s in d.suggestions] == [("gpu-node", 4)]
+
+
+def test_with_no_node_advertising_every_resource_asked_the_suggestion_says_what_is_new_there():
+    nodes = [node("a", {D: 1, F: 0}), node("b", {D: 0})]
+    d = diagnose(shape({D: 2, F: 1}), nodes)
+    assert [(s.node, s.resource, s.add, s.advertised) for s in d.suggestions] == [
+        ("a", F, 1, True),
+        ("a", D, 1, True),
+    ]
+    d = diagnose(shape({D: 2, F: 1}), [node("b", {D: 0}), node("f", {F: 0})])
+    assert [(s.node, s.resource, s.advertised) for s in d.suggestions] == [("b", F, False), ("b", D, True)]
+
+
 def test_cordoned_and_tainted_nodes_are_never_suggested():
     taint = Taint("dedicated", "ml", "NoSchedule")
     nodes = [node("a", {D: 4}, unschedulable=True), node("b", {D: 1}), node("c", {D: 4}, taints=(taint,))]

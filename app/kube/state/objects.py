@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 from app.domain.accounting import Amounts
+from app.domain.fit import Toleration
 from app.domain.workloads import Holder
 from app.kube.state.pod_index import PodIndex
 from app.kube.state.sizes import CacheSize, estimate
@@ -104,6 +105,20 @@ class Objects:
         """Every counted pod with extended requests, as app.domain.workloads groups them."""
         with self.lock:
             return self.index.holders()
+
+    def asking_tolerations(self) -> list[tuple[tuple[str, ...], tuple[Toleration, ...]]]:
+        """Each counted or unschedulable pod with extended requests: the names it asks for and its
+        tolerations (what app.domain.room.shared_tolerations reads)."""
+        with self.lock:
+            index = self.index
+            keys = [k for ks in index.node_pods.values() for k in ks]
+            keys.extend(index.unschedulable)
+            pods = (index.pods.get(k) for k in keys)
+            return [
+                (tuple(p.extended_requests), p.placement.tolerations)
+                for p in pods
+                if p is not None and p.extended_requests and (p.counts or p.unschedulable is not None)
+            ]
 
     def quota_list(self) -> list[QuotaView]:
         with self.lock:
