@@ -188,11 +188,13 @@ def _queue_families(store: Store) -> Iterator[Metric]:
         "its labels select have allocatable (0 when within).",
         labels=["flavor", "resource"],
     )
-    for q in report.queues:
-        pending.add_metric([q.name], q.pending)
+    for q in report.queues:  # what Kueue has not reported yet is left out, never 0
+        if q.pending is not None:
+            pending.add_metric([q.name], q.pending)
         for r in q.rows:
             quota.add_metric([q.name, r.flavor, r.resource, "nominal"], _number(r.nominal))
-            quota.add_metric([q.name, r.flavor, r.resource, "reserved"], _number(r.reserved))
+            if r.reserved:
+                quota.add_metric([q.name, r.flavor, r.resource, "reserved"], _number(r.reserved))
     for c in report.capacity:
         over.add_metric([c.flavor, c.resource], c.over)
     yield pending

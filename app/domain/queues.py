@@ -75,6 +75,18 @@ class Workload:
         return found.status if found is not None else ""
 
     @property
+    def holds_quota(self) -> bool:
+        """Counted against its ClusterQueue's quota as Kueue counts it: admitted there
+        (``status.admission``), its reservation not withdrawn, not finished (Kueue releases a
+        finished Job's quota and keeps its admission for the record), not evicted."""
+        return (
+            bool(self.cluster_queue)
+            and self.state("QuotaReserved") != "False"
+            and self.state("Finished") != "True"
+            and self.state("Evicted") != "True"
+        )
+
+    @property
     def waiting_for_quota(self) -> bool:
         """No quota reserved for it yet, and not finished."""
         return self.state("QuotaReserved") != "True" and self.state("Finished") != "True"
@@ -121,7 +133,7 @@ def waiting(
     every: Sequence[Workload] = list(workloads)
     using: dict[tuple[str, str, str], list[Holder]] = {}  # (queue, flavor, resource) -> admitted users
     for a in every:
-        if a.cluster_queue:
+        if a.holds_quota:
             for (flavor, resource), amount in a.usage.items():
                 using.setdefault((a.cluster_queue, flavor, resource), []).append(
                     Holder(a.namespace, a.name, a.owner, amount, a.cluster_queue)
@@ -168,8 +180,8 @@ class ClusterQueue:
     quotas: tuple[Quota, ...]
     reserved: Mapping[tuple[str, str], str]  # (flavor, resource) -> quantity (status.flavorsReservation)
     used: Mapping[tuple[str, str], str]  # likewise, by admitted workloads (status.flavorsUsage)
-    pending: int = 0
-    admitted: int = 0
+    pending: int | None = None  # None: Kueue has not reported it (no status yet)
+    admitted: int | None = None
     borrowed: Mapping[tuple[str, str], str] = field(default_factory=dict)  # of the reserved, from its cohort
 
 
@@ -181,7 +193,7 @@ class QuotaRow:
     nominal: str
     borrowing_limit: str
     lending_limit: str
-    reserved: str  # "" when Kueue reports none
+    reserved: str  # "" when Kueue has not reported it
     used: str
     borrowed: str = ""  # of the reserved, borrowed from the cohort
 
@@ -190,8 +202,8 @@ class QuotaRow:
 class QueueSummary:
     name: str
     cohort: str
-    pending: int
-    admitted: int
+    pending: int | None  # None: not reported
+    admitted: int | None
     rows: list[QuotaRow]
     workloads: list[Workload]  # its admitted ones
 
@@ -206,11 +218,13 @@ class FlavorCapacity:
     labels: tuple[tuple[str, str], ...]
     nominal: int
     capacity: int
+    missing: bool = False  # no ResourceFlavor of that name: it selects no node
 
     @property
     def over(self) -> int:
-        """Quota past the nodes' capacity: admitted work that will sit Pending (0 when none)."""
-        return max(0, self.nominal - self.capacity)
+        """Quota past the nodes' capacity: admitted work that will sit Pending (0 when none, and
+        for a missing flavor, which admits nothing)."""
+        return 0 if self.missing else max(0, self.nominal - self.capacity)
 
 
 @dataclass(frozen=True)
@@ -245,7 +259,7 @@ def report(
     flavor selects; and what nodes no such flavor selects have (no queue can hand it out)."""
     admitted: dict[str, list[Workload]] = {}
     for w in workloads:
-        if w.cluster_queue:
+        if w.holds_quota:
             admitted.setdefault(w.cluster_queue, []).append(w)
     summaries = []
     nominal: dict[tuple[str, str], int] = {}
@@ -268,7 +282,11 @@ def report(
     capacity = []
     covered: dict[str, list[tuple[tuple[str, str], ...]]] = {}
     for (flavor, resource), total in sorted(nominal.items()):
-        labels = flavors.get(flavor, ())
+        if flavor not in flavors:  # named by a queue, never made: Kueue admits nothing in it
+            capacity.append(FlavorCapacity(flavor, resource, (), total, 0, missing=True))
+            covered.setdefault(resource, [])
+            continue
+        labels = flavors[flavor]
         have = sum(alloc.get(resource, 0) for node_labels, alloc in nodes if _selects(labels, node_labels))
         capacity.append(FlavorCapacity(flavor, resource, labels, total, have))
         covered.setdefault(resource, []).append(labels)

@@ -100,3 +100,47 @@ def test_quota_past_the_flavors_nodes_and_gpus_no_queue_can_use_are_found():
     assert (capacity.nominal, capacity.capacity, capacity.over) == (14, 12, 2)
     assert found.unqueued == {GPU: 2}
     assert [q.name for q in found.queues] == ["a", "b"] and found.queues[0].rows[0].reserved == "3"
+
+
+def finished(w: Workload, kind: str = "Finished") -> Workload:
+    return Workload(
+        w.namespace, w.name, w.queue, w.owner, {**w.conditions, kind: Condition("True", "", "")},
+        w.cluster_queue, w.usage, w.requests,
+    )  # fmt: skip
+
+
+def test_a_finished_or_evicted_workload_keeps_its_admission_but_holds_no_quota():
+    from app.domain.queues import ClusterQueue, Quota, report
+
+    lacking = "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu "
+    lacking += "in flavor a100, 1 more needed"
+    running = workload("running", "q", "True", cq="team", gpus="2")
+    done = finished(workload("done", "q", "True", cq="team", gpus="3"))  # Kueue keeps status.admission
+    evicted = finished(workload("evicted", "q", "True", cq="team", gpus="1"), "Evicted")
+    withdrawn = workload("withdrawn", "q", "False", cq="team", gpus="1")  # reservation taken back
+    every = [running, done, evicted, withdrawn, workload("waits", "q", "False", lacking)]
+    assert [w.holds_quota for w in every] == [True, False, False, False, False]
+    waits = waiting(every, {("team-a", "q"): "team"})
+    assert [w.workload.name for w in waits] == ["waits", "withdrawn"]  # taken back: it waits again
+    assert [h.name for h in waits[0].holders[("a100", GPU)]] == ["running"]
+    queue = ClusterQueue("team", "", (Quota("a100", GPU, "4"),), {}, {})
+    [summary] = report([queue], {"a100": ()}, every, []).queues
+    assert [w.name for w in summary.workloads] == ["running"]
+
+
+def test_a_queue_kueue_has_not_reported_on_and_a_flavor_that_does_not_exist_say_so():
+    from app.domain.queues import ClusterQueue, Quota, report
+
+    reader = READERS["clusterqueues"]
+    doc = {"metadata": {"name": "new"}, "spec": {"resourceGroups": [{"coveredResources": [GPU],
+           "flavors": [{"name": "ghost", "resources": [{"name": GPU, "nominalQuota": 8}]}]}]}}  # fmt: skip
+    view, _, problem = reader.one(json.dumps(doc).encode())
+    assert problem is None and (view.queue.pending, view.queue.admitted) == (None, None)
+    nodes = [({"gpu": "h100"}, {GPU: 8}), ({}, {GPU: 4})]
+    found = report([view.queue, ClusterQueue("a", "", (Quota("h100", GPU, "8"),), {}, {})],
+                   {"h100": (("gpu", "h100"),)}, [], nodes)  # fmt: skip
+    ghost = next(c for c in found.capacity if c.flavor == "ghost")
+    assert (ghost.missing, ghost.capacity, ghost.over) == (True, 0, 0)  # selects nothing, never "every node"
+    assert found.unqueued == {GPU: 4}  # the unlabelled node's GPUs: no queue can hand them out
+    row = next(q for q in found.queues if q.name == "new").rows[0]
+    assert (row.reserved, row.used) == ("", "")  # not reported, never 0

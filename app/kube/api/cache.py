@@ -20,12 +20,10 @@ from kubernetes import client
 
 from app import workers
 from app.domain.accounting import resize_rule
+from app.kube.api.add_ons import KUEUE_KINDS, AddOns
 from app.kube.api.errors import BadRequest, Forbidden, Gone, Invalid, NotFound, refused, translate
 from app.kube.api.freshness import Freshness, Statuses, WatchCounters, missing_right
 from app.kube.api.listing import STREAMED_SINCE, Requests
-from app.kube.api.queue_positions import INTERVAL as POSITIONS_INTERVAL
-from app.kube.api.queue_positions import QueuePositions
-from app.kube.api.raw import body, get
 from app.kube.api.readiness import Readiness
 from app.kube.api.store_lists import StoreLists
 from app.kube.api.watch_wire import EVENT, Event, abort, raise_for, server_minor
@@ -37,11 +35,9 @@ log = logging.getLogger(__name__)
 
 KINDS = kinds.CORE
 DRA_KINDS = kinds.DRA
-KUEUE_KINDS = kinds.KUEUE
-KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # the first the API server serves is watched
 
 
-class ClusterCache:
+class ClusterCache(AddOns):
     """Feeds a Store from the API server: lists, then watches, each kind in a thread of its own."""
 
     def __init__(
@@ -83,6 +79,8 @@ class ClusterCache:
         self.dra = "unknown"
         self.kueue = "unknown"  # kueue.x-k8s.io, likewise
         self.kueue_version = ""  # the version of it watched, once "served"
+        self._kueue_watched = set()  # its kinds whose watch runs (app.kube.api.add_ons)
+        self._positions_started = False
 
     # ---- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -98,53 +96,6 @@ class ClusterCache:
     def _start_kind(self, kind: str) -> None:
         """(caller holds the lock)"""
         self._threads.append(workers.start(f"watch-{kind}", lambda: self._run(kind)))
-
-    def _discover_dra(self) -> None:
-        """Watch the DRA kinds only where the API server serves resource.k8s.io/v1."""
-        self.dra = self._discover("/apis/resource.k8s.io/v1/", DRA_KINDS)
-
-    def _discover_kueue(self) -> None:
-        """Watch Kueue's kinds only where the API server serves kueue.x-k8s.io: v1beta2 (Kueue
-        0.15+), else v1beta1 (older Kueue; the fields read are the same but a ClusterQueue's cohort,
-        app/kube/wire/kueue.py). Without Kueue nothing about queues appears and nothing errs."""
-        for version in KUEUE_VERSIONS:
-            group = f"/apis/kueue.x-k8s.io/{version}/"
-            self.requests.paths.update({kind: group + kind for kind in KUEUE_KINDS})
-            self.kueue = self._discover(group, KUEUE_KINDS, optional=True)
-            if self.kueue != "absent":
-                if self.kueue == "served":
-                    self.kueue_version = version
-                    positions = QueuePositions(self.api, self.store.queues)
-                    with self._lock:
-                        self._threads.append(
-                            workers.every("kueue-positions", POSITIONS_INTERVAL, positions.round, self._stop)
-                        )
-                return
-
-    def _discover(self, group: str, kinds_served: tuple[str, ...], optional: bool = False) -> str:
-        """ "served" once ``group`` answers (its kinds then watched), "absent" where it is not
-        served, "forbidden" where the app may not read it; asked again while unanswered."""
-        backoff = 1.0
-        while not self._stop.is_set():
-            try:
-                body(get(self.api, group, {}, (5, 10)))
-            except Exception as exc:  # noqa: BLE001 - absent, refused, or not answering (ask again)
-                err = translate(exc)
-                if isinstance(err, NotFound):
-                    return "absent"
-                if refused(err):
-                    return "forbidden"
-                self._stop.wait(backoff)
-                backoff = min(backoff * 2, 30.0)
-                continue
-            with self._lock:
-                if self._stop.is_set():
-                    return "unknown"
-                for kind in kinds_served:  # watched before "served" is said (``counting`` reads both)
-                    self.status.add(kind, optional)
-                    self._start_kind(kind)
-            return "served"
-        return "unknown"
 
     def stop(self) -> None:
         self._stop.set()
@@ -271,6 +222,9 @@ class ClusterCache:
                     log.warning("the app may not read %s: DRA-served resources are not shown", kind)
                     self.dra = "forbidden"
                     self.status.drop(kind)
+                    return
+                if kind in KUEUE_KINDS and isinstance(err, NotFound):
+                    self._kueue_gone(kind)
                     return
                 if kind in KUEUE_KINDS and refused(err):
                     log.warning("the app may not read %s: jobs waiting for Kueue's quota are not shown", kind)

@@ -80,7 +80,7 @@ class Queues:
                 kept["admitted"] = {
                     (w.namespace, *w.owner): w
                     for v in self.workloads.values()
-                    if (w := v.workload).cluster_queue and w.state("Finished") != "True"
+                    if (w := v.workload).holds_quota
                 }
             found: dict[tuple[str, str, str], Workload] = kept["admitted"]
         for kind, name in owners:

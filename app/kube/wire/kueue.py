@@ -228,8 +228,8 @@ class ClusterQueueView:
             quotas,
             _used(status.flavors_reservation),
             _used(status.flavors_usage),
-            status.pending_workloads or 0,
-            status.admitted_workloads or 0,
+            status.pending_workloads,
+            status.admitted_workloads,
             _used(status.flavors_reservation, borrowed=True),
         )
         return cls(queue, meta.resource_version or "")
