@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from app.domain.gpu_sharing import Physical, physical
 from app.domain.overview import Filters, Grid, NodeRow, build_grid, without_dra
+from app.domain.queues import GatedPod, WaitingCounts, waiting_counts
 from app.domain.room import Room, room, shared_tolerations
 from app.domain.strip import Entry, strip, waiting
 from app.domain.workloads import WorkloadRow, group
@@ -228,6 +229,20 @@ def gated(runtime: Runtime) -> list[PodView]:
 def waiting_for_quota(runtime: Runtime) -> list[QuotaWait]:
     """Jobs Kueue holds for quota (no pod at all)."""
     return runtime.cluster.store.queues.waiting()
+
+
+@kept("pending_version", "queues_version", limit=1)
+def waiting_things(runtime: Runtime) -> WaitingCounts:
+    """What waits, each thing once: the navigation's badge and the Pending page's first line."""
+    store = runtime.cluster.store
+    gated = map(gated_pod, store.objects.gated_pods())
+    quota = [q.workload for q in store.queues.waiting()]
+    return waiting_counts(store.objects.unschedulable_count(), gated, quota)
+
+
+def gated_pod(pod: PodView) -> GatedPod:
+    """What ``waiting_counts`` reads of a gated pod."""
+    return (pod.namespace, pod.name, (pod.owner.kind, pod.owner.name) if pod.owner else ("", ""), pod.gates)
 
 
 def queues_served(runtime: Runtime) -> bool:

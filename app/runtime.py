@@ -13,7 +13,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from app import cel_sandbox
+from app import cel_sandbox, reads
 from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
@@ -282,15 +282,10 @@ class Runtime:
             return "unknown"
 
     def pending_count(self) -> int:
-        """Unschedulable and gated pods and jobs waiting for quota, for the navigation badge (0 when
-        there is no cluster)."""
+        """Everything that waits, each thing once (app.domain.queues.waiting_counts), for the
+        navigation badge (0 when there is no cluster)."""
         try:
-            store = self.cluster.store
-            return (
-                store.objects.unschedulable_count()
-                + store.objects.gated_count()
-                + store.queues.waiting_count()
-            )
+            return reads.waiting_things(self).total
         except KubeError:
             return 0
 

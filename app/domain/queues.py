@@ -300,3 +300,43 @@ def report(
         if left:
             unqueued[resource] = left
     return QueuesReport(summaries, capacity, unqueued)
+
+
+# ---- what waits, each thing once ------------------------------------------------------------
+KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
+
+
+@dataclass(frozen=True)
+class WaitingCounts:
+    """What waits, each thing counted once (the navigation's badge is their sum): pods the scheduler
+    could not place, jobs Kueue holds for quota, and gated pods that are not such a job's (a pod
+    Kueue gates until its Workload is admitted is counted with that Workload)."""
+
+    unschedulable: int
+    quota: int
+    gated: int
+    gated_for_quota: int = 0  # gated pods counted with the job waiting for quota they stand for
+
+    @property
+    def total(self) -> int:
+        return self.unschedulable + self.quota + self.gated
+
+
+GatedPod = tuple[str, str, tuple[str, str], tuple[str, ...]]  # namespace, name, (owner kind, name), gates
+
+
+def waiting_counts(unschedulable: int, gated: Iterable[GatedPod], quota: Iterable[Workload]) -> WaitingCounts:
+    """``gated``: each gated pod; ``quota``: the Workloads waiting for quota. A gated pod stands for
+    a waiting Workload when Kueue's admission gate is among its gates and the Workload, in its
+    namespace, is owned by the pod itself (Kueue's pod integration) or by the pod's owner."""
+    waits = list(quota)
+    owners = {(w.namespace, *w.owner) for w in waits if w.owner[1]}
+    apart = with_job = 0
+    for namespace, name, (kind, owner), gates in gated:
+        if KUEUE_ADMISSION_GATE in gates and (
+            (namespace, "Pod", name) in owners or (owner and (namespace, kind, owner) in owners)
+        ):
+            with_job += 1
+        else:
+            apart += 1
+    return WaitingCounts(unschedulable, len(waits), apart, with_job)

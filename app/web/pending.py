@@ -18,7 +18,7 @@ from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
 from app.domain.ownership import DRA
 from app.domain.pending_query import PendingQuery, parse
-from app.domain.queues import Workload
+from app.domain.queues import Workload, waiting_counts
 from app.domain.scheduler_message import SchedulerMessage, gate_owner, parse_scheduler_message
 from app.kube.state.devices import ClaimHolding
 from app.kube.wire.projections import PodView
@@ -218,7 +218,13 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
         for q in (reads.waiting_for_quota(runtime) if synced else [])
         if query.selects(q.workload.namespace, q.workload.requests)
     ]
+    counts = waiting_counts(
+        listing["total"],
+        (reads.gated_pod(g.pod) for g in gated),
+        (q.workload for q in quota),
+    )
     return {
+        "counts": counts,
         **listing,
         "gated": gated[:PAGE_SIZE],
         "gated_total": len(gated),

@@ -144,3 +144,19 @@ def test_a_queue_kueue_has_not_reported_on_and_a_flavor_that_does_not_exist_say_
     assert found.unqueued == {GPU: 4}  # the unlabelled node's GPUs: no queue can hand them out
     row = next(q for q in found.queues if q.name == "new").rows[0]
     assert (row.reserved, row.used) == ("", "")  # not reported, never 0
+
+
+def test_a_pod_kueue_gates_for_a_waiting_workload_is_counted_once():
+    from app.domain.queues import KUEUE_ADMISSION_GATE, waiting_counts
+
+    by_pod = Workload("team-a", "pod-x-1", "q", ("Pod", "x"), {}, "", {}, {})  # Kueue's pod integration
+    by_job = Workload("team-a", "job-y-1", "q", ("Job", "y"), {}, "", {}, {})
+    gated = [
+        ("team-a", "x", ("", ""), (KUEUE_ADMISSION_GATE,)),  # counted with by_pod
+        ("team-a", "y-abc", ("Job", "y"), (KUEUE_ADMISSION_GATE,)),  # counted with by_job
+        ("team-b", "x", ("", ""), (KUEUE_ADMISSION_GATE,)),  # another namespace's pod of that name
+        ("team-a", "z", ("", ""), ("example.com/other-gate",)),
+    ]
+    counts = waiting_counts(5, gated, [by_pod, by_job])
+    assert (counts.unschedulable, counts.quota, counts.gated, counts.gated_for_quota) == (5, 2, 2, 2)
+    assert counts.total == 9  # 11 before: each Kueue-gated pod counted beside its Workload

@@ -70,7 +70,11 @@ def test_the_pods_of_one_workload_and_shape_share_one_card(client, cluster):
     )
     assert [m["data-member"] for m in group.select("[data-member]")] == [f"default/db-{i}" for i in range(3)]
     assert not cards["default/loner"].select("[data-member]")
-    assert "5 pending pods" in soup.select_one("p.summary").get_text()
+    assert "5 pending pods" in soup.select_one("p.summary#pods").get_text()
+    # the page opens with one line of counts, each a link to its section
+    line = soup.select_one("[data-waiting-counts]")
+    assert line["data-waiting-counts"] == "5" and line.select_one('a[data-count="pods"]')["href"] == "#pods"
+    assert "5 pods unschedulable" in line.get_text() and "0 gated" in line.get_text()
 
 
 def test_preemption_is_offered_only_where_it_would_free_enough(client, cluster):

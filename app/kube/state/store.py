@@ -102,6 +102,11 @@ class Store:
     def fit_version(self) -> int:
         return self._fit.version
 
+    @property
+    def queues_version(self) -> int:
+        """Moves with any Kueue object (app.kube.state.queues)."""
+        return self.queues.version
+
     def queue_report(self) -> QueuesReport:
         """Kueue's queues beside the nodes (the Queues page and the metrics read the same one):
         made again when a Kueue object, or a node's allocatable or labels, moved."""
