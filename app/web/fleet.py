@@ -13,7 +13,7 @@ from app import reads
 from app.domain import fleet
 from app.domain.fleet import ClusterState, FleetRow
 from app.fleet import Fleet
-from app.kube.api.errors import KubeError
+from app.kube.api.errors import KubeError, refused
 from app.runtime import Runtime
 from app.web import security
 from app.web.export import csv_response
@@ -48,6 +48,9 @@ def _hidden(runtime: Runtime, here: bool) -> ClusterState | None:
         if all(access.check(who, verb, kind) for verb, kind in NODES_AND_PODS):
             return None
     except KubeError as exc:
+        if refused(exc):  # it answered: up, and the dashboard may not ask there for this user
+            said = f"no access: that cluster refused to check {who.label}'s rights there ({exc.message})"
+            return ClusterState(name, fleet.NO_ACCESS, said)
         return ClusterState(name, fleet.UNREACHABLE, f"unreachable: {exc.message}")
     said = f"no access: {who.label} may not list nodes and pods there (or may not be impersonated there)"
     return ClusterState(name, fleet.NO_ACCESS, said)

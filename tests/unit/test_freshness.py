@@ -21,3 +21,27 @@ def test_an_add_ons_kind_that_cannot_be_listed_holds_no_page_back():
     assert "workloads" in statuses.counters({})  # and counted
     statuses.add("resourceslices")  # a DRA kind is not optional: it holds until listed
     assert not statuses.synced() and fresh(statuses).stale
+
+
+def test_stale_since_is_when_contact_was_first_lost_not_a_quiet_watchs_last_event(monkeypatch):
+    from app.kube.api import freshness
+
+    now = [1000.0]
+    monkeypatch.setattr(freshness.time, "monotonic", lambda: now[0])
+    statuses = Statuses(("nodes", "pods"))
+    for kind in ("nodes", "pods"):
+        statuses.listed(kind)  # at 1000; nodes stay quiet from here on
+    now[0] = 1040.0
+    statuses.mark("pods", connected=True)  # an event at 1040
+    now[0] = 1044.0
+    statuses.restarted("pods", "connection refused", False)  # lost at 1044
+    now[0] = 1050.0
+    statuses.restarted("pods", "connection refused", False)  # still lost: since 1044, not 1050
+    found = fresh(statuses)
+    assert found.stale and found.age_seconds == 6.0  # not 50: the quiet nodes watch's last event
+    now[0] = 1060.0
+    statuses.mark("pods", connected=True)
+    assert not fresh(statuses).stale
+    # the API server not ready while every watch is open: since its last ready answer
+    found = statuses.freshness("not ready: etcd", 1055.0, (), lambda: None)
+    assert found.stale and found.age_seconds == 5.0

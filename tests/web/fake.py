@@ -43,6 +43,7 @@ class StubAccess:
     asked: list[tuple[str, str, str]] = field(default_factory=list)
     refused_tokens: set[str] = field(default_factory=set)  # tokens the "API server" does not accept
     accepted: set[str] = field(default_factory=set)  # tokens it accepted, as Access caches them
+    fails: Exception | None = None  # what every check raises instead (the API server's refusal, or none)
 
     def authenticate(self, identity: Identity, client: str | None = None) -> Identity | None:
         if identity.mode == "token":
@@ -59,6 +60,8 @@ class StubAccess:
         self, identity: Identity, verb: str, resource: str, subresource: str = "", namespace: str = ""
     ) -> bool:
         self.asked.append((verb, resource, subresource) if not namespace else (verb, resource, namespace))
+        if self.fails is not None:
+            raise self.fails
         return (
             identity.known
             and (verb, resource) not in self.denied

@@ -311,6 +311,28 @@ def test_impersonated_users_see_a_member_only_where_its_account_lets_them_be_rea
     fleet.members["b"].stop()
 
 
+def test_a_member_that_refuses_to_check_the_user_reads_no_access_and_one_that_does_not_answer_unreachable(
+    make_app, cluster
+):
+    """Impersonate mode: a member whose account may not impersonate the user answers 403 to the
+    check; it is up, the user has no access there. One that does not answer is unreachable."""
+    from app.kube.api.errors import Forbidden, Unavailable
+
+    app = make_app(auth_mode="impersonate", trusted_proxies="127.0.0.1/32")
+    fleet = app.extensions["extres_fleet"]
+    for name, fails in (("b", Forbidden("users \"ann\" is forbidden: cannot impersonate", 403)),
+                        ("c", Unavailable("the API server does not answer", 503))):  # fmt: skip
+        member = FakeCluster()
+        member.access.fails = fails
+        fleet.members[name] = Runtime(fleet.local.settings.replaced(cluster_name=name), member)
+    page = soup(browser(app).get("/fleet/", headers={"X-Forwarded-User": "ann"}))
+    b, c = (page.select_one(f'table.clusters tr[data-cluster="{n}"]') for n in ("b", "c"))
+    assert b["data-state"] == "no access" and "refused to check ann" in b.get_text()
+    assert c["data-state"] == "unreachable"
+    for name in ("b", "c"):
+        fleet.members[name].stop()
+
+
 def test_a_members_fleet_page_shows_another_cluster_only_where_the_user_may_read_it_there(make_app, cluster):
     """Impersonate mode, from b's path: ann may read b (where the page was checked) but not the
     local cluster, whose row then reads "no access", never its figures; each name links home."""

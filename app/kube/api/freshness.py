@@ -16,6 +16,7 @@ class KindStatus:
     synced: bool = False
     connected: bool = False
     last_ok: float = 0.0  # monotonic time of the last successful contact
+    lost_at: float | None = None  # when contact was first lost after it (None: not lost)
     error: str | None = None
     forbidden: bool = False  # the error is the API server refusing the app's own account
     relists: int = 0
@@ -101,7 +102,9 @@ class Statuses:
             if synced is not None:
                 st.synced = st.synced or synced
             if connected:
-                st.last_ok = time.monotonic()
+                st.last_ok, st.lost_at = time.monotonic(), None
+            elif st.lost_at is None:
+                st.lost_at = time.monotonic()
 
     def listed(self, kind: str) -> None:
         """A (re)list of ``kind`` is in: synced, and counted."""
@@ -135,16 +138,20 @@ class Statuses:
         counting: Callable[[], int | None],
     ) -> Freshness:
         """Live while every watch is open and the API server says it is ready (``not_ready`` is
-        None); otherwise stale, with the age of the last contact and the error to show."""
+        None); otherwise stale, with the error to show and the age of the figures: since contact
+        was first lost after the last success (a quiet watch's last event may be long before),
+        None while some kind was never in contact."""
         with self._lock:
             statuses = [replace(s) for k, s in self._of.items() if k not in self._optional]
         synced = all(s.synced for s in statuses)
         if synced and all(s.connected for s in statuses) and not_ready is None:
             return Freshness(synced=True, stale=False, age_seconds=0.0, error=None, unreadable=unreadable)
-        lasts: list[float | None] = [s.last_ok for s in statuses]
+        lost = [s.lost_at or s.last_ok for s in statuses if not s.connected]
         if not_ready is not None and last_ready is not None:  # never asked before: the watches' contact
-            lasts.append(last_ready)
-        age = time.monotonic() - min(x for x in lasts if x) if all(lasts) else None
+            lost.append(last_ready)
+        contact = [s.last_ok for s in statuses]
+        since = min(lost or contact) if all(contact) and (lost or contact) else None
+        age = time.monotonic() - since if since else None
         refused = next((s for s in statuses if s.forbidden), None)
         error = not_ready or (
             refused.error if refused else next((s.error for s in statuses if s.error), None)
