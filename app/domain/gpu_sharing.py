@@ -43,6 +43,11 @@ class Sharing:
     strategy: str  # time-slicing, mps, time-sharing (GKE), or "" when only the numbers say so
     disagree: str = ""  # how the labels disagree with the node ("" when they agree)
 
+    def devices_behind(self, slots: int) -> int:
+        """The devices ``slots`` of its shares take at the least (a device plugin marks a
+        device's every share unhealthy together)."""
+        return min(self.physical, -(-slots // self.replicas)) if slots > 0 else 0
+
     @property
     def refuses_over_one(self) -> bool:
         """A request for more than one share is refused at admission (MPS; GKE's sharing)."""

@@ -1,5 +1,5 @@
 """A device plugin that loses a GPU lowers allocatable under capacity (8 -> 7): the row, the node
-page and the strip say "1 unhealthy since <first seen>", the per-node metric family carries it,
+page and the strip say "1 of 8 GPUs unhealthy since <first seen>" (shares in GPUs), the per-node metric family carries it,
 and it clears when the GPU comes back. An admin-advertised resource whose allocatable has not
 caught up is not called unhealthy."""
 
@@ -17,7 +17,8 @@ def test_a_lost_gpu_reads_unhealthy_since_first_seen_and_clears_when_it_returns(
     grid = page(client, "/")
     [badge] = grid.select('tr[data-node="gpu-1"] [data-unhealthy]')
     assert (badge["data-unhealthy"], badge["data-count"]) == (GPU, "1")
-    assert "1 gpu unhealthy since" in badge.get_text() and badge.get_text().endswith(" UTC")
+    assert " ".join(badge.get_text().split()).startswith("1 of 8 GPUs unhealthy since")
+    assert badge.get_text().endswith(" UTC")
     assert not grid.select('tr[data-node="gpu-2"] [data-unhealthy]')
     strip = grid.select_one(f'.strip li[data-resource="{GPU}"] [data-field="unhealthy"]')
     assert strip.get_text() == "1 unhealthy on 1 node"
@@ -27,6 +28,18 @@ def test_a_lost_gpu_reads_unhealthy_since_first_seen_and_clears_when_it_returns(
     cluster.node("gpu-1", {GPU: "8"})  # the device plugin reports it healthy again
     grid = page(client, "/")
     assert not grid.select("[data-unhealthy]") and not grid.select('[data-field="unhealthy"]')
+
+
+def test_unhealthy_shares_are_said_in_gpus_with_the_shares_beside(client, cluster):
+    # 2 GPUs x 4 shares (MPS, renamed): one GPU lost takes its 4 shares with it
+    labels = {f"{GPU}.replicas": "4", f"{GPU}.sharing-strategy": "mps", f"{GPU}.count": "2"}
+    shared = f"{GPU}.shared"
+    cluster.node("gpu-8", {shared: "8", GPU: "0"}, allocatable={shared: "4", GPU: "0"}, labels=labels)
+    [badge] = page(client, "/").select(f'tr[data-node="gpu-8"] [data-unhealthy="{shared}"]')
+    text = " ".join(badge.get_text().split())
+    assert text.startswith("1 of 2 GPUs unhealthy (4 of 8 shares) since") and badge["data-devices"] == "1"
+    node = page(client, "/nodes/gpu-8").select_one(f'tr[data-resource="{shared}"] [data-unhealthy]')
+    assert " ".join(node.get_text().split()).startswith("1 of 2 GPUs unhealthy (4 of 8 shares)")
 
 
 def test_the_per_node_family_carries_the_lost_capacity_only_where_there_is_some(cluster):
