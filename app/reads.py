@@ -18,6 +18,7 @@ from app.domain.gpu_sharing import Physical, physical
 from app.domain.overview import Filters, Grid, NodeRow, build_grid, without_dra
 from app.domain.queues import GatedPod, WaitingCounts, waiting_counts
 from app.domain.room import Room, room, shared_tolerations
+from app.domain.sick_devices import SickDevices, sick_devices
 from app.domain.strip import Entry, strip, waiting
 from app.domain.workloads import WorkloadRow, group
 from app.memo import VersionedMemo
@@ -101,6 +102,21 @@ def physical_devices(runtime: Runtime) -> dict[str, Physical]:
     if not any(row.sharing for row in rows):  # nothing to count
         return {}
     return physical([({r: u.allocatable for r, u in row.usage.items()}, row.sharing) for row in rows])
+
+
+@kept("rows_version", "holders_version", limit=1)
+def sick(runtime: Runtime) -> list[SickDevices]:
+    """Every device a device plugin reports unhealthy (app.domain.sick_devices), named where a pod
+    on that node reports which."""
+    store = runtime.cluster.store
+    rows = store.overview_rows()[0]
+    named: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        if row.unhealthy_since:  # the pods of the nodes with some, only
+            for pod in store.objects.pods_requesting_extended(row.name):
+                for resource, device in pod.unhealthy_devices:
+                    named.setdefault((row.name, resource), []).append(device)
+    return sick_devices(rows, runtime.device_plugins.owns, named)
 
 
 @kept("rows_version", limit=64)

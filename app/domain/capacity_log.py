@@ -74,6 +74,15 @@ class Record:
     def day(self) -> str:
         return self.when[:10]
 
+    def device_move(self, device_plugin: bool) -> str:
+        """What a device plugin's move means in devices: "1 GPU lost", "2 GPUs back" ("" for any
+        other record: an admin's change is a change, not a loss)."""
+        if not device_plugin or self.before is None or self.after is None or self.before == self.after:
+            return ""
+        word = "GPU" if "gpu" in self.resource else "device"
+        n = abs(self.after - self.before)
+        return f"{n} {word}{'s' if n != 1 else ''} {'lost' if self.after < self.before else 'back'}"
+
 
 def moved(
     before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapping[str, int]]

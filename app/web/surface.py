@@ -30,6 +30,7 @@ ROUTES: tuple[Route, ...] = (
     Route("devices.index", nav="Devices"),
     Route("queues.index", nav="Queues", shown_if="queues_on"),
     Route("idle.index", fragment="idle", nav="Idle GPUs", badge="idle", shown_if="usage_on"),
+    Route("sick.index", fragment="sick", nav="Unhealthy", badge="sick"),
     Route("plan.index", nav="What if", current=("plan.submit",)),
     Route("history.index", nav="History"),
     Route("fleet.index", fragment="fleet", nav="Fleet", shown_if="fleet_on"),
@@ -81,7 +82,7 @@ class Blueprint:
 
 BLUEPRINTS: tuple[Blueprint, ...] = (
     *(Blueprint(m) for m in ("overview", "nodes", "health", "pending", "plan", "workloads", "history")),
-    *(Blueprint(m) for m in ("devices", "idle", "pods", "queues", "fleet")),
+    *(Blueprint(m) for m in ("devices", "idle", "sick", "pods", "queues", "fleet")),
     *(Blueprint(m, "writes") for m in ("changes", "bulk_changes", "reapply")),
     Blueprint("changes_off", "read-only"),
     Blueprint("auth", "token"),

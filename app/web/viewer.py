@@ -62,6 +62,12 @@ class Viewer:
         return self.runtime.pending_count() if self.freshness.synced else 0
 
     @cached_property
+    def sick_count(self) -> int:
+        """Devices a device plugin reports unhealthy, for the navigation badge (none while pods
+        are still being counted)."""
+        return sum(s.devices for s in reads.sick(self.runtime)) if self.freshness.synced else 0
+
+    @cached_property
     def idle_count(self) -> int:
         """GPUs held idle (pods under the idle threshold), for the navigation badge (none while
         pods are still being counted, or without usage)."""

@@ -230,6 +230,21 @@ def test_history_lists_every_change_with_absolute_times_a_day_range_and_csv(clie
     ]
 
 
+def test_a_device_plugins_drop_reads_as_gpus_lost_and_its_return_as_back(client, cluster):
+    gpu = "nvidia.com/gpu"
+    cluster.node("g1", {gpu: "8"})
+    cluster.capacity_log.records = [
+        Record("2026-12-01T10:00:00Z", "g1", "allocatable", gpu, 8, 6, "kubelet", "", "11"),
+        Record("2026-12-01T11:00:00Z", "g1", "allocatable", gpu, 6, 7, "kubelet", "", "12"),
+        Record("2026-12-01T12:00:00Z", "g1", "capacity", D, 4, 2, "kubectl-patch", "", "13"),  # an admin's
+    ]
+    rows = soup(client.get("/history/")).select("table.history tbody tr")
+    moves = [r.select_one("[data-device-move]") for r in rows]  # newest first
+    assert moves[0] is None  # an admin lowering a static resource is a change, not a loss
+    assert (moves[1]["data-device-move"], moves[2]["data-device-move"]) == ("1 GPU back", "2 GPUs lost")
+    assert "warn" in moves[2]["class"] and "warn" not in moves[1]["class"]
+
+
 def test_without_a_history_key_the_history_page_says_so(client, cluster):
     cluster.capacity_log.enabled = cluster.capacity_log.writes = False
     page = soup(client.get("/history/"))

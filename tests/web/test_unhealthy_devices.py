@@ -1,7 +1,7 @@
-"""A device plugin that loses a GPU lowers allocatable under capacity (8 -> 7): the row, the node
-page and the strip say "1 of 8 GPUs unhealthy since <first seen>" (shares in GPUs), the per-node metric family carries it,
-and it clears when the GPU comes back. An admin-advertised resource whose allocatable has not
-caught up is not called unhealthy."""
+"""A device plugin that loses a GPU lowers allocatable under capacity (8 -> 7): the row and the
+node page say "1 of 8 GPUs unhealthy since <first seen>" (shares in GPUs), the strip "1 unhealthy",
+the per-node metric family carries it, and it clears when the GPU comes back. An
+admin-advertised resource whose allocatable has not caught up is not called unhealthy."""
 
 from __future__ import annotations
 
