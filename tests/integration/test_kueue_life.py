@@ -139,11 +139,13 @@ def test_kueue_installed_late_is_seen_and_a_finished_job_holds_nothing_then_remo
         for kind in kueue_crds.KINDS:
             extensions.delete_custom_resource_definition(f"{kind}.{GROUP}")
         page("/queues/", lambda p: p.select_one("p.empty") is not None)
-        assert app.extensions["extres"].cluster.cache.kueue == "absent"
         eventually(lambda: not extensions.list_custom_resource_definition().items, timeout=30)
+        cache = app.extensions["extres"].cluster.cache
+        eventually(lambda: cache.kueue == "absent", timeout=30)  # once the group is gone
         kueue_crds.install(api, VERSION)
         objects.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", {
             "apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": "back"}})  # fmt: skip
-        eventually(lambda: app.extensions["extres"].cluster.cache.kueue == "served", timeout=30)
+        eventually(lambda: cache.kueue == "served", timeout=30)
+        page("/queues/", lambda p: p.select_one('[data-flavor="back"], #queues') is not None)
     finally:
         app.extensions["extres"].stop()

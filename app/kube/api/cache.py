@@ -80,6 +80,7 @@ class ClusterCache(AddOns):
         self.kueue = "unknown"  # kueue.x-k8s.io, likewise
         self.kueue_version = ""  # the version of it watched, once "served"
         self._kueue_watched = set()  # its kinds whose watch runs (app.kube.api.add_ons)
+        self._generation = {}
         self._positions_started = False
 
     # ---- lifecycle -------------------------------------------------------
@@ -198,7 +199,8 @@ class ClusterCache(AddOns):
         costs no relist; only a 410 Gone (that version was compacted away) leads to one."""
         backoff = 0.5
         rv: str | None = None
-        while not self._stop.is_set():
+        generation = self._generation.get(kind, 0)
+        while not self._stop.is_set() and self.watching(kind, generation):
             try:
                 if rv is None:
                     rv = self._sync(kind)
@@ -223,6 +225,8 @@ class ClusterCache(AddOns):
                     self.dra = "forbidden"
                     self.status.drop(kind)
                     return
+                if not self.watching(kind, generation):
+                    return  # forgotten meanwhile (its group is gone)
                 if kind in KUEUE_KINDS and isinstance(err, NotFound):
                     self._kueue_gone(kind)
                     return
