@@ -29,7 +29,7 @@ from app.domain.fit import (
     how_many,
     untolerated,
 )
-from app.domain.gpu_sharing import sharing
+from app.domain.gpu_sharing import GKE_STRATEGY, SHARED_SUFFIX, sharing
 
 SIZES = (1, 2, 4, 8)  # pod sizes the strip says "fits now" for (those up to the largest node)
 NAMED = 5  # excluded nodes named per reason, on hover (the rest counted)
@@ -73,7 +73,11 @@ def _why_excluded(node: NodeFacts, probe: PodShape) -> str:
 
 
 def _refuses_over_one(node: NodeFacts, resource: str) -> bool:
-    shared = sharing(node.labels, node.capacity, node.allocatable).get(resource)
+    device = resource.removesuffix(SHARED_SUFFIX)
+    labels = node.labels
+    if labels.get(f"{device}.sharing-strategy") != "mps" and GKE_STRATEGY not in labels:
+        return False  # the labels that could say so are not there: skip reading the rest
+    shared = sharing(labels, node.capacity, node.allocatable).get(resource)
     return shared is not None and shared.refuses_over_one
 
 
