@@ -25,6 +25,7 @@ LISTS = (
     "previous_secret_keys",
     "device_plugin_resources",
     "trusted_proxies",
+    "allowed_hosts",
     "previous_history_keys",
     "clusters_insecure",
 )
@@ -84,6 +85,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     # addresses/CIDRs (none wider than /24, /120 for IPv6) of the proxies trusted to set the
     # identity headers, X-Forwarded-For and X-Request-Id
     trusted_proxies: tuple[str, ...] = ()
+    # the Host names the dashboard answers to (a page on another site whose name points at it, by
+    # DNS rebinding, is refused): names, addresses, .domain or *.domain for subdomains, * for any;
+    # unset: this machine's loopback names and the listen address (the chart sets the ingress host)
+    allowed_hosts: tuple[str, ...] = ()
     cookie_secure: bool = True  # mark the session cookie Secure (keep it on behind TLS)
     # the largest request body accepted
     max_request_bytes: Annotated[int, Meta(ge=1024, le=16 << 20)] = 64 * 1024

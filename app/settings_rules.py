@@ -9,6 +9,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from app.domain.hosts import entry_error
 from app.domain.names import is_dns_label
 from app.domain.usage_mapping import DCGM, UsageMapping, mappings_from
 
@@ -31,6 +32,9 @@ def check(s: Settings) -> None:
             )
     for entry in s.trusted_proxies:
         _check_proxy(entry)
+    for entry in s.allowed_hosts:
+        if error := entry_error(entry):
+            raise ValueError(f"{PREFIX}ALLOWED_HOSTS: {error[:200]}")
     if s.prometheus_cluster_label and not LABEL_NAME.fullmatch(s.prometheus_cluster_label):
         raise ValueError(
             f"{PREFIX}PROMETHEUS_CLUSTER_LABEL: a Prometheus label name, "

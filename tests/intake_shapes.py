@@ -54,7 +54,7 @@ def _lines(n: int, size: int) -> bytes:
     return b"".join(b"X-%d: %s\r\n" % (i, b"h" * size) for i in range(n))
 
 
-HEAD = b"Host: x\r\nUser-Agent: shape\r\n"
+HEAD = b"Host: 127.0.0.1\r\nUser-Agent: shape\r\n"  # a name the dashboard answers to
 PAGE = b"GET /static/htmx.min.js HTTP/1.1\r\n" + HEAD + b"\r\n"
 
 

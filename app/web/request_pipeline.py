@@ -15,6 +15,8 @@ from flask import abort, current_app, g, request, session, url_for
 from werkzeug.wrappers import Response
 
 from app.config import Settings
+from app.domain.hosts import allowed
+from app.domain.hosts import host_allowed as hosts_answer
 from app.kube.api.access import Identity
 from app.web import clusters, security
 from app.web.hx import Page, redirect
@@ -22,6 +24,7 @@ from app.web.viewer import viewer
 
 log = logging.getLogger("extres.security")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+PROBES = frozenset({"/healthz", "/readyz"})  # their paths: any method gets its usual answer
 OPEN_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "static", "auth.login", "auth.login_form"})
 DONE = object()  # a step's answer: the request needs nothing more before its view
 # a trusted proxy's X-Request-Id is kept when it looks like one; anyone else's is replaced
@@ -49,6 +52,22 @@ def run(steps: tuple[tuple[str, Step], ...]) -> Response | None:
 def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str, Step], ...]:
     """The steps, named, in the order they run."""
     mode = settings.auth_mode
+    hosts = allowed(settings.allowed_hosts, settings.host)
+
+    def host_allowed() -> Response | None:
+        """A Host the dashboard is not served under (DNS rebinding: another site's page, its name
+        pointed here) is refused before any other work (a write refused so leaves an audit line);
+        the probes answer any (the kubelet names the pod's address), and say nothing of the
+        cluster."""
+        if request.path in PROBES or hosts_answer(request.headers.get("Host", ""), hosts):
+            return None
+        if request.method not in SAFE_METHODS:
+            security.refused("a Host not allowed", 403)
+        return Response(
+            "This dashboard is not served under that host name (EXTRES_ALLOWED_HOSTS); nothing was done.\n",
+            status=403,
+            mimetype="text/plain",
+        )
 
     def marked() -> None:
         """The request's id (a trusted proxy's, else made here) and client; nobody, unverified."""
@@ -130,6 +149,7 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
 
     return (
         ("marked", marked),
+        ("host_allowed", host_allowed),
         ("claimed", claimed),
         ("open_or_unrouted", open_or_unrouted),
         ("signed_in", signed_in),

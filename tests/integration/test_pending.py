@@ -142,7 +142,7 @@ def test_pending_pods_are_paged_and_diagnoses_follow_node_changes(web, core, sch
 
     def all_pending():
         soup, _ = page(1)
-        summary = soup.select_one(".summary")
+        summary = soup.select_one(".summary#pods")
         assert summary is not None and "3 pending pods, 2 on this page" in summary.get_text()
         return soup
 

@@ -66,3 +66,32 @@ def test_a_write_without_the_csrf_token_or_from_another_site_is_refused_by_its_s
             steps["same_origin"]()
     with app.test_request_context("/", method="GET", headers=origin):
         assert steps["same_origin"]() is None and steps["csrf"]() is None  # reads pass both
+
+
+def test_a_host_the_dashboard_is_not_served_under_is_refused_before_anything_else(make_app, cluster):
+    """DNS rebinding: a page on another site, its name pointed at this dashboard's loopback
+    address, reaches it naming that site as its Host (and as its Origin, so a same-origin check
+    passes): refused, reads and writes alike, with nothing read or written; the probes answer."""
+    cluster.node("n1", {"example.com/dongle": "2"})
+    app = make_app(read_only=False)
+    web = app.test_client()
+    rebound = {"Host": "rebind.attacker.example:8080", "Origin": "http://rebind.attacker.example:8080"}
+    for url in ("/", "/nodes/n1", "/export.json", "/static/htmx.min.js"):
+        answer = web.get(url, headers=rebound)
+        assert answer.status_code == 403 and b"not served under that host name" in answer.data, url
+    write = web.post("/changes/nodes/n1/resources", headers=rebound, data={"resource": "example.com/rebound"})
+    assert write.status_code == 403 and cluster.apiserver is None  # no write reached the API server
+    assert web.get("/healthz", headers=rebound).status_code == 200  # the kubelet names the pod's address
+    for host in ("localhost", "127.0.0.1:8080", "[::1]:8080"):
+        assert web.get("/", headers={"Host": host}).status_code == 200, host
+    served = make_app(allowed_hosts=("gpu.example.org", ".teams.example.org")).test_client()
+    assert served.get("/", headers={"Host": "gpu.example.org"}).status_code == 200
+    assert served.get("/", headers={"Host": "a.teams.example.org"}).status_code == 200
+    assert served.get("/", headers={"Host": "localhost"}).status_code == 403  # set: those alone
+
+
+def test_an_allowed_host_that_is_not_one_stops_the_start_naming_the_setting():
+    from app.config import Settings
+
+    with pytest.raises(ValueError, match="EXTRES_ALLOWED_HOSTS: 'a/b' is not a host name"):
+        Settings.from_env({"EXTRES_ALLOWED_HOSTS": "localhost,a/b"})
