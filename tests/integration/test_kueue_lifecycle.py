@@ -34,6 +34,7 @@ NS, CQ, LQ, FLAVOR = "lifecycle", "lifecycle", "lifecycle", "lifecycle-gpu"
 LABEL = "extres.test/lifecycle"
 STEPS = int(os.environ.get("EXTRES_LIFECYCLE_STEPS", "16"))
 SETTLE = 45.0  # seconds a step may take to agree
+STABLE = 3.5  # seconds Kueue's status stays the same before it counts as settled (kwok completes a pod in 3)
 MORE = re.compile(r"insufficient unused quota for (\S+) in flavor (\S+), (\S+) more needed")
 
 
@@ -93,7 +94,7 @@ def kueue_says(objects: client.CustomObjectsApi) -> dict[str, Any]:
 
 
 def kueue_settled(objects: client.CustomObjectsApi, job_made: int) -> bool:
-    """Until Kueue's status is the same over 1.5 s (and the Job just made, if any, has its
+    """Until Kueue's status is the same over STABLE s (and the Job just made, if any, has its
     Workload): what the dashboard's lag is measured from."""
     deadline = time.monotonic() + SETTLE
     last, same_since = None, time.monotonic()
@@ -105,7 +106,7 @@ def kueue_settled(objects: client.CustomObjectsApi, job_made: int) -> bool:
         )
         if found != last or (job_made and not owned):
             last, same_since = found, time.monotonic()
-        elif time.monotonic() - same_since >= 1.5:
+        elif time.monotonic() - same_since >= STABLE:
             return True
         time.sleep(0.25)
     return False

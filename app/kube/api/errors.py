@@ -219,6 +219,15 @@ def _api_exception() -> type[ApiException] | None:
     return getattr(loaded, "ApiException", None)
 
 
+class TooLong(ValueError):
+    """An answer longer than its reader takes (after decompression: a server may send gzip
+    unasked, and 0.7 MB of it can be 780 MiB)."""
+
+    def __init__(self, most: int, what: str = "an answer") -> None:
+        self.most, self.what = most, what
+        super().__init__(f"{what} over {most // (1 << 20) or 1} MiB, the most read of one")
+
+
 def translate(exc: BaseException) -> KubeError:
     """Map any failure of an API call to a KubeError."""
     if isinstance(exc, KubeError):
@@ -226,6 +235,8 @@ def translate(exc: BaseException) -> KubeError:
     api_exception = _api_exception()
     if api_exception is not None and isinstance(exc, api_exception):
         return from_api_exception(exc)
+    if isinstance(exc, TooLong):  # the server answered, more than is read of one: said so
+        return Unavailable(f"Refused: answer too large ({exc}).", 502, detail=str(exc))
     cause = exc.reason if isinstance(exc, MaxRetryError) else exc
     # Refused, or no connection made in time (urllib3's NewConnectionError is a kind of
     # ConnectTimeoutError): no byte of the request left, so nothing can have changed.

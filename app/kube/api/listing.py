@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from app import workers
+from app.kube.api.errors import TooLong
 from app.kube.api.raw import body, get
 from app.kube.state.pod_index import PodIndex
 from app.kube.wire.decoders import ListMeta
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
 
 # Pods that ended count nowhere: list and watch only the others (a pod that ends arrives as DELETED).
 LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+# what one answer may hold once decompressed (a member's server may send gzip unasked): a page of
+# 500 objects of real size is ~6 MiB, one object at most 1.5 MiB in etcd
+PAGE_MOST = 64 << 20
+LINE_MOST = 8 << 20
 STREAMED_SINCE = 34  # the minor version from which kube-apiserver streams lists by default
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
@@ -115,7 +120,7 @@ class Requests:
         query: dict[str, Any] = {**self.selection(kind), "limit": self.page_size}
         if cont:
             query["continue"] = cont
-        return body(self.get(kind, query, (5, 60)))
+        return body(self.get(kind, query, (5, 60)), most=PAGE_MOST)
 
     def lines(self, kind: str, rv: str | None, opened: Callable[[], None]) -> Iterator[bytes]:
         """A watch from ``rv``, or (``rv`` None) a streamed list: every object first, as of a
@@ -145,6 +150,8 @@ class Requests:
                     del buf[: nl + 1]
                     if line.strip():
                         yield line
+                if len(buf) > LINE_MOST:  # one event's line, never ended: not one object
+                    raise TooLong(LINE_MOST, "a watch event")
         finally:
             self.open.pop(kind, None)
             resp.release_conn()

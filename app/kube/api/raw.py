@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from app.kube.api.errors import TooLong
+
 if TYPE_CHECKING:
     from kubernetes import client
 
@@ -63,10 +65,6 @@ def get(api: client.ApiClient, path: str, query: dict[str, Any], timeout: float 
 READ_PIECE = 256 * 1024  # bytes asked of the connection at a time
 
 
-class TooLong(ValueError):
-    """An answer longer than its reader takes."""
-
-
 def body(resp: Any, most: int | None = None) -> bytearray:
     """A raw response's whole body, grown in one buffer as it arrives; its connection goes back to
     the pool. Read in one call (``resp.data``), a chunked body - every list - is held twice at its
@@ -78,7 +76,7 @@ def body(resp: Any, most: int | None = None) -> bytearray:
             whole += piece
             if most is not None and len(whole) > most:
                 resp.close()  # not read to its end: its connection is closed, not reused
-                raise TooLong(f"answer over {most} bytes")
+                raise TooLong(most)
         return whole
     finally:
         resp.release_conn()
