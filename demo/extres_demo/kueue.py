@@ -277,6 +277,7 @@ def start(plane: testenv.ControlPlane, state_dir: Path, api: Any, timeout: float
             stderr=subprocess.STDOUT,
             start_new_session=True,
             env={**os.environ, "POD_NAMESPACE": NAMESPACE},
+            cwd=state_dir,  # its visibility server's certificates go to state_dir/visibility (kube-testenv)
         )
     kueue = Kueue(
         state_dir, webhook_port, health_port, metrics_port, process, visibility_port if address else None

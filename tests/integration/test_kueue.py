@@ -461,6 +461,8 @@ def test_each_waiting_jobs_place_in_line_is_what_kueues_visibility_api_says(kueu
         lambda: len((visibility(api, "line") or {}).get("items") or ()) == 2 and visibility(api, "line")
     )
     assert listed, visibility(api, "line")
+    # its serving certificate is the test bed's own, in the manager's folder (never /visibility)
+    assert (plane.state_dir / "kueue" / "visibility" / "apiserver.crt").is_file()
     kueue_says = {
         (i["metadata"]["name"], i["positionInClusterQueue"], i["positionInLocalQueue"])
         for i in listed["items"]
