@@ -14,6 +14,9 @@ from __future__ import annotations
 import logging
 import logging.config
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from pythonjsonlogger.json import JsonFormatter
@@ -45,13 +48,43 @@ class Formatter(JsonFormatter):
             log_data.update(audit)
 
 
+# the cluster what is being done is about: set for a request (its path's cluster) and around a
+# cluster's start, whose threads inherit it (app.workers); every line logged then names it
+CLUSTER: ContextVar[str] = ContextVar("extres_cluster", default="")
+
+
+@contextmanager
+def about(cluster: str) -> Iterator[None]:
+    """Log lines (and the threads started) within are about ``cluster``."""
+    token = CLUSTER.set(cluster)
+    try:
+        yield
+    finally:
+        CLUSTER.reset(token)
+
+
+class ClusterField(logging.Filter):
+    """A line logged about a cluster names it (``cluster``), unless it names one itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if (name := CLUSTER.get()) and not hasattr(record, "cluster"):
+            record.cluster = name
+        return True
+
+
 def config(level: str = "INFO", access_log: bool = False) -> dict[str, Any]:
     """The dictConfig for the process (gunicorn's own loggers included)."""
-    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+    handler = {
+        "class": "logging.StreamHandler",
+        "formatter": "json",
+        "stream": "ext://sys.stderr",
+        "filters": ["cluster"],
+    }
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"json": {"()": Formatter, "fmt": FORMAT}},
+        "filters": {"cluster": {"()": ClusterField}},
         "handlers": {"stderr": handler},
         "root": {"level": level.upper(), "handlers": ["stderr"]},
         "loggers": {
@@ -63,6 +96,9 @@ def config(level: str = "INFO", access_log: bool = False) -> dict[str, Any]:
                 "propagate": True,
             },
             "extres.audit": {"level": "INFO", "handlers": [], "propagate": True},
+            # its connection retries and full pools, a line each: a cluster's lost contact is
+            # logged once by its cache (app.kube.api.contact)
+            "urllib3.connectionpool": {"level": "ERROR", "handlers": [], "propagate": True},
         },
     }
 

@@ -13,7 +13,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from app import cel_sandbox, reads
+from app import cel_sandbox, logs, reads
 from app.config import Settings
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
@@ -85,12 +85,13 @@ class Runtime:
             if self._started:
                 return
             self._started = True
-        try:
-            self._connected().start(first_sync_wait)
-        except KubeError as exc:
-            log.warning("not connected to a cluster: %s", exc.message)
-        if self.usage is not None:
-            self.usage.start()
+        with logs.about(self.name):  # what its threads log names it
+            try:
+                self._connected().start(first_sync_wait)
+            except KubeError as exc:
+                log.warning("not connected to a cluster: %s", exc.message)
+            if self.usage is not None:
+                self.usage.start()
 
     def stop(self) -> None:
         """Stop what ``start`` started, in the reverse order: the usage poller, the cluster (the
@@ -108,7 +109,8 @@ class Runtime:
         starts the cluster alone (its start is once, whoever asks first), waiting up to 3 s so
         the first page is not empty; the usage poller starts with ``start`` only."""
         cluster = self._connected()
-        cluster.start(first_sync_wait=3.0)
+        with logs.about(self.name):
+            cluster.start(first_sync_wait=3.0)
         return cluster
 
     @property

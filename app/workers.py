@@ -6,6 +6,7 @@ waits, in the calling thread, for a condition another thread brings about."""
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 import time
@@ -15,7 +16,9 @@ log = logging.getLogger(__name__)
 
 
 def start(name: str, work: Callable[[], object]) -> threading.Thread:
-    """Run ``work`` once in a daemon thread named ``extres-<name>``."""
+    """Run ``work`` once in a daemon thread named ``extres-<name>``, in a copy of the starting
+    thread's context (the cluster its log lines are about: app.logs)."""
+    context = contextvars.copy_context()
 
     def run() -> None:
         try:
@@ -23,7 +26,7 @@ def start(name: str, work: Callable[[], object]) -> threading.Thread:
         except Exception:
             log.exception("background work %s failed", name)
 
-    thread = threading.Thread(target=run, name=f"extres-{name}", daemon=True)
+    thread = threading.Thread(target=context.run, args=(run,), name=f"extres-{name}", daemon=True)
     thread.start()
     return thread
 

@@ -14,6 +14,7 @@ from typing import Any
 from flask import abort, current_app, g, request, session, url_for
 from werkzeug.wrappers import Response
 
+from app import logs
 from app.config import Settings
 from app.domain.hosts import allowed
 from app.domain.hosts import host_allowed as hosts_answer
@@ -77,6 +78,8 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
             request.headers.get("X-Request-Id", "") if security.trusted(request.remote_addr, networks) else ""
         )
         g.request_id = sent if _REQUEST_ID.fullmatch(sent) else secrets.token_hex(8)
+        # what this request logs names its cluster (a thread serves many requests: set each time)
+        logs.CLUSTER.set(request.environ.get("extres.cluster") or current_app.extensions["extres"].name)
         forwarded = request.headers.get("X-Forwarded-For", "")
         g.client = security.client_address(request.remote_addr, forwarded, networks)
         g.client_key = security.client_key(request.remote_addr, request.headers, networks, g.client)

@@ -23,6 +23,7 @@ from app.kube.state import kinds
 if TYPE_CHECKING:
     from kubernetes import client
 
+    from app.kube.api.contact import Contact
     from app.kube.api.freshness import Statuses
     from app.kube.api.listing import Requests
     from app.kube.state.store import Store
@@ -68,6 +69,7 @@ class AddOns:
     _kueue_watched: set[str]  # its kinds whose watch runs
     _generation: dict[str, int]  # per kind, moved when its watch is no longer wanted
     _positions_started: bool
+    contact: Contact
 
     def _start_kind(self, kind: str) -> None:
         raise NotImplementedError
@@ -118,6 +120,7 @@ class AddOns:
             for each in self._kueue_watched:
                 self._generation[each] = self._generation.get(each, 0) + 1
                 self.status.drop(each)
+                self.contact.forget(each)
                 self.store.replace(each, [])
                 if (resp := self.requests.open.get(each)) is not None:
                     abort(resp)

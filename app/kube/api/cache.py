@@ -21,6 +21,7 @@ from kubernetes import client
 from app import workers
 from app.domain.accounting import resize_rule
 from app.kube.api.add_ons import KUEUE_KINDS, AddOns
+from app.kube.api.contact import Contact
 from app.kube.api.errors import BadRequest, Forbidden, Gone, Invalid, NotFound, refused, translate
 from app.kube.api.freshness import Freshness, Statuses, WatchCounters, missing_right
 from app.kube.api.listing import STREAMED_SINCE, Requests
@@ -73,6 +74,7 @@ class ClusterCache(AddOns):
         self.server_minor: int | None = None  # the API server's minor version, read before a list
         self._by_version: dict[str, Reader[Any, Any]] | None = None
         self.unreadable = UnreadableLog()
+        self.contact = Contact()  # one log line when contact is lost, one when it is back
         self.lists = StoreLists(self.store, self.requests, self.unreadable, freeze_gc, self._listed_one)
         # resource.k8s.io/v1: "unknown" until asked, then "served", "absent" (an older server:
         # nothing shown, no error) or "forbidden" (the app may not read it: a note on the pages)
@@ -191,7 +193,11 @@ class ClusterCache(AddOns):
         """A watch from ``rv`` (None: a streamed list), each event's line as it comes (the bench
         records them raw)."""
         # the watch is open: live again, even before an event
-        return self.requests.lines(kind, rv, lambda: self.status.mark(kind, connected=True))
+        return self.requests.lines(kind, rv, lambda: self._in_contact(kind))
+
+    def _in_contact(self, kind: str) -> None:
+        self.status.mark(kind, connected=True)
+        self.contact.ok(kind)
 
     def _run(self, kind: str) -> None:
         """List, then watch from the list's resourceVersion. A watch that ends or breaks is
@@ -204,6 +210,7 @@ class ClusterCache(AddOns):
             try:
                 if rv is None:
                     rv = self._sync(kind)
+                    self.contact.ok(kind)
                     backoff = 0.5
                 while not self._stop.is_set():
                     rv = self._watch_once(kind, rv)
@@ -239,9 +246,7 @@ class ClusterCache(AddOns):
                     err = Forbidden(missing_right(kind), 403, err.detail)
                 rv = self._seen.get(kind, rv)  # resume from the last event that arrived
                 self.readiness.nudge()  # is the API server itself answering? ask now
-                log.warning(
-                    "watch of %s failed: %s [%s] (retrying in %.1fs)", kind, err.message, err.detail, backoff
-                )
+                self.contact.failed(kind, err.message, err.detail, refused=refused(err))
                 if self.on_error is not None:
                     self.on_error(f"watch {kind}", type(err).__name__)
                 self.status.restarted(kind, err.message, forbidden=isinstance(err, Forbidden))
