@@ -13,6 +13,7 @@ from typing import Any
 from flask import Blueprint, Response, render_template, request
 from flask import redirect as flask_redirect
 from flask_htmx import HTMX
+from werkzeug.urls import iri_to_uri
 from werkzeug.wrappers import Response as BaseResponse
 
 from app.domain.names import resource_field
@@ -65,6 +66,7 @@ def redirect(url: str, code: int = 303) -> BaseResponse:
     history restore (Back to a page htmx no longer holds) asks for a whole page: it is
     redirected as a browser is, and gets the page it lands on (an empty 204 would be swapped in
     as a blank page)."""
+    url = iri_to_uri(url)  # a header carries ASCII: a path of any Unicode, percent-encoded
     if htmx and not htmx.boosted and not htmx.history_restore_request:
         response = Response(status=204)
         response.headers["HX-Redirect"] = url
@@ -76,6 +78,7 @@ def navigate(url: str) -> BaseResponse:
     """A whole-page navigation to ``url``, for an htmx request too (an HX-Redirect): after a
     sign-in or sign-out the session changed, so the page, its address and the CSRF token its body
     carries are made anew (a boosted form would keep the sign-in form's address)."""
+    url = iri_to_uri(url)  # a header carries ASCII (a sign-in's next of any Unicode: 500 before)
     if htmx:
         response = Response(status=204)
         response.headers["HX-Redirect"] = url

@@ -83,3 +83,14 @@ def test_an_ipv6_client_is_one_client_across_its_64(make_app, cluster):
     assert web.post("/login", data={"token": "new", "next": "/"}, environ_base=rotated).status_code == 429
     other = {"REMOTE_ADDR": "2001:db8:0:8::1"}  # another /64
     assert web.post("/login", data={"token": "new", "next": "/"}, environ_base=other).status_code == 303
+
+
+def test_a_boosted_sign_in_whose_next_is_not_ascii_signs_in_and_goes_somewhere_local(make_app, cluster):
+    cluster.node("n1", {"example.com/dongle": "2"})
+    web = browser(make_app(auth_mode="token"))
+    boosted = {"HX-Request": "true", "HX-Boosted": "true"}
+    for asked, lands in (("/nodes/ñ-1?x=é", "/nodes/%C3%B1-1?x=%C3%A9"), ("//evil.example/ñ", "/")):
+        resp = web.post("/login", data={"token": "good", "next": asked}, headers=boosted)
+        assert resp.status_code == 204 and resp.headers["HX-Redirect"] == lands  # 500 before
+        resp = web.post("/login", data={"token": "good", "next": asked})  # the plain form
+        assert resp.status_code == 303 and resp.location == lands
