@@ -27,6 +27,26 @@ def ip_of(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     return ip
 
 
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052's well-known prefix
+NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215's local-use prefix
+COMPATIBLE = ipaddress.IPv6Network("::/96")  # IPv4-compatible (deprecated, still routed by some)
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries to reach (a NAT64 prefix, 6to4, Teredo's client,
+    IPv4-compatible), or None: a rule about IPv4 addresses holds for these forms too."""
+    if ip in NAT64 or (ip in COMPATIBLE and int(ip) > 1):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip in NAT64_LOCAL:  # RFC 6052's /48 layout: bits 48-63, then 72-87 (past the u octet)
+        packed = ip.packed
+        return ipaddress.IPv4Address(packed[6:8] + packed[9:11])
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    return None
+
+
 def limit_key(address: str) -> str | None:
     """The key of ``address``; None when it is not an IP address."""
     ip = ip_of(address)

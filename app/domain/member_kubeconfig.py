@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from app.domain import safe_yaml
-from app.domain.addresses import ip_of
+from app.domain.addresses import embedded_ipv4, ip_of
 from app.domain.names import is_dns_label
 
 MAX_BYTES = 256 * 1024  # a kubeconfig with a CA bundle and a client certificate is a few KiB
@@ -39,7 +39,15 @@ MAX_VALUE = 128 * 1024  # one value's characters (a CA bundle, base64)
 METADATA_NAMES = frozenset({"metadata.google.internal", "metadata", "instance-data", "metadata.azure.com"})
 METADATA_ADDRESSES = frozenset(
     ipaddress.ip_address(a)
-    for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254", "192.0.0.192")
+    for a in (
+        "169.254.169.254",  # AWS, GCP, Azure, OCI
+        "169.254.170.2",  # AWS ECS task metadata
+        "100.100.100.200",  # Alibaba
+        "fd00:ec2::254",  # AWS over IPv6
+        "fd20:ce::254",  # GCP over IPv6
+        "192.0.0.192",  # Oracle
+        "168.63.129.16",  # Azure's WireServer
+    )
 )
 FILE_FIELDS = ("certificate-authority", "client-certificate", "client-key", "tokenFile", "token-file")
 USER_FIELDS = frozenset({"token", "client-certificate-data", "client-key-data"})
@@ -239,9 +247,17 @@ def _server(
 
 
 def _allowed(name: str, host: str, address: str, loopback_allowed: bool) -> None:
-    ip = ip_of(address)
-    if ip is None:
+    found = ip_of(address)
+    if found is None:
         raise Refused(name, "server", f"{host} resolved to {address[:64]!r}, not an address")
+    inner = embedded_ipv4(found) if isinstance(found, ipaddress.IPv6Address) else None
+    for ip in (found, inner) if inner is not None else (found,):  # NAT64, 6to4, Teredo: their IPv4 too
+        _address_allowed(name, host, ip, loopback_allowed)
+
+
+def _address_allowed(
+    name: str, host: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address, loopback_allowed: bool
+) -> None:
     said = host if host == str(ip) else f"{host} ({ip})"
     if ip in METADATA_ADDRESSES:
         raise Refused(name, "metadata address", f"{said} is the cloud's instance metadata, not a cluster")

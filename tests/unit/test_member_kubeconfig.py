@@ -162,3 +162,24 @@ def test_a_name_is_pinned_to_the_address_checked_and_tls_still_checks_the_name()
         literal.pinned is None
         and literal.kubeconfig()["clusters"][0]["cluster"]["server"] == "https://10.0.0.5:6443"
     )
+
+
+@pytest.mark.parametrize(
+    ("address", "rule"),
+    [
+        ("64:ff9b::a9fe:a9fe", "metadata"),  # NAT64 of 169.254.169.254
+        ("64:ff9b:1:a9fe:a9:fe00::", "metadata"),  # the local-use NAT64 prefix's layout
+        ("::a9fe:a9fe", "metadata"),  # IPv4-compatible
+        ("2002:a9fe:a9fe::1", "metadata"),  # 6to4
+        ("2001:0:4136:e378:8000:63bf:5601:5601", "metadata"),  # Teredo, client 169.254.169.254 obfuscated
+        ("64:ff9b::7f00:1", "loopback"),  # NAT64 of 127.0.0.1
+        ("2002:7f00:1::1", "loopback"),  # 6to4 of 127.0.0.1
+        ("64:ff9b::a9fe:1", "link-local"),
+        ("fd20:ce::254", "metadata"),  # GCP's metadata over IPv6
+        ("168.63.129.16", "metadata"),  # Azure's WireServer
+    ],
+)
+def test_an_ipv4_rule_holds_for_the_ipv6_forms_that_carry_that_address(address, rule):
+    with pytest.raises(Refused, match=rule):
+        read("b", kubeconfig({"server": "https://api.b.example"}), resolve=resolves_to(address))
+    assert read("b", kubeconfig({"server": "https://api.b.example"}), resolve=resolves_to("64:ff9b::a00:5"))
