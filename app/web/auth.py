@@ -19,7 +19,7 @@ from app.kube.api.errors import Busy, KubeError
 from app.kube.api.ports import RevocationPort
 from app.runtime import Runtime
 from app.web import clusters, security
-from app.web.bulk_jobs import BulkJobs
+from app.web.bulk_jobs import BulkJobs, job_owner
 from app.web.hx import Page, navigate
 from app.web.limits import limits
 from app.web.security import csrf_ok, csrf_token, identity, safe_next, same_origin
@@ -108,7 +108,7 @@ def logout() -> Response | tuple[str, int]:
     """Ends the session here and, through the shared revocation list, on every replica: a copy
     of the cookie stops working too. When the list cannot be written, the page says so."""
     acting = security.who()
-    for key, job in BulkJobs.get().cancel_owned(identity().owner):  # their jobs stop with them
+    for key, job in BulkJobs.get().cancel_owned(job_owner()):  # their jobs stop with them
         audit.record(
             "bulk_cancelled", acting, resource=job.resource, action=job.action, job=key, reason="signed out"
         )

@@ -18,11 +18,10 @@ from app.domain.changes import ChangeError, Impact, validate_expected
 from app.kube.api.writer import NodeWriter, Outcome
 from app.kube.wire.projections import NodeView
 from app.web import security
-from app.web.bulk_jobs import BulkJob, BulkJobs, start_job
+from app.web.bulk_jobs import BulkJob, BulkJobs, job_owner, start_job
 from app.web.changes import actor, node_impact, writer
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, redirect
 from app.web.paging import paged
-from app.web.security import identity
 from app.web.viewer import viewer
 from app.web.write_guards import guarded
 
@@ -171,7 +170,7 @@ def _start_job(
 @bp.post("/results/<key>/cancel")
 def cancel(key: str) -> Response:
     """Stop a running job after the node it is on: the nodes not yet written are left alone."""
-    job = BulkJobs.get().find(key, identity().owner)
+    job = BulkJobs.get().find(key, job_owner())
     if job is None:
         abort(404, description="There is no such bulk change of yours.")
     job.cancelled = True
@@ -187,7 +186,7 @@ def _impacts(outcomes: list[Outcome]) -> dict[str, Impact]:
 
 @bp.get("/results/<key>")
 def results(key: str) -> str | Response:
-    job = BulkJobs.get().find(key, identity().owner)
+    job = BulkJobs.get().find(key, job_owner())
     if job is None:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")
     return page_or_fragment("bulk/_job.html", "bulk/results.html", key=key, **_progress(job))

@@ -22,6 +22,7 @@ from app.kube.api.writer import Outcome
 from app.web import security
 from app.web.hx import redirect
 from app.web.security import identity
+from app.web.viewer import viewer
 
 KEPT = 100  # bulk jobs kept for their pages
 PER_USER = 1  # jobs one identity may have running at once
@@ -114,9 +115,15 @@ class BulkJobs:
         return job if job is not None and job.owner == owner else None
 
 
+def job_owner() -> Hashable:
+    """Whose a job is: the user, on the cluster of the request's path (the same name signed in
+    on another cluster is someone else, and signing out there stops nothing here)."""
+    return (viewer().runtime.name, identity().owner)
+
+
 def start_job(job: BulkJob, each: Callable[[BulkJob], None]) -> Response:
     """Start ``job`` (``each`` does its work) for this user, with its audit lines; its page."""
-    job.owner = identity().owner
+    job.owner = job_owner()
     acting = security.who()
     trail: dict[str, Any] = {
         "resource": job.resource,
@@ -149,5 +156,5 @@ def start_job(job: BulkJob, each: Callable[[BulkJob], None]) -> Response:
 def keep_done(outcomes: list[Outcome]) -> Response:
     """Outcomes already known (a change made at once) kept as a done job, for its page."""
     nodes = len({o.node for o in outcomes})
-    job = BulkJob(total=nodes, outcomes=outcomes, done=True, owner=identity().owner, nodes_done=nodes)
+    job = BulkJob(total=nodes, outcomes=outcomes, done=True, owner=job_owner(), nodes_done=nodes)
     return redirect(url_for("bulk.results", key=BulkJobs.get().keep(job)), code=303)

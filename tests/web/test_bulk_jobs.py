@@ -87,6 +87,35 @@ def test_a_user_runs_one_job_whatever_the_token_and_signing_out_stops_it(make_ap
     assert len(nodes.patches()) <= 1  # stopped after the node it was on
 
 
+def test_a_job_is_its_users_on_its_cluster_alone(make_app, nodes):
+    """Token mode, token-user signed in on the local cluster and on member b: the job started on
+    the local cluster is not b's, b's pages neither show nor stop it, and signing out of b stops
+    nothing here (it cancelled a 300-node job before)."""
+    from app.runtime import Runtime
+    from tests.web.fake import FakeCluster
+
+    app = make_app(auth_mode="token")
+    fleet = app.extensions["extres_fleet"]
+    fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), FakeCluster())
+    web = browser(app)
+    assert web.post("/login", data={"token": "a-token", "next": "/"}).status_code == 303
+    assert web.post("/c/b/login", data={"token": "b-token", "next": "/c/b/"}).status_code == 303
+    first = start(web)
+    assert first.status_code == 303
+    results = first.headers["Location"]
+    key = results.rstrip("/").rsplit("/", 1)[1]
+    assert web.get(f"/c/b/changes/results/{key}").status_code == 404  # not b's
+    assert web.post(f"/c/b/changes/results/{key}/cancel").status_code == 404
+    assert web.post("/c/b/logout").status_code == 303  # signed out of b alone
+    for _ in range(5):
+        nodes.gate.release()
+    page = eventually(
+        lambda: (r := web.get(results).get_data(as_text=True)) and 'data-done="true"' in r and r
+    )
+    assert "data-cancelled" not in page and len(nodes.patches()) == 5
+    fleet.members["b"].stop()
+
+
 def test_the_reapply_preview_is_a_job_on_a_write_slot(make_app, cluster):
     """GET only lists the drifted nodes; the dry runs run as a job (one per user, on a slot), whose
     page then offers to re-apply on the nodes that passed, as a job too."""
