@@ -30,6 +30,9 @@ from app.runtime import Runtime
 
 log = logging.getLogger(__name__)
 MAX_MEMBERS = 50
+# labelled Secrets read at most: refused ones count toward this, never toward MAX_MEMBERS (10,000
+# refused ones before a valid one hid it); each kubeconfig is kept to member_kubeconfig.MAX_BYTES
+MAX_SECRETS = 200
 RESCAN = 15.0  # seconds between two reads of the members' sources
 Source = Callable[[], list[tuple[str, bytes]]]  # each member's (name, kubeconfig); raises when unread
 
@@ -63,7 +66,7 @@ class Fleet:
             sources.append(partial(_files, Path(s.clusters_dir)))
         if (namespace := s.clusters_namespace) is not None:
             selector = s.clusters_selector
-            sources.append(lambda: local.cluster.member_kubeconfigs(namespace, selector, MAX_MEMBERS))
+            sources.append(lambda: local.cluster.member_kubeconfigs(namespace, selector, MAX_SECRETS))
         fleet = cls(local, sources=sources)
         if s.clusters_dir:
             fleet.sync(only_files=True)

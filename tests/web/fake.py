@@ -167,6 +167,10 @@ class FakeCluster:
             self.apiserver = ApiServerStandIn(self.objects)
         return NodeWriter(self.apiserver, timeout=1, on_node=self.store.apply_node, who=who)  # type: ignore[arg-type]
 
+    def history_of(self, member: str) -> Any:
+        """A member's capacity history kept here: the stand-in's own (the port's ``history_of``)."""
+        return self.capacity_log
+
     def close(self) -> None:
         pass
 

@@ -56,7 +56,7 @@ def test_labelled_secrets_are_members_read_again_and_kept_when_the_list_fails(ma
     fleet: Fleet = app.extensions["extres_fleet"]
     assert fleet.members == {} and cluster.secrets_asked == []  # nothing asked before the fleet starts
     fleet.sync()
-    assert cluster.secrets_asked == [("extres-clusters", "extres.dev/secret-type=cluster", 50)]
+    assert cluster.secrets_asked == [("extres-clusters", "extres.dev/secret-type=cluster", 200)]
     assert sorted(fleet.members) == ["b", "twin"]
     assert [(r.cluster, r.rule) for r in fleet.refused] == [("twin", "name")]
     cluster.member_secrets = Unavailable("the API server did not answer")
@@ -68,6 +68,26 @@ def test_labelled_secrets_are_members_read_again_and_kept_when_the_list_fails(ma
     fleet.sync()
     assert fleet.members == {} and [(r.cluster, r.rule) for r in fleet.refused] == [("local", "name")]
     fleet.stop()
+
+
+def test_refused_secrets_fill_no_member_place_and_are_counted_on_the_fleet_page(make_app, cluster):
+    """120 labelled Secrets refused (an exec plugin), read before a valid one: the valid one is a
+    member (refusals never fill the 50 places), and the page lists 20 refusals and counts the rest."""
+    from bs4 import BeautifulSoup
+
+    from tests.helpers import browser
+
+    bad = [(f"a{i:03d}", kubeconfig(exec="x")) for i in range(120)]
+    cluster.member_secrets = [*bad, ("zz", kubeconfig())]
+    app = make_app(clusters_namespace="extres-clusters")
+    fleet: Fleet = app.extensions["extres_fleet"]
+    fleet.sync()
+    assert sorted(fleet.members) == ["zz"] and len(fleet.refused) == 120
+    fleet.stop()
+    fleet.members = {}  # the page, without connecting to zz's (made-up) server
+    page = BeautifulSoup(browser(app).get("/fleet/").get_data(as_text=True), "html.parser")
+    assert len(page.select('tr[data-state="refused"]')) == 20
+    assert page.select_one("[data-refused-more]")["data-refused-more"] == "100"
 
 
 def test_the_members_stop_before_the_local_cluster_whose_connection_keeps_their_history(make_app):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from app.domain.member_kubeconfig import MAX_BYTES
 from app.kube.api import raw
 from app.kube.api.errors import translate
 
@@ -53,12 +54,13 @@ class MemberSecrets:
 
 def _entry(item: dict[str, Any]) -> tuple[str, bytes]:
     """(name, kubeconfig); the name cut at 64 characters (a cluster's is at most 63: a longer
-    one is still refused, and no more of it reaches a message or the log)."""
+    one is still refused, and no more of it reaches a message or the log), the kubeconfig at one
+    byte past the largest read (still refused for its size, and no more of it held)."""
     data = item.get("data") or {}
     given = data.get("name")
     name = _decoded(given[:128] if isinstance(given, str) else None).decode(errors="replace").strip()
     named = name or str((item.get("metadata") or {}).get("name", ""))
-    return named[:64], _decoded(data.get("kubeconfig"))
+    return named[:64], _decoded(data.get("kubeconfig"))[: MAX_BYTES + 1]
 
 
 def _decoded(value: object) -> bytes:
