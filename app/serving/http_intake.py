@@ -56,6 +56,21 @@ class Refused(Exception):
         ).encode() + body
 
 
+class _Parser(PythonProtocol):
+    """gunicorn's incremental parser, its line limit held for every line: upstream checks a line's
+    length only while its CRLF has not arrived, so a chunked body's trailer field of any length
+    that arrived whole passed (and gunicorn's own parser then refused it: two answers to one
+    request)."""
+
+    __slots__ = ()
+
+    def _find_line(self, limit: int, error: Exception) -> int:
+        idx: int = super()._find_line(limit, error)
+        if idx > limit:
+            raise error
+        return idx
+
+
 class Arrival:
     """One request arriving: its raw bytes (with whatever follows it, pipelined) until whole."""
 
@@ -69,7 +84,7 @@ class Arrival:
         self._body = 0
         self._fed = 0  # bytes given to the parser: none until the head is in (parsed once, whole)
         self._max_body = max_body
-        self._parser = PythonProtocol(
+        self._parser = _Parser(
             on_headers_complete=self._head,
             on_body=self._counted,
             on_message_complete=self._done,

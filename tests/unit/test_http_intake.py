@@ -63,6 +63,14 @@ def test_expect_100_continue_is_asked_for_once_the_head_is_in_on_http_1_1_only()
         ([b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-Many: h\r\n" * (MAX_HEAD // 11 + 1)], 431),
         ([b"GET /" + b"p" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"], 414),
         ([b"NOT HTTP\r\n\r\n"], 400),
+        (  # a trailer field past the field limit, arrived whole with its CRLF
+            [
+                b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: "
+                + b"y" * 9000
+                + b"\r\n\r\n"
+            ],
+            431,
+        ),
         ([b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"], 400),
     ],
     ids=[
@@ -73,6 +81,7 @@ def test_expect_100_continue_is_asked_for_once_the_head_is_in_on_http_1_1_only()
         "a long head never ended",
         "a long URL",
         "not HTTP",
+        "a long trailer field",
         "two lengths",
     ],
 )
