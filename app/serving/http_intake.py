@@ -149,6 +149,17 @@ class Budget:
         with self._lock:
             self.held -= n
 
+    def force(self, n: int) -> None:
+        """Take ``n`` past the limit: an answer a thread has made is held rather than written by
+        the thread (which would wait on the client's reading); the loop then cuts the stalled
+        readers holding the most until the budget holds again (``over``)."""
+        with self._lock:
+            self.held += n
+
+    @property
+    def over(self) -> bool:
+        return self.held > self.limit
+
 
 def client_key(peer: object, exempt: tuple[Network, ...]) -> str | None:
     """What a connection from ``peer`` counts against (app/domain/addresses.py); None for a

@@ -12,8 +12,11 @@ read) held all eight threads and every page, ``/healthz`` too. Here:
   ``request_deadline`` seconds after its first byte is cut, one that can never be served
   (malformed, over the limits) is answered 400/413/431 by the loop;
 * what follows a request (pipelined) is framed again by the loop after the answer;
-* an answer up to ``answer_held`` bytes is held and sent by the loop within ``write_deadline``;
-  a larger one is written by its thread, each write within the deadline; a connection closed
+* an answer up to ``answer_held`` bytes is held and sent by the loop within ``write_deadline``,
+  past the budget too (a thread never waits on a client's reading: past it the loop cuts the
+  stalled readers holding the most, every second, ``answers_dropped``); a larger one is written
+  by its thread, each write within the deadline (only a signed-in user's export is that large;
+  no page open to anyone is); a connection closed
   after its answer lingers in the loop, not in a thread (gunicorn drains it for up to 2 s);
 * every byte held, requests and answers, counts against one budget for the worker (past it, the
   connection holding the most is cut); connections per address (IPv6: per /64) are capped, the
@@ -41,6 +44,7 @@ from gunicorn.workers.gthread import TConn, ThreadWorker
 from app.serving.http_intake import CONTINUE, Arrival, Budget, Limits, Refused, client_key
 
 LINGER = 2.0  # seconds a closed connection is drained for, as gunicorn does (RFC 9112 9.6)
+STALLED = 1.0  # seconds an answer may leave nothing before its reader counts as stopped (past the budget)
 
 
 class Conn(TConn):
@@ -71,7 +75,9 @@ class Outbox:
 
     def sendall(self, data: Any) -> None:
         data = bytes(data)
-        if not self.direct and self.held + len(data) <= self.held_max and self.budget.take(len(data)):
+        if not self.direct and self.held + len(data) <= self.held_max:
+            if not self.budget.take(len(data)):  # never wait on a reader: hold it, the loop trims
+                self.budget.force(len(data))
             self.parts.append(data)
             self.held += len(data)
             return
@@ -108,15 +114,17 @@ class Outbox:
 class Leaving:
     """An answer the loop is sending."""
 
-    __slots__ = ("data", "deadline", "future", "held")
+    __slots__ = ("data", "deadline", "future", "held", "moved")
 
     def __init__(self, outbox: Outbox, deadline: float, future: Any) -> None:
         self.data = memoryview(b"".join(outbox.parts))
         self.held, self.deadline, self.future = outbox.held, deadline, future
+        self.moved = time.monotonic()  # when its last bytes left
 
 
 class BufferingWorker(ThreadWorker):
     limits: ClassVar[Limits] = Limits()
+    answers_dropped: ClassVar[int] = 0  # answers cut with their connection: the reader had stopped
 
     @classmethod
     def configured(cls, limits: Limits) -> type[BufferingWorker]:
@@ -225,6 +233,7 @@ class BufferingWorker(ThreadWorker):
             self._drop(conn, Refused(408, "Request Timeout") if self.arriving[conn].data else None)
         for conn in [c for c, leaving in self.leaving.items() if leaving.deadline < now]:
             self._drop(conn)
+        self._trim(now)
         for conn in [c for c, deadline in self.lingering.items() if deadline < now]:
             self._end_linger(conn)
 
@@ -314,6 +323,22 @@ class BufferingWorker(ThreadWorker):
         except (OSError, ValueError, KeyError):
             self._drop(conn)
 
+    def _trim(self, now: float) -> None:
+        """Past the budget, the answers whose readers have stopped (nothing left for
+        ``STALLED`` s) are dropped with their connections, the most held first, until it holds:
+        a client that stops reading never makes a thread wait, nor holds the worker's memory."""
+        if not self.budget.over:
+            return
+        stalled = sorted(
+            (c for c, leaving in self.leaving.items() if now - leaving.moved >= STALLED),
+            key=lambda c: -self.leaving[c].held,
+        )
+        for conn in stalled:
+            if not self.budget.over:
+                break
+            self._drop(conn)
+            BufferingWorker.answers_dropped += 1
+
     def _writable(self, conn: Conn, _sock: Any) -> None:
         leaving = self.leaving[conn]
         try:
@@ -323,6 +348,8 @@ class BufferingWorker(ThreadWorker):
         except OSError:
             self._drop(conn)
             return
+        if sent:
+            leaving.moved = time.monotonic()
         leaving.data = leaving.data[sent:]
         if leaving.data:
             return
