@@ -96,6 +96,40 @@ def test_an_editor_may_patch_extended_resources_only(policy, editor, core, uid):
     assert status.capacity[D] == "3" and status.capacity.get("cpu") != "64"
 
 
+def test_the_policy_holds_whoever_the_editor_role_reaches_however_bound_and_no_admin(
+    policy, admin_api, core, uid
+):
+    """A ServiceAccount bound to extres-editor by a binding the chart did not make is held to
+    extended resources like the chart's editors (it set allocatable.pods=0 before); a cluster
+    admin, who holds every right, is not held."""
+    rbac = client.RbacAuthorizationV1Api(admin_api)
+    name = f"{uid}-sa"[:63]
+    core.create_namespaced_service_account("default", {"metadata": {"name": name}})
+    rbac.create_cluster_role_binding({
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "extres-editor"},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "default"}],
+    })  # fmt: skip
+    node = f"{uid}-b"
+    create_node(core, node, {D: "2"})
+    sa_api = client.ApiClient(copy.deepcopy(admin_api.configuration))
+    sa_api.set_default_header("Impersonate-User", f"system:serviceaccount:default:{name}")
+    sa_api.set_default_header("Impersonate-Group", "system:serviceaccounts")
+    as_sa = client.CoreV1Api(sa_api)
+    zero = [{"op": "replace", "path": "/status/allocatable/pods", "value": "0"}]
+    try:
+        eventually(lambda: "only extended resources" in refused(lambda: as_sa.patch_node_status(node, zero)),
+                   timeout=30, interval=0.5)  # fmt: skip
+        as_sa.patch_node_status(node, [{"op": "replace", "path": "/status/capacity/example.com~1dongle",
+                                        "value": "3"}])  # fmt: skip
+        core.patch_node_status(node, zero)  # the admin is not held
+        status = core.read_node_status(node).status
+        assert status.allocatable["pods"] == "0" and status.capacity[D] == "3"
+    finally:
+        sa_api.close()
+        rbac.delete_cluster_role_binding(name)
+
+
 def test_the_dashboards_own_changes_pass_the_policy(policy, make_app, core, uid):
     node = f"{uid}-d"
     create_node(core, node, {D: "4"})
