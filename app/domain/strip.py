@@ -58,15 +58,22 @@ def strip(totals: Totals, waiting: Mapping[str, int], dra: bool) -> list[Entry]:
 
 
 def shown_first(entries: list[Entry], chosen: Iterable[str], room: int) -> tuple[list[Entry], list[Entry]]:
-    """The entries a first screen shows (at most ``room``) and the rest: the resources the reader
-    chose first, then those that ask for attention (pods waiting, over-committed, unhealthy
-    devices), then the others, each group by name."""
+    """The entries a first screen shows (at most ``room``) and the rest, in the order they ask
+    for attention: the resources the reader chose; then over-committed or unhealthy ones (the most
+    first); then those pods wait for (the most waiting first); then those advertised or held; last
+    those nothing advertises, holds or waits for. Ties by name."""
     picked = set(chosen)
 
-    def rank(e: Entry) -> tuple[int, str]:
+    def rank(e: Entry) -> tuple[int, int, str]:
         if e.resource in picked:
-            return 0, e.resource
-        return (1 if e.waiting or e.over or e.unavailable else 2), e.resource
+            return 0, 0, e.resource
+        if e.over or e.unavailable:
+            return 1, -(e.over + e.unavailable) * 1_000_000 - e.waiting, e.resource
+        if e.waiting:
+            return 2, -e.waiting, e.resource
+        if e.allocatable or e.requested or e.nodes:
+            return 3, 0, e.resource
+        return 4, 0, e.resource
 
     ordered = sorted(entries, key=rank)
     return ordered[:room], ordered[room:]

@@ -1,0 +1,20 @@
+"""The strip's first screen (app/domain/strip.py): what asks for attention comes first."""
+
+from __future__ import annotations
+
+from app.domain.strip import Entry, shown_first
+
+
+def test_the_strip_asks_for_attention_in_order_never_by_name_alone():
+    entries = [
+        Entry("a.io/qubit", 0, 0, 0, 0, 0, 0),  # nothing advertises, holds or waits for it
+        Entry("b.io/dongle", 4, 2, 2, 0, 0, 0),
+        Entry("c.io/waited", 4, 4, 1, 1, 0, 0),
+        Entry("nvidia.com/gpu", 8, 11, 2, 2, 3, 1, unavailable=4, nodes_unavailable=1),
+        Entry("d.io/busy", 8, 8, 1, 5, 0, 0),
+    ]
+    shown, more = shown_first(entries, (), 3)
+    assert [e.resource for e in shown] == ["nvidia.com/gpu", "d.io/busy", "c.io/waited"]
+    assert [e.resource for e in more] == ["b.io/dongle", "a.io/qubit"]
+    shown, _ = shown_first(entries, ("a.io/qubit",), 1)  # the reader's choice first
+    assert [e.resource for e in shown] == ["a.io/qubit"]
