@@ -19,7 +19,7 @@ from app.runtime import Runtime
 from app.usage.poller import Source
 from app.web import filters, request_pipeline, security, surface
 from app.web.bulk_jobs import BulkJobs
-from app.web.clusters import ClusterPrefix, home
+from app.web.clusters import ClusterPrefix, home, same_page
 from app.web.hx import POLL_MARK, Page, error_page, htmx
 from app.web.limits import Limits
 from app.web.render_cache import RenderCaches
@@ -67,6 +67,7 @@ def init_app(
             "poll_mark": POLL_MARK,
             "nav_sections": surface.NAV,
             "cluster_home": home,
+            "same_page": same_page,
         }
 
     @app.after_request

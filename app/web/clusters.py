@@ -43,3 +43,9 @@ def home(name: str | None) -> str:
     root = request.environ.get("extres.root", "")
     local = current_app.extensions["extres"].name
     return f"{root}{PREFIX}{name}/" if name and name != local else f"{root}/"
+
+
+def same_page(name: str) -> str:
+    """This page, on cluster ``name`` (the header's switcher: one click to any cluster's same page)."""
+    query = request.query_string.decode("latin-1")
+    return home(name).removesuffix("/") + request.path + (f"?{query}" if query else "")

@@ -107,6 +107,11 @@ class Viewer:
         return self.runtime.name
 
     @property
+    def cluster_names(self) -> list[str]:
+        """Every cluster's name, the local one first (the header's switcher)."""
+        return [r.name for r in current_app.extensions["extres_fleet"].runtimes()]
+
+    @property
     def usage_on(self) -> bool:
         """Whether GPU usage is read at all (a Prometheus is set): without it no page shows any."""
         return self.runtime.usage is not None

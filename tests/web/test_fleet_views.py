@@ -358,3 +358,25 @@ def test_a_cluster_whose_watches_reconnect_for_a_moment_is_stale_and_still_count
     page = soup(browser(app).get("/fleet/"))
     assert page.select_one('table.clusters tr[data-cluster="b"]')["data-state"] == "stale"
     assert figures(page, f'tr[data-total="{D}"]')["allocatable"] == "20"  # b still counted
+
+
+def test_the_header_switches_to_this_page_on_any_cluster(make_app, cluster):
+    cluster.node("n1", {D: "4"})
+    app = make_app()
+    fleet = app.extensions["extres_fleet"]
+    member = FakeCluster()
+    member.node("b1", {D: "8"})
+    fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
+    web = browser(app)
+    page = soup(web.get("/pending/?resource=example.com/dongle"))
+    links = {
+        a["data-cluster-link"]: a["href"] for a in page.select("header details.cluster a[data-cluster-link]")
+    }
+    assert links == {"b": "/c/b/pending/?resource=example.com/dongle"}
+    here = soup(web.get(links["b"]))
+    back = {
+        a["data-cluster-link"]: a["href"] for a in here.select("header details.cluster a[data-cluster-link]")
+    }
+    assert back == {"local": "/pending/?resource=example.com/dongle"}  # home, in one click
+    assert here.select_one('header details.cluster [aria-current="true"]').get_text() == "b"
+    fleet.members["b"].stop()
