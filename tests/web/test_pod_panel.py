@@ -49,6 +49,7 @@ def test_the_panel_says_who_owns_the_pod_what_it_asks_and_why_it_waited(client, 
         for dt, dd in zip(panel.select("dl.facts dt"), panel.select("dl.facts dd"), strict=True)
     }
     assert facts["Workload"].get_text() == "Job/train"
+    assert facts["Workload"].a["href"] == "/workloads/?namespace=ml"  # its workload, a link
     assert facts["Node"].a["href"] == "/nodes/n1" and facts["Phase"].get_text() == "Running"
     row = panel.select_one(f'#pod-extended tr[data-resource="{D}"]')
     assert (
@@ -66,6 +67,7 @@ def test_the_panel_says_who_owns_the_pod_what_it_asks_and_why_it_waited(client, 
         "Scheduled",
         "FailedScheduling",
     ]
+    assert panel.get_text().count(WAITED) == 1  # the scheduler's words said once, under Why it waited
 
 
 def test_every_pod_name_links_to_its_panel(client, cluster):
