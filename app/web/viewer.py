@@ -28,6 +28,18 @@ class Viewer:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
 
+    @property
+    def why_no_changes(self) -> str:
+        """Why this page offers no change (for a reader who may not make one), in a sentence."""
+        if not current_app.config["EXTRES_WRITES"]:
+            return "This dashboard is read-only here (EXTRES_READ_ONLY): no one changes nodes through it."
+        if not self.freshness.synced:
+            return "Changes are offered once every pod is counted (a change's impact needs them all)."
+        return (
+            f"{security.identity().label or 'You'} may view only: changing a node's extended resources "
+            "takes the right to patch nodes/status (the chart's extres-editor role)."
+        )
+
     @cached_property
     def may_write(self) -> bool:
         """Whether to offer changes: writes are on here, every pod has been counted (a change's

@@ -7,6 +7,8 @@ import json
 
 from bs4 import BeautifulSoup
 
+from tests.helpers import browser
+
 D = "example.com/dongle"
 
 
@@ -125,3 +127,14 @@ def test_a_shared_change_link_on_a_read_only_dashboard_says_changes_are_off(make
         resp = web.open(url, method=method)
         assert resp.status_code == 403, url
         assert "Changes are turned off here" in resp.get_data(as_text=True), url
+
+
+def test_a_node_page_with_nothing_to_change_says_why(make_app, cluster):
+    cluster.node("n1", {D: "2"})
+    read_only = page(browser(make_app(read_only=True)), "/nodes/n1").select_one("[data-no-changes]")
+    assert "read-only here (EXTRES_READ_ONLY)" in read_only.get_text()
+    cluster.access.denied.add(("patch", "nodes"))
+    web = browser(make_app(read_only=False, auth_mode="impersonate", trusted_proxies=("127.0.0.1/32",)))
+    viewer = web.get("/nodes/n1", headers={"X-Forwarded-User": "vic"}).get_data(as_text=True)
+    said = BeautifulSoup(viewer, "html.parser").select_one("[data-no-changes]").get_text()
+    assert "vic may view only" in said and "patch nodes/status" in said
