@@ -150,7 +150,7 @@ class Prometheus:
         except requests.RequestException as exc:
             if _timed_out(exc):  # with retries off, urllib3's read timeout reaches here as a ConnectionError
                 raise UsageUnavailable(f"it did not answer within {self.timeout:g} s") from None
-            raise UsageUnavailable(f"it cannot be reached: {type(exc).__name__}", str(exc)[:300]) from None
+            raise UsageUnavailable(f"it cannot be reached: {_in_words(exc)}", str(exc)[:300]) from None
         if response.status_code != 200:
             # its words (a body, a redirect) are logged, never shown: an operator's server speaks
             said = f"HTTP {response.status_code}"
@@ -168,3 +168,14 @@ class Prometheus:
 
     def close(self) -> None:
         self._session.close()
+
+
+def _in_words(exc: requests.RequestException) -> str:
+    """What failed, for a reader (the exception's own words go to the log only)."""
+    if isinstance(exc, requests.exceptions.SSLError):
+        return "its TLS certificate was not accepted (EXTRES_PROMETHEUS_CA_FILE names the CA that signed it)"
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        return "no connection could be made to it (refused, or no route to its address)"
+    if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema)):
+        return "EXTRES_PROMETHEUS_URL is not a URL it can be asked at"
+    return "the request to it failed"

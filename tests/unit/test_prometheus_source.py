@@ -167,8 +167,10 @@ def test_a_prometheus_that_stops_answering_is_said_to_time_out_not_to_be_unreach
 
 
 def test_no_server_and_no_token_file_are_said_so(tmp_path):
-    with pytest.raises(UsageUnavailable, match="cannot be reached"):
+    with pytest.raises(UsageUnavailable, match="cannot be reached") as refused:
         Prometheus("http://127.0.0.1:9", timeout=1).query("up")
+    said = str(refused.value)
+    assert "no connection could be made to it" in said and "ConnectionError" not in said  # words, no class
     with pytest.raises(UsageUnavailable, match="token file cannot be read"):
         Prometheus("http://127.0.0.1:9", token_file=str(tmp_path / "missing")).query("up")
 

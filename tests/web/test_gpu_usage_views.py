@@ -218,7 +218,7 @@ def test_pages_never_wait_and_say_what_is_known(usage_app, gpu_cluster, source):
     app = usage_app()
     client = browser(app)
     assert page(client, "/").select_one("[data-usage]")["data-usage"] == "waiting"
-    source.down = "it cannot be reached: ConnectionError"
+    source.down = "it cannot be reached: no connection could be made to it (refused, or no route)"
     polled(app)
     overview = page(client, "/")
     status = overview.select_one("[data-usage]")
