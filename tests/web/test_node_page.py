@@ -100,6 +100,7 @@ def test_a_real_conflict_keeps_the_typed_values_with_what_is_there_now(client, c
     html = BeautifulSoup(resp.get_data(as_text=True), "html.parser")
     assert "Your values are kept" in html.select_one(".flash.error").get_text()
     assert "you saw 2, it is now 5" in html.select_one("#expected-error").get_text()
+    assert html.get_text().count("Nothing was changed") == 1  # said once
     form = html.select_one("form.change")
     assert form.select_one("input[name=quantity]")["value"] == "7"
     assert form.select_one("input[name=resource]")["value"] == D
