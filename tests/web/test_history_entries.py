@@ -98,6 +98,6 @@ def test_a_refused_sign_in_marks_its_field_and_its_entry_is_the_sign_in_page(mak
     html = BeautifulSoup(resp.get_data(as_text=True), "html.parser")
     assert resp.status_code == 401 and resp.headers["HX-Push-Url"] == "/login?next=/pending/"
     assert html.select_one("input[name=token]")["aria-invalid"] == "true"
-    assert "Not signed in" in html.select_one('.flash.error').get_text()
+    assert "Not signed in" in html.select_one(".flash.error").get_text()
     assert "bad" not in resp.headers["HX-Push-Url"]  # the token never goes into a URL
     assert web.get(resp.headers["HX-Push-Url"]).status_code == 200

@@ -135,3 +135,13 @@ def test_one_user_past_the_plans_a_minute_waits_and_others_still_plan(make_app, 
         as_text=True
     )
     assert web.get("/plan/", query_string=ask, headers=bob).status_code == 200
+
+
+def test_the_answer_says_the_largest_block_free_on_one_node_the_pod_may_use(client, cluster):
+    cluster.node("gpu-1", {GPU: "8"})
+    cluster.node("gpu-2", {GPU: "4"})
+    cluster.node("tainted", {GPU: "16"}, taints=[{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}])
+    cluster.pod("holder", "gpu-1", {GPU: "3"})
+    status, page = plan(client, f"requests={quote(GPU + '=2')}")
+    block = page.select_one(f'[data-largest="{GPU}"]')
+    assert status == 200 and block["data-count"] == "5" and "on gpu-1" in block.get_text()  # not 16
