@@ -136,6 +136,15 @@ def test_with_usage_read_the_gpu_columns_come_first(usage_app, gpu_cluster, sour
     ]
 
 
+def test_the_unhealthy_list_names_the_gpus_dcgm_reports_an_xid_on(usage_app, gpu_cluster, source):
+    source.pods[0]["metadata"]["annotations"]["extres.test/xid"] = "79"  # the trainer's 4 GPUs on gpu-1
+    gpu_cluster.node("gpu-1", {GPU: "8"}, allocatable={GPU: "7"})  # and its device plugin lost one
+    client = browser(polled(usage_app()))
+    [row] = page(client, "/unhealthy/").select("table.sick tbody tr")
+    named = row.select("[data-xid-gpu]")
+    assert len(named) == 4 and all("(XID 79)" in n.get_text() for n in named)
+
+
 def test_an_xid_error_is_marked_on_the_gpu_and_on_its_nodes_row(usage_app, gpu_cluster, source):
     source.pods[0]["metadata"]["annotations"]["extres.test/xid"] = "79"  # the trainer's 4 GPUs on gpu-1
     client = browser(polled(usage_app()))
