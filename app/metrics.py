@@ -23,6 +23,7 @@ from app.domain import device_cel
 from app.domain.quantity import QuantityError, parse_quantity
 from app.domain.scheduler_message import parse_scheduler_message
 from app.node_metrics import NodeFamilies
+from app.tallies import ANSWERS_DROPPED
 
 if TYPE_CHECKING:
     from app.domain.idle_pods import Idle
@@ -240,6 +241,16 @@ class UsageCollector(Collector):
         yield pods
 
 
+class _ProcessCounts(Collector):
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily(
+            "extres_intake_answers_dropped",
+            "Answers dropped with their connection: the client had stopped reading while the "
+            "intake's byte budget was spent.",
+            ANSWERS_DROPPED.value,
+        )
+
+
 class Metrics:
     """One app's registry (the cluster collector and the app's own instruments) and the per-node
     families kept as text; ``exposition`` is what a scrape gets."""
@@ -273,6 +284,7 @@ class Metrics:
             registry=self.instruments,
         )
 
+        self.instruments.register(_ProcessCounts())
         self.usage_refreshes = Histogram(
             "extres_usage_refresh_duration_seconds",
             "Time to read GPU usage from Prometheus (every mapping's queries), by outcome.",

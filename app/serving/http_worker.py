@@ -14,7 +14,8 @@ read) held all eight threads and every page, ``/healthz`` too. Here:
 * what follows a request (pipelined) is framed again by the loop after the answer;
 * an answer up to ``answer_held`` bytes is held and sent by the loop within ``write_deadline``,
   past the budget too (a thread never waits on a client's reading: past it the loop cuts the
-  stalled readers holding the most, every second, ``answers_dropped``); a larger one is written
+  stalled readers holding the most, every second, counted in
+  ``extres_intake_answers_dropped``); a larger one is written
   by its thread, each write within the deadline (only a signed-in user's export is that large;
   no page open to anyone is); a connection closed
   after its answer lingers in the loop, not in a thread (gunicorn drains it for up to 2 s);
@@ -42,6 +43,7 @@ from typing import Any, ClassVar
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
 from app.serving.http_intake import CONTINUE, Arrival, Budget, Limits, Refused, client_key
+from app.tallies import ANSWERS_DROPPED
 
 LINGER = 2.0  # seconds a closed connection is drained for, as gunicorn does (RFC 9112 9.6)
 STALLED = 1.0  # seconds an answer may leave nothing before its reader counts as stopped (past the budget)
@@ -124,7 +126,6 @@ class Leaving:
 
 class BufferingWorker(ThreadWorker):
     limits: ClassVar[Limits] = Limits()
-    answers_dropped: ClassVar[int] = 0  # answers cut with their connection: the reader had stopped
 
     @classmethod
     def configured(cls, limits: Limits) -> type[BufferingWorker]:
@@ -337,7 +338,7 @@ class BufferingWorker(ThreadWorker):
             if not self.budget.over:
                 break
             self._drop(conn)
-            BufferingWorker.answers_dropped += 1
+            ANSWERS_DROPPED.add()
 
     def _writable(self, conn: Conn, _sock: Any) -> None:
         leaving = self.leaving[conn]

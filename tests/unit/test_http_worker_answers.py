@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 from app.serving.http_intake import Budget, Limits
 from app.serving.http_worker import STALLED, BufferingWorker, Outbox
+from app.tallies import ANSWERS_DROPPED
 
 
 class NeverWritten:
@@ -50,7 +51,15 @@ def test_the_loop_cuts_the_stalled_readers_holding_the_most_until_the_budget_hol
         budget.give(worker.leaving.pop(conn).held)
 
     worker._drop = drop
-    before = BufferingWorker.answers_dropped
+    before = ANSWERS_DROPPED.value
     BufferingWorker._trim(worker, now)  # type: ignore[arg-type]
     assert dropped == ["stalled-large", "stalled-small"] and budget.held == 80 and not budget.over
-    assert BufferingWorker.answers_dropped - before == 2
+    assert ANSWERS_DROPPED.value - before == 2  # counted in extres_intake_answers_dropped
+
+
+def test_the_dropped_answers_are_a_metric_of_the_process():
+    from app.metrics import _ProcessCounts
+
+    [family] = _ProcessCounts().collect()
+    assert family.name == "extres_intake_answers_dropped"
+    assert family.samples[0].value == ANSWERS_DROPPED.value

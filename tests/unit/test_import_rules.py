@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "app.rate_window",
             "app.bounded_child",
             "app.identity_headers",
+            "app.tallies",
         },
     ),
     ("domain", {"app.domain"}),
