@@ -27,6 +27,7 @@ class ClusterState:
     figures_from: datetime | None = None  # when the figures shown were last current
     quota_waiting: int = 0  # jobs waiting for Kueue quota (no pod yet)
     idle_gpus: int | None = None  # GPUs held by idle pods (None: usage not read there)
+    short: str = ""  # the state in a few words, for the table ("unreachable since 13:26 UTC")
 
     @property
     def counted(self) -> bool:

@@ -79,7 +79,9 @@ def _state(runtime: Runtime, here: bool, now: datetime) -> ClusterState:
     lost = fresh.stale and fresh.error and (fresh.age_seconds is None or fresh.age_seconds > STALE_FOR)
     if lost:
         since = f" since {at:%Y-%m-%d %H:%M:%S} UTC, figures from then" if at else ", no figures yet"
-        return ClusterState(name, fleet.UNREACHABLE, f"unreachable{since}: {fresh.error}", at, waiting, idle)
+        short = f"unreachable since {at:%H:%M} UTC" if at else "unreachable, no figures yet"
+        said = f"unreachable{since}: {fresh.error}"
+        return ClusterState(name, fleet.UNREACHABLE, said, at, waiting, idle, short)
     if not fresh.synced:
         return ClusterState(name, fleet.COUNTING, "counting: pods are still being counted", at)
     state = fleet.STALE if fresh.stale else fleet.LIVE

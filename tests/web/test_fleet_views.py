@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 import pytest
 from bs4 import BeautifulSoup
@@ -73,6 +74,10 @@ def test_an_unreachable_cluster_keeps_its_last_figures_out_of_the_totals_and_say
     state = page.select_one('table.clusters tr[data-cluster="b"]')
     assert state["data-state"] == "unreachable"
     assert "unreachable since" in state.get_text() and "figures from then" in state.get_text()
+    cell = state.select_one('[data-label="State"]')  # short, the rest on demand: the table fits
+    short = cell.find(string=True, recursive=False).strip()
+    assert re.fullmatch(r"unreachable since \d\d:\d\d UTC", short), short
+    assert "connection refused" in cell.select_one("details.why").get_text()
     assert page.select_one(f'tr[data-cluster="b"][data-resource="{D}"]').has_attr("data-left-out")
     assert figures(page, f'tr[data-total="{D}"]')["allocatable"] == "4"  # local's alone
     assert "Left out of the totals: b" in page.select_one("[data-left-out]").get_text()
