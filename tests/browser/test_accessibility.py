@@ -20,6 +20,7 @@ PAGES = [
     "/devices/",
     "/changes/bulk",
     "/fleet/",
+    "/unhealthy/",
 ]
 
 
