@@ -26,16 +26,22 @@ def quick(monkeypatch):
 
 
 def history(web, query: str = "") -> list[dict[str, str]]:
+    """The History page's rows: each cell's words, a device plugin's move ("1 GPU back") apart."""
     soup = BeautifulSoup(web.get(f"/history/?{query}").get_data(as_text=True), "html.parser")
-    return [
-        {
-            "node": tr["data-node"],
-            "resource": tr["data-resource"],
-            "field": tr["data-field-name"],
-            **{td["data-field"]: td.get_text(" ", strip=True) for td in tr.select("td[data-field]")},
-        }
-        for tr in soup.select("table.history tbody tr")
-    ]
+    rows = []
+    for tr in soup.select("table.history tbody tr"):
+        moved = tr.select_one("[data-device-move]")
+        move = moved.extract()["data-device-move"] if moved is not None else ""
+        rows.append(
+            {
+                "node": tr["data-node"],
+                "resource": tr["data-resource"],
+                "field": tr["data-field-name"],
+                "move": move,
+                **{td["data-field"]: td.get_text(" ", strip=True) for td in tr.select("td[data-field]")},
+            }
+        )
+    return rows
 
 
 def patch_capacity(core, node: str, resource: str, value: str | None, manager: str) -> None:

@@ -59,4 +59,4 @@ def test_a_lost_gpu_holds_an_8_gpu_pod_back_and_reads_unhealthy_until_it_returns
         ],
         timeout=30,
     )
-    assert kept[0]["resource"] == GPU
+    assert kept[0]["resource"] == GPU and kept[0]["move"] == "1 GPU back"
