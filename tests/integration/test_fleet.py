@@ -1,8 +1,10 @@
 """Three control planes from kube-testenv (etcd and kube-apiserver each, every request audited):
 this dashboard's own cluster ``a`` and two members read from kubeconfig files, ``b`` whose
 account reads everything and ``c`` whose account may not list pods. Each is reached with a
-service-account token of its own. The fleet page shows a and b side by side, c as "no access";
-b stopped mid-test reads "unreachable since", its last figures kept and left out of the totals.
+service-account token of its own. The fleet page shows a and b side by side, c as "no access", a
+fourth kubeconfig refused as "refused"; b stopped mid-test reads "unreachable since", its last
+figures kept and left out of the totals, and restarted reads live again with what changed
+meanwhile.
 Each API server's audit log then shows that every request the dashboard sent it carried that
 cluster's own account, and none was refused as unauthenticated: no token crossed clusters."""
 
@@ -166,11 +168,13 @@ def test_three_clusters_side_by_side_one_stopped_one_without_access_no_token_cro
         {
             "b": kubeconfig(planes["b"], tokens["b"]),
             "c": kubeconfig(planes["c"], tokens["c"], host="localhost"),
+            # refused as read: an exec plugin (never run here)
+            "d": kubeconfig(planes["b"], tokens["b"]).replace('"user": {"token"', '"user": {"exec": {}, "x"'),
         },
     )
     fleet = app.extensions["extres_fleet"]
     try:
-        assert sorted(fleet.members) == ["b", "c"] and fleet.refused == []
+        assert sorted(fleet.members) == ["b", "c"] and [r.cluster for r in fleet.refused] == ["d"]
         assert fleet.members["c"].member.pinned == "127.0.0.1"  # localhost, pinned; TLS checks the name
         fleet.start()
         assert workers.until(
@@ -184,7 +188,7 @@ def test_three_clusters_side_by_side_one_stopped_one_without_access_no_token_cro
         web = app.test_client()
         soup = page(web, "/fleet/")
         states = {tr["data-cluster"]: tr["data-state"] for tr in soup.select("table.clusters tbody tr")}
-        assert states == {"a": "live", "b": "live", "c": "no access"}, soup.select_one(
+        assert states == {"a": "live", "b": "live", "c": "no access", "d": "refused"}, soup.select_one(
             "table.clusters"
         ).get_text()
         assert figures(soup, "a")["allocatable"] == "4" and figures(soup, "b")["allocatable"] == "16"
@@ -208,6 +212,20 @@ def test_three_clusters_side_by_side_one_stopped_one_without_access_no_token_cro
         assert soup.select_one(f'tr[data-cluster="b"][data-resource="{D}"]').has_attr("data-left-out")
         total = soup.select_one(f'tr[data-total="{D}"]')
         assert total.select_one('[data-field="allocatable"]').get_text(strip=True) == "4"  # a alone
+
+        planes["b"].up("apiserver")  # b restarted: live again, and what changed meanwhile is read
+        node(planes["b"], "b3", 8)
+
+        def b_live_again() -> bool:
+            soup = page(web, "/fleet/")
+            row = soup.select_one('table.clusters tr[data-cluster="b"]')
+            return (
+                row is not None and row["data-state"] == "live" and figures(soup, "b")["allocatable"] == "24"
+            )
+
+        assert workers.until(b_live_again, 90, interval=0.5)
+        total = page(web, "/fleet/").select_one(f'tr[data-total="{D}"]')
+        assert total.select_one('[data-field="allocatable"]').get_text(strip=True) == "28"  # a and b again
     finally:
         fleet.stop()
     for name, plane in planes.items():
