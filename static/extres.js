@@ -101,9 +101,11 @@ function extresSay(text) {
     }
     target.focus({ preventScroll: false });
     // once htmx has done its own scrolling of the swap (to the top, for a boosted page): an
-    // answer below the fold (What-if's) is brought into view, not only focused
+    // answer below the fold (What-if's) is brought into view, not only focused; a heading to the
+    // top of the screen, so what it heads is read below it (it landed on the last line)
+    var block = target.matches("h1, h2, h3") ? "start" : "nearest";
     window.setTimeout(function () {
-      if (target.scrollIntoView) target.scrollIntoView({ block: "nearest" });
+      if (target.scrollIntoView) target.scrollIntoView({ block: block });
     }, 0);
   }
   // the flash said in the live region that was already there (a region inserted with its text
@@ -218,3 +220,18 @@ document.addEventListener("htmx:beforeOnLoad", function (event) {
   var xhr = event.detail.xhr;
   if (xhr.status !== 200 || xhr.getResponseHeader("HX-Redirect")) event.preventDefault();
 });
+
+// A filter's search box asks on typing (its form's "input delay" trigger): the change it fires
+// when left would ask again and push a second history entry for the same filter. Stopped before
+// it reaches the form (capture, at the document); the other fields still change the filter.
+document.addEventListener(
+  "change",
+  function (event) {
+    "use strict";
+    var target = event.target;
+    if (target && target.matches && target.matches('form.filters input[type="search"]')) {
+      event.stopPropagation();
+    }
+  },
+  true
+);

@@ -148,3 +148,26 @@ def test_back_forward_and_reload_after_a_refused_sign_in(browser, token_server):
     assert page.evaluate("document.activeElement.name") == "token"  # focus on the field to fix
     steps.around("sign-in refused", "Sign in")
     print("\n" + "\n".join(steps.lines))
+
+
+def test_typing_a_filter_adds_one_history_entry(browser, server, nodes, uid):
+    """Typing a node name, then leaving the box: one request, one entry (the box's change on
+    leaving it asked and pushed a second one)."""
+    w = open_page(browser)
+    page = w.page
+    try:
+        page.goto(server.url + "/")
+        before = page.evaluate("history.length")
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url) if "q=" in r.url and "since=" not in r.url else None)
+        page.fill('form.filters input[name="q"]', uid)
+        expect(page.locator("table.grid tbody tr[data-node]").first).to_have_attribute(
+            "data-node", re.compile(uid)
+        )
+        page.keyboard.press("Tab")  # leave the box: its change event
+        page.wait_for_timeout(800)
+        assert page.evaluate("history.length") == before + 1
+        assert len(asked) == 1, asked
+        assert w.problems == []
+    finally:
+        w.page.context.close()
