@@ -226,14 +226,15 @@ def export_csv() -> Response:
 
 
 def _heat_cells(rows: Iterable[NodeRow], resource: str) -> tuple[Markup, list[int]]:
-    """The squares of the nodes advertising ``resource`` (each a link to its node, titled with
-    its numbers) as one piece of HTML, and how many fall in each band."""
+    """The squares of the nodes advertising ``resource``, and of those whose pods still request it
+    after it was removed (over-committed), each a link to its node titled with its numbers, as
+    one piece of HTML, and how many fall in each band."""
     counts = [0] * len(HEAT_BANDS)
     parts = []
     node_url = url_for("nodes.detail", name="-")[:-1]
     for row in rows:
         u = row.usage.get(resource)
-        if u is None or not u.advertised:
+        if u is None or not (u.advertised or u.used > 0):
             continue
         b = heat_band(u.used, u.allocatable)
         counts[b] += 1

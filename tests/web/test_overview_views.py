@@ -200,3 +200,14 @@ def test_over_commitment_is_a_state_of_its_own_in_bar_strip_and_heat_map(client,
     assert classes == {"over": "h6", "full": "h5", "fine": "h0"}
     counts = {s["data-band"]: s.get_text() for s in heat.select("#heat-counts [data-band]")}
     assert (counts["full"], counts["over-committed"]) == ("1", "1")
+
+
+def test_a_node_over_committed_by_a_remove_is_on_the_heat_map(client, cluster):
+    """The resource removed from a node whose pods still request it: not advertised there any more,
+    and over-committed, a square of its own (it was left out)."""
+    cluster.node("removed", {"example.com/other": "1"})  # no longer advertises R
+    cluster.node("kept", {R: "4"})
+    cluster.pod("still-asks", "removed", {R: "2"})
+    heat = BeautifulSoup(client.get(f"/heat?of={R}").get_data(as_text=True), "html.parser")
+    classes = {a["title"].split()[0]: a["class"][0] for a in heat.select(".heat a")}
+    assert classes == {"removed": "h6", "kept": "h0"}
