@@ -120,17 +120,13 @@ def room(
                 largest, largest_node = have, node.name
         # under MPS and GKE's sharing a pod asking for more than one share is refused there
         one_share = {n.name for n in usable if _refuses_over_one(n, resource)}
+        biggest = max((n.allocatable.get(resource, 0) for n in nodes), default=0)
+        shapes = [
+            (size, PodShape({resource: size}, tolerations=tolerations)) for size in sizes if size <= biggest
+        ]
         fits = tuple(
-            (
-                size,
-                sum(
-                    how_many(PodShape({resource: size}, tolerations=tolerations), n)
-                    for n in usable
-                    if size == 1 or n.name not in one_share
-                ),
-            )
-            for size in sizes
-            if size <= max((n.allocatable.get(resource, 0) for n in nodes), default=0)
+            (size, sum(how_many(shape, node) for node in usable if size == 1 or node.name not in one_share))
+            for size, shape in shapes
         )
         out[resource] = Room(
             resource, free, schedulable, largest, largest_node, excluded, counts, fits, assumed

@@ -107,18 +107,25 @@ class Objects:
             return self.index.holders()
 
     def asking_tolerations(self) -> list[tuple[tuple[str, ...], tuple[Toleration, ...]]]:
-        """Each counted or unschedulable pod with extended requests: the names it asks for and its
-        tolerations (what app.domain.room.shared_tolerations reads)."""
+        """Each kind of counted or unschedulable pod with extended requests: the names it asks for
+        and its tolerations (what app.domain.room.shared_tolerations reads), pods alike given
+        once (a workload's pods share their tolerations' tuple)."""
         with self.lock:
             index = self.index
             keys = [k for ks in index.node_pods.values() for k in ks]
             keys.extend(index.unschedulable)
-            pods = (index.pods.get(k) for k in keys)
-            return [
-                (tuple(p.extended_requests), p.placement.tolerations)
-                for p in pods
-                if p is not None and p.extended_requests and (p.counts or p.unschedulable is not None)
-            ]
+            kinds: dict[tuple[int, frozenset[str]], tuple[tuple[str, ...], tuple[Toleration, ...]]] = {}
+            for key in keys:
+                pod = index.pods.get(key)
+                if pod is None or not pod.extended_requests:
+                    continue
+                if pod.unschedulable is None and not pod.counts:
+                    continue
+                tolerations = pod.placement.tolerations
+                kind = (id(tolerations), frozenset(pod.extended_requests))
+                if kind not in kinds:
+                    kinds[kind] = (tuple(pod.extended_requests), tolerations)
+            return list(kinds.values())
 
     def quota_list(self) -> list[QuotaView]:
         with self.lock:
