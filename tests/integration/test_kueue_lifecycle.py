@@ -1,5 +1,6 @@
 """A lifecycle differential: the real Kueue of the test bed driven through a seeded random sequence
-(GPU Jobs created, finished by their pods succeeding, deleted; the ClusterQueue's quota changed;
+(GPU Jobs created, finished by their pods succeeding, deleted; the ClusterQueue's quota and how
+much it may borrow from the other queue of its cohort changed;
 GPU nodes added, lowered and removed), and after each step the dashboard's Pending and Queues
 pages compared with Kueue's own status: the Workloads waiting for quota and how many more each
 needs, who holds the quota with how much, reserved and in use per flavor and resource, admitted
@@ -31,6 +32,7 @@ from tests.kube_helpers import container, create_node
 pytestmark = pytest.mark.kube
 GPU = "nvidia.com/gpu"
 NS, CQ, LQ, FLAVOR = "lifecycle", "lifecycle", "lifecycle", "lifecycle-gpu"
+LENDER, COHORT = "lifecycle-lender", "lifecycle-pool"
 LABEL = "extres.test/lifecycle"
 STEPS = int(os.environ.get("EXTRES_LIFECYCLE_STEPS", "16"))
 SETTLE = 45.0  # seconds a step may take to agree
@@ -159,11 +161,12 @@ def test_the_pages_agree_with_kueue_over_a_seeded_random_life(kueue_plane):  # n
     objects.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", {
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": FLAVOR},
         "spec": {"nodeLabels": {LABEL: "true"}}})  # fmt: skip
-    objects.create_cluster_custom_object(GROUP, VERSION, "clusterqueues", {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": CQ},
-        "spec": {"namespaceSelector": {}, "resourceGroups": [
-            {"coveredResources": [GPU], "flavors": [{"name": FLAVOR, "resources": [
-                {"name": GPU, "nominalQuota": 4}]}]}]}})  # fmt: skip
+    for name, quota in ((CQ, 4), (LENDER, 4)):  # in one cohort: the lender's quota may be borrowed
+        objects.create_cluster_custom_object(GROUP, VERSION, "clusterqueues", {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"namespaceSelector": {}, "cohortName": COHORT, "resourceGroups": [
+                {"coveredResources": [GPU], "flavors": [{"name": FLAVOR, "resources": [
+                    {"name": GPU, "nominalQuota": quota, "borrowingLimit": 0}]}]}]}})  # fmt: skip
     objects.create_namespaced_custom_object(GROUP, VERSION, NS, "localqueues", {
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": LQ},
         "spec": {"clusterQueue": CQ}})  # fmt: skip
@@ -200,12 +203,13 @@ def test_the_pages_agree_with_kueue_over_a_seeded_random_life(kueue_plane):  # n
                 name = jobs.pop(rng.randrange(len(jobs)))
                 batch.delete_namespaced_job(name, NS, propagation_policy="Background")
                 did = f"delete {name}"
-            elif kind == "quota":
-                quota = rng.randint(2, 8)
-                flavors = [{"name": FLAVOR, "resources": [{"name": GPU, "nominalQuota": quota}]}]
+            elif kind == "quota":  # its nominal quota and how much it may borrow from the lender
+                quota, borrow = rng.randint(2, 8), rng.randint(0, 4)
+                limits = {"name": GPU, "nominalQuota": quota, "borrowingLimit": borrow}
+                flavors = [{"name": FLAVOR, "resources": [limits]}]
                 patch = {"spec": {"resourceGroups": [{"coveredResources": [GPU], "flavors": flavors}]}}
                 objects.patch_cluster_custom_object(GROUP, VERSION, "clusterqueues", CQ, patch)
-                did = f"quota {quota}"
+                did = f"quota {quota}, borrowing limit {borrow}"
             else:
                 choice = rng.choice(["add", "lower", "remove"] if len(nodes) > 1 else ["add", "lower"])
                 if choice == "add":
