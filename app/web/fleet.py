@@ -13,6 +13,7 @@ from app import reads
 from app.domain import fleet
 from app.domain.fleet import ClusterState, FleetRow
 from app.fleet import Fleet
+from app.kube.api.access import Identity
 from app.kube.api.errors import KubeError, refused
 from app.runtime import Runtime
 from app.web import security
@@ -30,6 +31,7 @@ def the_fleet() -> Fleet:
     return found
 
 
+APP = Identity(mode="service-account")  # the dashboard's own account on a cluster
 STALE_FOR = 15.0  # seconds a cluster's watches may be reconnecting before it reads "unreachable"
 
 
@@ -45,6 +47,11 @@ def _hidden(runtime: Runtime, here: bool) -> ClusterState | None:
         return ClusterState(name, fleet.NOT_SHOWN, said)
     try:
         access = runtime.cluster.access
+        if who.mode == "impersonate" and not access.check(APP, "impersonate", "users"):
+            said = (
+                "no access: the dashboard's account there may not impersonate users (nobody is asked about)"
+            )
+            return ClusterState(name, fleet.NO_ACCESS, said)
         if all(access.check(who, verb, kind) for verb, kind in NODES_AND_PODS):
             return None
     except KubeError as exc:

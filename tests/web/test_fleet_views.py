@@ -338,6 +338,21 @@ def test_a_member_that_refuses_to_check_the_user_reads_no_access_and_one_that_do
         fleet.members[name].stop()
 
 
+def test_a_member_whose_account_may_not_impersonate_is_not_asked_about_the_viewer(make_app, cluster):
+    """Impersonate mode: where the dashboard's account may not impersonate users, the member is
+    "no access" without a review made in the viewer's name there (each would be a 403)."""
+    app = make_app(auth_mode="impersonate", trusted_proxies="127.0.0.1/32")
+    fleet = app.extensions["extres_fleet"]
+    member = FakeCluster()
+    member.access.denied.add(("impersonate", "users"))
+    fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
+    page = soup(browser(app).get("/fleet/", headers={"X-Forwarded-User": "ann"}))
+    row = page.select_one('table.clusters tr[data-cluster="b"]')
+    assert row["data-state"] == "no access" and "may not impersonate users" in row.get_text()
+    assert member.access.asked == [("impersonate", "users", "")]  # asked as itself, never as ann
+    fleet.members["b"].stop()
+
+
 def test_a_members_fleet_page_shows_another_cluster_only_where_the_user_may_read_it_there(make_app, cluster):
     """Impersonate mode, from b's path: ann may read b (where the page was checked) but not the
     local cluster, whose row then reads "no access", never its figures; each name links home."""
