@@ -380,13 +380,8 @@ def test_a_cluster_whose_watches_reconnect_for_a_moment_is_stale_and_still_count
     assert figures(page, f'tr[data-total="{D}"]')["allocatable"] == "20"  # b still counted
 
 
-def test_the_header_switches_to_this_page_on_any_cluster(make_app, cluster):
-    cluster.node("n1", {D: "4"})
-    app = make_app()
-    fleet = app.extensions["extres_fleet"]
-    member = FakeCluster()
-    member.node("b1", {D: "8"})
-    fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
+def test_the_header_switches_to_this_page_on_any_cluster(two):
+    app, _ = two
     web = browser(app)
     page = soup(web.get("/pending/?resource=example.com/dongle"))
     links = {
@@ -399,17 +394,10 @@ def test_the_header_switches_to_this_page_on_any_cluster(make_app, cluster):
     }
     assert back == {"local": "/pending/?resource=example.com/dongle"}  # home, in one click
     assert here.select_one('header details.cluster [aria-current="true"]').get_text() == "b"
-    fleet.members["b"].stop()
 
 
-def test_every_figure_of_the_fleet_page_carries_its_label_for_the_phones_cards(make_app, cluster):
-    cluster.node("n1", {D: "4"})
-    app = make_app()
-    fleet = app.extensions["extres_fleet"]
-    member = FakeCluster()
-    member.node("b1", {D: "8"})
-    fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
+def test_every_figure_of_the_fleet_page_carries_its_label_for_the_phones_cards(two):
+    app, _ = two
     page = soup(browser(app).get("/fleet/"))
     cells = page.select("table.clusters td, table.fleet td")
     assert cells and [c for c in cells if not c.get("data-label") and c.get_text(strip=True)] == []
-    fleet.members["b"].stop()
