@@ -58,6 +58,8 @@ def test_every_convention_lands_where_it_belongs():
     for doc in docs:
         if doc["kind"] not in CRDS:
             for version in ("1.28.0", "1.35.0", kubernetes_validate.latest_version()):
+                if version == "1.28.0" and doc["kind"].startswith("ValidatingAdmissionPolicy"):
+                    continue  # rendered for 1.30+ only (admissionpolicy.yaml), whoever the editors are
                 kubernetes_validate.validate(doc, version, strict=True)
     kinds = by_kind(docs)
     [deploy] = kinds["Deployment"]
