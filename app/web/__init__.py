@@ -50,6 +50,7 @@ def init_app(
         settings, security.networks(settings.trusted_proxies), app.extensions["extres_tokens"]
     )
     app.before_request(lambda: request_pipeline.run(steps))  # who asks, and may they: in order
+    app.teardown_request(request_pipeline.done)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     app.config["EXTRES_WRITES"] = writes
     # a page is its module (app/web/<page>.py, with ``bp``), its templates, and its row in

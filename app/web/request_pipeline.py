@@ -40,6 +40,13 @@ def _here() -> str:
     return request.script_root + request.full_path.removesuffix("?")
 
 
+def done(_error: BaseException | None = None) -> None:
+    """After a request: the cluster its log lines named is let go (its thread serves others)."""
+    token = g.pop("logged_cluster", None)
+    if token is not None:
+        logs.CLUSTER.reset(token)
+
+
 def run(steps: tuple[tuple[str, Step], ...]) -> Response | None:
     for _, step in steps:
         outcome = step()
@@ -78,8 +85,10 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
             request.headers.get("X-Request-Id", "") if security.trusted(request.remote_addr, networks) else ""
         )
         g.request_id = sent if _REQUEST_ID.fullmatch(sent) else secrets.token_hex(8)
-        # what this request logs names its cluster (a thread serves many requests: set each time)
-        logs.CLUSTER.set(request.environ.get("extres.cluster") or current_app.extensions["extres"].name)
+        # what this request logs names its cluster (reset when it ends: a thread serves many)
+        g.logged_cluster = logs.CLUSTER.set(
+            request.environ.get("extres.cluster") or current_app.extensions["extres"].name
+        )
         forwarded = request.headers.get("X-Forwarded-For", "")
         g.client = security.client_address(request.remote_addr, forwarded, networks)
         g.client_key = security.client_key(request.remote_addr, request.headers, networks, g.client)
