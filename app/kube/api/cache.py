@@ -20,7 +20,7 @@ from kubernetes import client
 
 from app import workers
 from app.domain.accounting import resize_rule
-from app.kube.api.add_ons import KUEUE_KINDS, AddOns
+from app.kube.api.add_ons import DRA_KINDS, KUEUE_KINDS, AddOns
 from app.kube.api.contact import Contact
 from app.kube.api.errors import BadRequest, Forbidden, Gone, Invalid, NotFound, refused, translate
 from app.kube.api.freshness import Freshness, Statuses, WatchCounters, missing_right
@@ -35,7 +35,6 @@ from app.kube.wire.reading import Reader, Unreadable, UnreadableLog, readers
 log = logging.getLogger(__name__)
 
 KINDS = kinds.CORE
-DRA_KINDS = kinds.DRA
 
 
 class ClusterCache(AddOns):

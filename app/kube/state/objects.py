@@ -142,10 +142,6 @@ class Objects:
             index = self.index
             return sorted((index.pods[k] for k in index.gated), key=lambda p: p.key)
 
-    def gated_count(self) -> int:
-        with self.lock:
-            return len(self.index.gated)
-
     def unschedulable_count(self) -> int:
         with self.lock:
             return len(self.index.unschedulable)

@@ -95,10 +95,6 @@ class Queues:
                 self.positions = found
             self.positions_state = state
 
-    def waiting_count(self) -> int:
-        with self._lock:
-            return sum(1 for v in self.workloads.values() if v.workload.waiting_for_quota)
-
     def served(self) -> bool:
         """Whether any Kueue object is held (the Queues page and its navigation link show then)."""
         with self._lock:
