@@ -102,7 +102,13 @@ def test_kueue_installed_late_is_seen_and_a_finished_job_holds_nothing_then_remo
             "spec": {"clusterQueue": "team"}})  # fmt: skip
 
         # the ClusterQueue before Kueue has written its status: nothing reads as 0
-        queues = page("/queues/", lambda p: p.select_one('[data-cluster-queue="team"]') is not None)
+        def seen(p: Any) -> bool:  # the queue, and the flavor it names once its watch has it
+            gpu = p.select_one(f'#flavor-capacity tr[data-flavor="gpu"][data-resource="{GPU}"]')
+            return p.select_one('[data-cluster-queue="team"]') is not None and (
+                gpu is not None and gpu.select_one("[data-missing-flavor]") is None
+            )
+
+        queues = page("/queues/", seen)
         team = queues.select_one('[data-cluster-queue="team"]')
         assert "not reported" in team.select_one('[data-field="counts"]').get_text()
         row = team.select_one(f'tr[data-flavor="gpu"][data-resource="{GPU}"]')
