@@ -25,6 +25,7 @@ LISTS = (
     "previous_secret_keys",
     "device_plugin_resources",
     "trusted_proxies",
+    "forwarders",
     "allowed_hosts",
     "previous_history_keys",
     "clusters_insecure",
@@ -85,6 +86,11 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     # addresses/CIDRs (none wider than /24, /120 for IPv6) of the proxies trusted to set the
     # identity headers, X-Forwarded-For and X-Request-Id
     trusted_proxies: tuple[str, ...] = ()
+    # addresses/CIDRs (any width) of peers believed for the one X-Forwarded-For entry they add,
+    # the client's address (its sign-in and connection budgets' key), never for identity
+    # headers; their connections are not limited per address. The chart sets 0.0.0.0/0,::/0
+    # when its NetworkPolicy admits only the ingress controller (docs/deploy.md "Sign-in limits")
+    forwarders: tuple[str, ...] = ()
     # the Host names the dashboard answers to (a page on another site whose name points at it, by
     # DNS rebinding, is refused): names, addresses, .domain or *.domain for subdomains, * for any;
     # unset: this machine's loopback names and the listen address (the chart sets the ingress host)

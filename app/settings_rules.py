@@ -32,6 +32,8 @@ def check(s: Settings) -> None:
             )
     for entry in s.trusted_proxies:
         _check_proxy(entry)
+    for entry in s.forwarders:
+        _network(entry, "FORWARDERS")
     for entry in s.allowed_hosts:
         if error := entry_error(entry):
             raise ValueError(f"{PREFIX}ALLOWED_HOSTS: {error[:200]}")
@@ -91,13 +93,17 @@ def usage_mappings(text: str) -> tuple[UsageMapping, ...]:
 def _check_proxy(entry: str) -> None:
     """A trusted proxy is an address or a narrow network: one wider than /24 (/120 for IPv6)
     would trust identity headers from whole networks of clients."""
-    try:
-        net = ipaddress.ip_network(entry.strip(), strict=False)
-    except ValueError:
-        raise ValueError(f"{PREFIX}TRUSTED_PROXIES: {entry[:60]!r} is not an address or a network") from None
+    net = _network(entry, "TRUSTED_PROXIES")
     narrowest = 24 if net.version == 4 else 120
     if net.prefixlen < narrowest:
         raise ValueError(
             f"{PREFIX}TRUSTED_PROXIES: {entry[:60]} is wider than /{narrowest}: name the proxies' own "
             "addresses (the ingress controller's pods), not a network clients share"
         )
+
+
+def _network(entry: str, setting: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    try:
+        return ipaddress.ip_network(entry.strip(), strict=False)
+    except ValueError:
+        raise ValueError(f"{PREFIX}{setting}: {entry[:60]!r} is not an address or a network") from None

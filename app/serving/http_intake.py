@@ -26,7 +26,7 @@ class Limits:
     max_body: int = 64 * 1024  # bytes of a request body (EXTRES_MAX_REQUEST_BYTES)
     budget: int = 32 << 20  # bytes buffered at once, requests and answers of every connection
     per_client: int = 64  # connections open at once from one address (an IPv6 /64)
-    exempt: tuple[Network, ...] = ()  # never limited per address: the trusted proxies
+    exempt: tuple[Network, ...] = ()  # never limited per address: the trusted proxies and forwarders
     request_deadline: float = 10.0  # seconds a request may take to arrive whole
     write_deadline: float = 10.0  # seconds an answer may take to leave
     answer_held: int = 1 << 20  # bytes of one answer written by the worker's loop, not a thread
@@ -37,7 +37,7 @@ class Limits:
             max_body=settings.max_request_bytes,
             budget=settings.intake_mib << 20,
             per_client=settings.connections_per_client,
-            exempt=tuple(networks(settings.trusted_proxies)),
+            exempt=tuple(networks(settings.trusted_proxies + settings.forwarders)),
         )
 
 

@@ -61,6 +61,7 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
     """The steps, named, in the order they run."""
     mode = settings.auth_mode
     hosts = allowed(settings.allowed_hosts, settings.host)
+    forwarders = security.networks(settings.forwarders)  # believed for the client's address only
 
     def host_allowed() -> Response | None:
         """A Host the dashboard is not served under (DNS rebinding: another site's page, its name
@@ -90,8 +91,10 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
             request.environ.get("extres.cluster") or current_app.extensions["extres"].name
         )
         forwarded = request.headers.get("X-Forwarded-For", "")
-        g.client = security.client_address(request.remote_addr, forwarded, networks)
-        g.client_key = security.client_key(request.remote_addr, request.headers, networks, g.client)
+        g.client = security.client_address(request.remote_addr, forwarded, networks, forwarders)
+        g.client_key = security.client_key(
+            request.remote_addr, request.headers, networks, g.client, forwarders
+        )
 
     def claimed() -> None:
         """Who the request says it is (headers, a bearer token, the session's token; on a member

@@ -7,6 +7,7 @@ import hmac
 import ipaddress
 import logging
 import secrets
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -36,17 +37,19 @@ PERMISSIONS = "camera=(), microphone=(), geolocation=(), payment=(), usb=(), dis
 networks = addresses.networks
 
 
-def trusted(addr: str | None, networks: list) -> bool:
+def trusted(addr: str | None, networks: Sequence) -> bool:
     return addresses.trusted(addr or "", networks)
 
 
-def client_key(remote_addr: str | None, headers: Any, networks: list, client: str) -> str | None:
+def client_key(
+    remote_addr: str | None, headers: Any, networks: list, client: str, forwarders: Sequence = ()
+) -> str | None:
     """What the client's limits count against (its address, an IPv6 /64), or None when its
-    address is not known: a peer that is not a trusted proxy but forwards for others (it sends
-    X-Forwarded-For, Forwarded or X-Real-IP: an ingress not named in the trusted proxies) would
+    address is not known: a peer that is neither a trusted proxy nor a forwarder but forwards for
+    others (it sends X-Forwarded-For, Forwarded or X-Real-IP: an ingress named in neither) would
     make all its users one client, so a stranger could spend the limit of every user behind it."""
     forwarded = any(headers.get(h) for h in ("X-Forwarded-For", "Forwarded", "X-Real-IP"))
-    if forwarded and not trusted(remote_addr, networks):
+    if forwarded and not (trusted(remote_addr, networks) or trusted(remote_addr, forwarders)):
         return None
     return addresses.limit_key(client)
 
@@ -143,12 +146,16 @@ def who() -> audit.Who:
 MAX_HOPS = 32  # X-Forwarded-For entries read, from the right
 
 
-def client_address(remote_addr: str | None, forwarded_for: str, networks: list) -> str:
-    """The client as seen through the trusted proxies: the peer, unless it is a trusted proxy;
-    then X-Forwarded-For read from the right, past every trusted proxy, to the first address
-    that is not one. An entry that is not an address stops the walk at the proxy that sent it."""
+def client_address(
+    remote_addr: str | None, forwarded_for: str, networks: list, forwarders: Sequence = ()
+) -> str:
+    """The client as seen through the trusted proxies: the peer, unless it is a trusted proxy or
+    a forwarder; then X-Forwarded-For read from the right, past every trusted proxy, to the first
+    address that is not one. A forwarder is believed for the one entry it adds (the rightmost),
+    never for those it was sent: the walk goes on only past trusted proxies. An entry that is not
+    an address stops the walk at the proxy that sent it."""
     addr = remote_addr or ""
-    if not trusted(addr, networks):
+    if not (trusted(addr, networks) or trusted(addr, forwarders)):
         return addr
     for hop in reversed([h.strip() for h in forwarded_for.split(",")][-MAX_HOPS:]):
         try:

@@ -376,11 +376,14 @@ def render_text(values=None):
     return chart.render(values or {}, name="extres", namespace=NAMESPACE, is_install=True)
 
 
+def env_of(docs: list) -> dict:
+    [deploy] = [d for d in docs if d["kind"] == "Deployment"]
+    return {e["name"]: e.get("value") for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
+
+
 def test_default_install_is_read_only_and_warns_when_it_is_not():
     docs = render()
-    [deploy] = [d for d in docs if d["kind"] == "Deployment"]
-    env = {e["name"]: e.get("value") for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert env["EXTRES_READ_ONLY"] == "true"
+    assert env_of(docs)["EXTRES_READ_ONLY"] == "true"
     [app_binding] = [
         d for d in docs if d["kind"] == "ClusterRoleBinding" and d["metadata"]["name"] == "extres-app"
     ]
@@ -389,14 +392,19 @@ def test_default_install_is_read_only_and_warns_when_it_is_not():
     assert "WARNING" not in notes
     notes = next(t for p, t in render_text({"auth": {"readOnly": False}}).items() if p.endswith("NOTES.txt"))
     assert "WARNING: auth.readOnly is false in service-account mode" in notes
-    behind = {"auth": {"mode": "token"}, "ingress": {"enabled": True}}
+    # behind the Ingress, the NetworkPolicy admitting only its controller: each user's address is
+    # read from the entry the controller adds, so no warning
+    behind: dict = {"auth": {"mode": "token"}, "ingress": {"enabled": True}}
+    assert env_of(render(behind))["EXTRES_FORWARDERS"] == "0.0.0.0/0,::/0"
+    assert "WARNING" not in next(t for p, t in render_text(behind).items() if p.endswith("NOTES.txt"))
+    behind["networkPolicy"] = {"enabled": False}  # anyone may reach the pods: no entry is believed
+    assert "EXTRES_FORWARDERS" not in env_of(render(behind))
     notes = next(t for p, t in render_text(behind).items() if p.endswith("NOTES.txt"))
-    assert (
-        "WARNING: token mode behind the Ingress, but auth.trustedProxies names no ingress controller" in notes
-    )
+    assert "WARNING: token mode behind the Ingress, but the dashboard cannot tell its users apart" in notes
     behind["auth"]["trustedProxies"] = ["10.0.0.12/32"]
     notes = next(t for p, t in render_text(behind).items() if p.endswith("NOTES.txt"))
     assert "WARNING" not in notes
+    assert "EXTRES_FORWARDERS" not in env_of(render())  # no Ingress: no forwarder either
 
 
 def test_impersonation_needs_named_users():
@@ -406,8 +414,7 @@ def test_impersonation_needs_named_users():
 
 def test_token_mode_keeps_sign_outs_in_a_configmap_the_app_may_update(admin_api):
     docs = render(VALUE_SETS["token"])
-    [deploy] = [d for d in docs if d["kind"] == "Deployment"]
-    env = {e["name"]: e.get("value") for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
+    env = env_of(docs)
     assert env["EXTRES_SESSION_STORE"] == f"{NAMESPACE}/extres-sessions"
     [store] = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "extres-sessions"]
     assert "data" not in store  # an upgrade keeps the sign-outs the app wrote
@@ -543,8 +550,7 @@ def test_a_proxy_port_that_is_the_dashboards_own_is_refused(port):
 def test_the_charts_device_plugin_patterns_are_the_apps_and_reach_it():
     from app.domain.device_plugins import DEFAULT_DEVICE_PLUGIN_PATTERNS
 
-    [deploy] = [d for d in render() if d["kind"] == "Deployment"]
-    env = {e["name"]: e.get("value") for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
+    env = env_of(render())
     assert tuple(env["EXTRES_DEVICE_PLUGIN_RESOURCES"].split(",")) == DEFAULT_DEVICE_PLUGIN_PATTERNS
 
 

@@ -75,6 +75,20 @@ def test_the_client_address_is_read_through_the_trusted_proxies_only(peer, forwa
     assert client_address(peer, forwarded, TRUSTED) == client
 
 
+@pytest.mark.parametrize(
+    ("peer", "forwarded", "client"),
+    [
+        ("10.9.0.5", "203.0.113.9", "203.0.113.9"),  # the entry the forwarder added
+        ("10.9.0.5", "198.51.100.1, 203.0.113.9", "203.0.113.9"),  # never what the client sent it
+        ("10.9.0.5", "198.51.100.1, 10.0.0.4", "198.51.100.1"),  # then on past trusted proxies only
+        ("10.9.0.5", "", "10.9.0.5"),
+        ("192.0.2.7", "203.0.113.9", "192.0.2.7"),  # neither: its header is ignored
+    ],
+)
+def test_a_forwarder_is_believed_for_the_one_entry_it_adds(peer, forwarded, client):
+    assert client_address(peer, forwarded, TRUSTED, networks(["10.9.0.0/16"])) == client
+
+
 def test_the_logging_config_sends_gunicorn_and_the_app_through_one_json_handler():
     quiet, loud = logs.config("INFO"), logs.config("DEBUG", access_log=True)
     assert quiet["loggers"]["gunicorn.access"]["level"] == "WARNING"

@@ -118,3 +118,15 @@ NETS = (ipaddress.ip_network("10.0.0.0/24"),)
 )
 def test_a_connection_counts_against_its_address_or_its_64(peer, key):
     assert client_key(peer, NETS) == key
+
+
+def test_the_forwarders_connections_are_not_limited_per_address():
+    """Behind the chart's ingress every user arrives from the controller's few addresses: its
+    kept-alive connections must not turn the next user away (the NetworkPolicy admits no one else)."""
+    from app.config import Settings
+    from app.serving.http_intake import Limits
+
+    limits = Limits.of(Settings(trusted_proxies=("127.0.0.1",), forwarders=("0.0.0.0/0", "::/0")))
+    assert client_key(("10.244.1.7", 5000), limits.exempt) is None
+    assert client_key(("fd00::7", 5000, 0, 0), limits.exempt) is None
+    assert client_key(("10.244.1.7", 5000), Limits.of(Settings()).exempt) == "10.244.1.7"

@@ -67,6 +67,7 @@ def test_overrides_are_converted_like_the_environment_and_unknown_keys_refused()
         ("EXTRES_LOG_LEVEL", "loud", "'LOUD' is not one of DEBUG, INFO, WARNING, ERROR"),
         ("EXTRES_PORT", "70000", "expected an integer <= 65535"),
         ("EXTRES_TRUSTED_PROXIES", "a,b", "'a' is not an address or a network"),
+        ("EXTRES_FORWARDERS", "0.0.0.0/0,ingress", "'ingress' is not an address or a network"),
         ("EXTRES_CLUSTER_NAME", "Hub_1", "a DNS label"),
         ("EXTRES_CLUSTER_NAME", "hub\n", "a DNS label"),
         ("EXTRES_CLUSTERS_NAMESPACE", "../kube-system", "a namespace's name"),

@@ -44,8 +44,10 @@ class StubAccess:
     refused_tokens: set[str] = field(default_factory=set)  # tokens the "API server" does not accept
     accepted: set[str] = field(default_factory=set)  # tokens it accepted, as Access caches them
     fails: Exception | None = None  # what every check raises instead (the API server's refusal, or none)
+    clients: list[str | None] = field(default_factory=list)  # the client key each authentication named
 
     def authenticate(self, identity: Identity, client: str | None = None) -> Identity | None:
+        self.clients.append(client)
         if identity.mode == "token":
             if not identity.token or identity.token in self.refused_tokens:
                 return None

@@ -69,6 +69,33 @@ def test_behind_a_proxy_not_named_as_trusted_a_stranger_cannot_lock_the_others_o
     assert web.post("/login", data={"token": "new-user", "next": "/"}, headers=via).status_code == 303
 
 
+def test_behind_a_forwarding_ingress_each_user_is_the_address_it_adds_and_strangers_lock_out_only_themselves(
+    make_app, cluster
+):
+    """EXTRES_FORWARDERS (the chart's, when its NetworkPolicy admits only the ingress
+    controller): the controller is believed for the entry it adds, the rightmost, never for what
+    the client sent before it; 60 random bearers from one user then spend that user's limits,
+    and a new user behind the same controller signs in."""
+    cluster.access.refused_tokens = {f"bad-{i}" for i in range(60)}
+    web = browser(make_app(auth_mode="token", forwarders=("10.0.0.0/8",)))
+    ingress = {"REMOTE_ADDR": "10.1.2.3"}
+    stranger = {"X-Forwarded-For": "192.0.2.1, 203.0.113.66"}  # the first entry is the stranger's own
+    codes = [
+        web.post("/login", data={"token": f"bad-{i}", "next": "/"}, headers=stranger, environ_base=ingress)
+        for i in range(60)
+    ]
+    assert [c.status_code for c in codes] == [401] * PER_CLIENT + [429] * (60 - PER_CLIENT)
+    assert set(cluster.access.clients) == {"203.0.113.66"}
+    new = web.post(
+        "/login", data={"token": "new-user", "next": "/"}, headers={"X-Forwarded-For": "198.51.100.9"},
+        environ_base=ingress,
+    )  # fmt: skip
+    assert new.status_code == 303 and cluster.access.clients[-1] == "198.51.100.9"
+    # a peer that is not a forwarder is believed for nothing it sends
+    web.post("/login", data={"token": "x", "next": "/"}, headers={"X-Forwarded-For": "198.51.100.9"})
+    assert cluster.access.clients[-1] is None
+
+
 def test_an_ipv6_client_is_one_client_across_its_64(make_app, cluster):
     cluster.access.refused_tokens = {f"bad-{i}" for i in range(PER_CLIENT + 1)}
     web = browser(make_app(auth_mode="token"))

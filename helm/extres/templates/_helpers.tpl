@@ -52,6 +52,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
+{{/* The peers believed for the X-Forwarded-For entry they add (EXTRES_FORWARDERS): every one,
+     when the NetworkPolicy admits only the ingress controller; else none. */}}
+{{- define "extres.forwarders" -}}
+{{- if and .Values.ingress.enabled .Values.ingress.trustForwardedFor .Values.networkPolicy.enabled }}0.0.0.0/0,::/0{{ end }}
+{{- end }}
+
 {{/* devicePluginResources as one RE2 alternation: each glob quoted, then "*" any text and "?" one
      character (as fnmatch reads them in the dashboard). */}}
 {{- define "extres.pluginRegex" -}}
