@@ -1,8 +1,10 @@
 """The HTTP intake, measured: each shape of tests/intake_shapes.py against each candidate server
 of the same app (its cluster unreachable: no control plane is needed), with the slowest
 ``/healthz`` answer while the shape holds, whether a page answered, and the worker's resident
-memory; then whether what must be answered is (a chunked body with an extension and a trailer,
-then two requests pipelined after it; ``Expect: 100-continue``).
+memory; then ten hostile member clusters (tests/hostile_member.py: gzip bombs, 410s) with the
+Fleet page asked meanwhile, the worker's most memory; then whether what must be answered is (a
+chunked body with an extension and a trailer, then two requests pipelined after it;
+``Expect: 100-continue``).
 
 Candidates (all gunicorn, one worker, the app's own options; gunicorn's ``-k`` picks the class):
   * gthread: gunicorn's threaded worker as it comes, the baseline;
@@ -39,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from extres_demo import testenv  # noqa: E402
-from tests import intake_shapes  # noqa: E402
+from tests import hostile_member, intake_shapes  # noqa: E402
 from tests.helpers import UNREACHABLE, wait_until_serving  # noqa: E402
 
 GUNICORN = [str(Path(sys.executable).parent / "gunicorn"), "-c", "app/serving/gunicorn_conf.py"]
@@ -72,9 +74,12 @@ def candidates(before: Path | None) -> list[Candidate]:
 
 
 @contextlib.contextmanager
-def served(candidate: Candidate, kubeconfig: Path) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+def served(
+    candidate: Candidate, kubeconfig: Path, more: dict[str, str] | None = None
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
     port = testenv.free_port()
     env = {
+        **(more or {}),
         **os.environ,
         "PYTHONPATH": str(candidate.cwd),
         "EXTRES_KUBECONFIG": str(kubeconfig),
@@ -186,6 +191,25 @@ def measure(candidate: Candidate, kubeconfig: Path, hold: float) -> None:
             print(
                 f"{shape.name:48} /healthz worst {worst:6.3f} s  page {page:6.3f} s  "
                 f"worker {start_rss:4.0f} -> {rss:4.0f} MiB  refused at connect {attack.refused}",
+                flush=True,
+            )
+    with tempfile.TemporaryDirectory() as tmp, hostile_member.hostile(Path(tmp)) as member:
+        folder = Path(tmp) / "members"
+        folder.mkdir()
+        for i in range(10):
+            (folder / f"m{i}").write_text(member.kubeconfig(f"m{i}"))
+        more = {"EXTRES_CLUSTERS_DIR": str(folder), "EXTRES_CLUSTERS_LOOPBACK": "true"}
+        with served(candidate, kubeconfig, more) as (port, proc):
+            start_rss, most = worker_rss(proc.pid), 0.0
+            end = time.monotonic() + max(hold, 20)  # members are started by the first page
+            worst = 0.0
+            while time.monotonic() < end:
+                intake_shapes.probe(f"http://127.0.0.1:{port}/fleet/", timeout=10.0)
+                worst = max(worst, intake_shapes.probe(f"http://127.0.0.1:{port}/healthz", timeout=3.0))
+                most = max(most, worker_rss(proc.pid))
+            print(
+                f"{'10 members sending gzip bombs (0.7 MB -> 700 MiB)':48} /healthz worst {worst:6.3f} s  "
+                f"worker {start_rss:4.0f} -> {most:4.0f} MiB at most  lists asked {member.lists}",
                 flush=True,
             )
     with served(candidate, kubeconfig) as (port, _):

@@ -79,6 +79,10 @@ SHAPES = [
         "a whole request, then the start of the next", 8, b"GET /healthz HTTP/1.1\r\n" + HEAD + b"\r\nGET /"
     ),
     Shape("pipelined, answers never read", 8, PAGE * 300, rcvbuf=4096),
+    # the review's flood: many connections, three static files each, a receive window of 4 KiB
+    # (on loopback the kernel's buffers would swallow whole answers; tests/integration/
+    # test_slow_readers.py holds it on a 1,500-byte MTU link)
+    Shape("slow readers: 3 static files each, never read, 700 connections", 700, PAGE * 3, rcvbuf=4096),
     Shape(
         "Expect: 100-continue, no body",
         8,

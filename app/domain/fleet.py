@@ -13,9 +13,10 @@ from app.domain.gpu_sharing import Physical
 from app.domain.room import Room
 from app.domain.strip import Entry
 
-LIVE, STALE, UNREACHABLE, NO_ACCESS, COUNTING, NOT_SHOWN = (
-    "live", "stale", "unreachable", "no access", "counting", "not shown",
+LIVE, STALE, UNREACHABLE, NO_ACCESS, COUNTING, NOT_SHOWN, REFUSED = (
+    "live", "stale", "unreachable", "no access", "counting", "not shown", "refused",
 )  # fmt: skip
+LAST_SHOWN = (LIVE, STALE, UNREACHABLE, REFUSED)  # the states whose figures are shown (the last ones)
 COUNTED = (LIVE, STALE)  # the states whose figures go into the fleet's totals
 
 

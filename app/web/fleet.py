@@ -83,6 +83,9 @@ def _state(runtime: Runtime, here: bool, now: datetime) -> ClusterState:
     idle = sum(runtime.idle_held().values()) if runtime.usage is not None and fresh.synced else None
     if fresh.forbidden:
         return ClusterState(name, fleet.NO_ACCESS, f"no access: {fresh.error}", at)
+    if fresh.too_large:  # it answers, more than is read of one answer: asked again, backing off
+        said = f"refused: its answers are too large, asked again less and less often: {fresh.error}"
+        return ClusterState(name, fleet.REFUSED, said, at, waiting, idle, "refused: answer too large")
     lost = fresh.stale and fresh.error and (fresh.age_seconds is None or fresh.age_seconds > STALE_FOR)
     if lost:
         since = f" since {at:%Y-%m-%d %H:%M:%S} UTC, figures from then" if at else ", no figures yet"
@@ -109,7 +112,7 @@ def fleet_view() -> tuple[list[ClusterState], list[FleetRow]]:
 
 def _rows(runtime: Runtime, here: bool, state: ClusterState) -> list[FleetRow]:
     """``runtime``'s rows, where its figures may be shown (an unreachable one's last too)."""
-    if state.state not in (*fleet.COUNTED, fleet.UNREACHABLE) or state.figures_from is None:
+    if state.state not in fleet.LAST_SHOWN or state.figures_from is None:
         return []
     strip = reads.summary(runtime, _devices_shown(runtime, here))
     room = reads.room_for(runtime, tuple(e.resource for e in strip if e.allocatable))

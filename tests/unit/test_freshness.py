@@ -45,3 +45,14 @@ def test_stale_since_is_when_contact_was_first_lost_not_a_quiet_watchs_last_even
     # the API server not ready while every watch is open: since its last ready answer
     found = statuses.freshness("not ready: etcd", 1055.0, (), lambda: None)
     assert found.stale and found.age_seconds == 5.0
+
+
+def test_an_answer_refused_for_its_size_is_said_until_contact_whatever_failed_since():
+    statuses = Statuses(("nodes", "pods"))
+    statuses.listed("nodes")
+    statuses.restarted("pods", "Refused: answer too large (an answer over 64 MiB).", False, too_large=True)
+    assert fresh(statuses).too_large and "too large" in (fresh(statuses).error or "")
+    statuses.restarted("pods", "Busy: answers being read at once reached 128 MiB.", False)  # crowded out
+    assert fresh(statuses).too_large and "too large" in (fresh(statuses).error or "")
+    statuses.listed("pods")
+    assert not fresh(statuses).too_large and not fresh(statuses).stale

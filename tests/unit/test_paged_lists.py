@@ -22,6 +22,7 @@ class _Body:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.released = False
+        self.headers: dict[str, str] = {}  # not compressed
 
     def stream(self, amt: int | None = None, decode_content: bool | None = None) -> Iterator[bytes]:
         for at in range(0, len(self.data), 7):

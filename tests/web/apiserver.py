@@ -37,6 +37,7 @@ class _Answer:
         self.reason = "OK" if status < 300 else "Error"
         self.data = json.dumps(body).encode()
         self.response = self
+        self.headers = {"Content-Type": "application/json"}
 
     def read(self) -> bytes:
         return self.data
@@ -48,7 +49,7 @@ class _Answer:
         pass
 
     def getheaders(self) -> dict[str, str]:
-        return {"Content-Type": "application/json"}
+        return self.headers
 
     def getheader(self, name: str, default: str | None = None) -> str | None:
         return self.getheaders().get(name, default)

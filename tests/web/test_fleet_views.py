@@ -95,6 +95,20 @@ def test_a_cluster_whose_account_may_not_read_says_no_access_never_zero(two):
     assert "not known" in state.get_text()
 
 
+def test_a_member_whose_answers_are_refused_for_their_size_says_so_keeping_its_last_figures(two):
+    app, member = two
+    error = "Refused: answer too large (an answer compressed unasked, inflating more than 100 to 1)."
+    member.fresh = Freshness(synced=True, stale=True, age_seconds=40.0, error=error, too_large=True)
+    page = soup(browser(app).get("/fleet/"))
+    state = page.select_one('table.clusters tr[data-cluster="b"]')
+    assert state["data-state"] == "refused"
+    cell = state.select_one('[data-label="State"]')
+    assert cell.find(string=True, recursive=False).strip() == "refused: answer too large"
+    assert "inflating more than 100 to 1" in cell.select_one("details.why").get_text()
+    assert page.select_one(f'tr[data-cluster="b"][data-resource="{D}"]').has_attr("data-left-out")
+    assert "Left out of the totals: b" in page.select_one("[data-left-out]").get_text()
+
+
 def test_a_members_pages_live_under_its_prefix_and_their_links_stay_there(two):
     app, _ = two
     web = browser(app)

@@ -22,9 +22,19 @@ from app import workers
 from app.domain.accounting import resize_rule
 from app.kube.api.add_ons import DRA_KINDS, KUEUE_KINDS, AddOns
 from app.kube.api.contact import Contact
-from app.kube.api.errors import BadRequest, Forbidden, Gone, Invalid, NotFound, refused, translate
+from app.kube.api.errors import (
+    AnswerTooLarge,
+    BadRequest,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    refused,
+    translate,
+)
 from app.kube.api.freshness import Freshness, Statuses, WatchCounters, missing_right
 from app.kube.api.listing import STREAMED_SINCE, Requests
+from app.kube.api.raw import HELD, Held
 from app.kube.api.readiness import Readiness
 from app.kube.api.store_lists import StoreLists
 from app.kube.api.watch_wire import EVENT, Event, abort, raise_for, server_minor
@@ -50,12 +60,14 @@ class ClusterCache(AddOns):
         live_pods_only: bool = True,
         streaming: bool = True,
         store: Store | None = None,
+        held: Held = HELD,
     ) -> None:
+        """``held``: where answers read are counted until decoded (a member's bound: raw.Held)."""
         self.store = store if store is not None else Store()
         self._lock = threading.Lock()
         self.api = api
         self.requests = Requests(
-            api, page_size=page_size, watch_timeout=watch_timeout, live_pods_only=live_pods_only
+            api, page_size=page_size, watch_timeout=watch_timeout, live_pods_only=live_pods_only, held=held
         )
         # list by streaming where the API server offers it (1.34+), else in pages; False once a
         # server refuses a streamed list (its WatchList feature gate is off)
@@ -204,26 +216,27 @@ class ClusterCache(AddOns):
         costs no relist; only a 410 Gone (that version was compacted away) leads to one."""
         backoff = 0.5
         rv: str | None = None
+        listed: str | None = None  # the last list's resourceVersion
         generation = self._generation.get(kind, 0)
         while not self._stop.is_set() and self.watching(kind, generation):
             try:
                 if rv is None:
-                    rv = self._sync(kind)
+                    rv = listed = self._sync(kind)
                     self.contact.ok(kind)
                     backoff = 0.5
                 while not self._stop.is_set():
                     rv = self._watch_once(kind, rv)
                     self.status.mark(kind, connected=True)
                     backoff = 0.5
-            except Gone:
-                log.info("watch of %s: resource version too old, relisting", kind)
-                rv = None
-                continue
             except Exception as exc:  # noqa: BLE001 - every failure means: reconnect later
                 if self._stop.is_set():
                     return
                 err = translate(exc)
                 if isinstance(err, Gone):
+                    log.info("watch of %s: resource version too old, relisting", kind)
+                    if rv == listed:  # gone before any event since the list: relisting at once again
+                        self._stop.wait(backoff)  # would let a server that always says so spin
+                        backoff = min(backoff * 2, 30.0)
                     rv = None
                     continue
                 if kind in DRA_KINDS and refused(err):
@@ -248,7 +261,8 @@ class ClusterCache(AddOns):
                 self.contact.failed(kind, err.message, err.detail, refused=refused(err))
                 if self.on_error is not None:
                     self.on_error(f"watch {kind}", type(err).__name__)
-                self.status.restarted(kind, err.message, forbidden=isinstance(err, Forbidden))
+                large, forbidden = isinstance(err, AnswerTooLarge), isinstance(err, Forbidden)
+                self.status.restarted(kind, err.message, forbidden=forbidden, too_large=large)
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, 30.0)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from app import audit
 from app.domain.selector_answers import Answers
+from app.kube.api import raw
 from app.kube.api.access import Access, Identity
 from app.kube.api.admission_reads import AdmissionReads
 from app.kube.api.cache import ClusterCache
@@ -64,6 +65,7 @@ class Cluster:
             watch_timeout=watch_timeout,
             streaming=stream_lists,
             store=Store(answers),
+            held=raw.member_share() if cfg.member is not None else raw.HELD,
         )
         self.cache.on_sync = self._log_size
         self.cache.on_error = on_error

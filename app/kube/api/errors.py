@@ -125,6 +125,13 @@ class Unavailable(KubeError):
     title = "The API server is unavailable"
 
 
+class AnswerTooLarge(Unavailable):
+    """The server answered more than is read of one answer (a member's, most likely): refused, and
+    said so apart from a server that does not answer."""
+
+    title = "The API server's answer was refused"
+
+
 class Busy(KubeError):
     """429: too many requests, here (a budget that protects the API server is spent) or at the
     API server; ``retry_after`` in seconds when known."""
@@ -228,6 +235,43 @@ class TooLong(ValueError):
         super().__init__(f"{what} over {most // (1 << 20) or 1} MiB, the most read of one")
 
 
+class Inflated(TooLong):
+    """An answer compressed though no compression was asked for (``Accept-Encoding: identity``, as
+    every API server honours), inflating more than ``ratio`` to 1: a bomb, refused before it
+    fills its bound."""
+
+    def __init__(self, ratio: int, coding: str = "") -> None:
+        said = (
+            f"an answer compressed unasked in {coding}"
+            if coding
+            else f"an answer compressed unasked, inflating more than {ratio} to 1"
+        )
+        ValueError.__init__(self, said)
+        self.most, self.what = 0, "an answer"
+
+
+class TooMuchAtOnce(TooLong):
+    """A cluster's answers being read at once past that cluster's own bound: its server sends more
+    than is read of it, whichever answer passed the bound."""
+
+    def __init__(self, most: int) -> None:
+        said = f"this cluster's answers being read at once over {most >> 20} MiB, the most held"
+        ValueError.__init__(self, said)
+        self.most, self.what = most, "this cluster's answers"
+
+
+class Crowded(TooLong):
+    """An answer that found no room among those read from every cluster at once."""
+
+    def __init__(self, most: int, waited: float) -> None:
+        ValueError.__init__(
+            self,
+            f"answers being read at once reached {most >> 20} MiB, the most held together, and this one "
+            f"waited {waited:g} s",
+        )
+        self.most, self.what = most, "answers held at once"
+
+
 def translate(exc: BaseException) -> KubeError:
     """Map any failure of an API call to a KubeError."""
     if isinstance(exc, KubeError):
@@ -235,8 +279,10 @@ def translate(exc: BaseException) -> KubeError:
     api_exception = _api_exception()
     if api_exception is not None and isinstance(exc, api_exception):
         return from_api_exception(exc)
+    if isinstance(exc, Crowded):  # no room now among every cluster's answers: read again later
+        return Unavailable(f"Busy: {exc}.", 503, detail=str(exc))
     if isinstance(exc, TooLong):  # the server answered, more than is read of one: said so
-        return Unavailable(f"Refused: answer too large ({exc}).", 502, detail=str(exc))
+        return AnswerTooLarge(f"Refused: answer too large ({exc}).", 502, detail=str(exc))
     cause = exc.reason if isinstance(exc, MaxRetryError) else exc
     # Refused, or no connection made in time (urllib3's NewConnectionError is a kind of
     # ConnectTimeoutError): no byte of the request left, so nothing can have changed.

@@ -19,6 +19,7 @@ class KindStatus:
     lost_at: float | None = None  # when contact was first lost after it (None: not lost)
     error: str | None = None
     forbidden: bool = False  # the error is the API server refusing the app's own account
+    too_large: bool = False  # the error is its answer, refused for its size
     relists: int = 0
     restarts: int = 0  # watches reopened after a failure
 
@@ -38,6 +39,7 @@ class Freshness:
     error: str | None
     unreadable: tuple[tuple[str, int], ...] = ()  # (kind, objects left out because unreadable)
     forbidden: bool = False  # the API server refuses the app's own reads (a missing right)
+    too_large: bool = False  # its answers are refused for their size (a member's server, hostile)
     # pods counted so far while the first list of pods is under way and what nodes offer is
     # known: pages show capacity, with requested and free marked as still counting; else None
     counting: int | None = None
@@ -93,12 +95,17 @@ class Statuses:
         error: str | None = None,
         synced: bool | None = None,
         forbidden: bool = False,
+        too_large: bool = False,
     ) -> None:
         with self._lock:
             st = self._of[kind]
+            # an answer refused for its size stands, said, until contact, whatever failed since
+            # (a read refused for want of room among the members' answers)
+            stands = st.too_large and not connected and not too_large
             st.connected = connected
-            st.error = error
+            st.error = st.error if stands else error
             st.forbidden = forbidden
+            st.too_large = too_large or stands
             if synced is not None:
                 st.synced = st.synced or synced
             if connected:
@@ -112,9 +119,9 @@ class Statuses:
         with self._lock:
             self._of[kind].relists += 1
 
-    def restarted(self, kind: str, error: str, forbidden: bool) -> None:
+    def restarted(self, kind: str, error: str, forbidden: bool, too_large: bool = False) -> None:
         """The watch of ``kind`` broke with ``error`` and is to be reopened."""
-        self.mark(kind, connected=False, error=error, forbidden=forbidden)
+        self.mark(kind, connected=False, error=error, forbidden=forbidden, too_large=too_large)
         with self._lock:
             self._of[kind].restarts += 1
 
@@ -153,8 +160,9 @@ class Statuses:
         since = min(lost or contact) if all(contact) and (lost or contact) else None
         age = time.monotonic() - since if since else None
         refused = next((s for s in statuses if s.forbidden), None)
-        error = not_ready or (
-            refused.error if refused else next((s.error for s in statuses if s.error), None)
+        large = next((s for s in statuses if s.too_large and not s.connected), None)
+        error = not_ready or next(
+            (s.error for s in (refused, large, *statuses) if s is not None and s.error), None
         )
         return Freshness(
             synced=synced,
@@ -163,6 +171,7 @@ class Statuses:
             error=error,
             unreadable=unreadable,
             forbidden=refused is not None and not_ready is None,
+            too_large=large is not None and refused is None and not_ready is None,
             counting=None if synced else counting(),
         )
 

@@ -20,7 +20,7 @@ import msgspec
 
 from app import workers
 from app.kube.api.errors import TooLong
-from app.kube.api.raw import body, get
+from app.kube.api.raw import HELD, Held, body, get
 from app.kube.state.pod_index import PodIndex
 from app.kube.wire.decoders import ListMeta
 from app.kube.wire.reading import Unreadable
@@ -58,9 +58,16 @@ class Requests:
     may wrap it to see them: the kind, and the query as sent)."""
 
     def __init__(
-        self, api: client.ApiClient, *, page_size: int, watch_timeout: int, live_pods_only: bool
+        self,
+        api: client.ApiClient,
+        *,
+        page_size: int,
+        watch_timeout: int,
+        live_pods_only: bool,
+        held: Held = HELD,
     ) -> None:
-        self.api = api
+        """``held``: where the pages and events read are counted until decoded (raw.Held)."""
+        self.api, self.held = api, held
         self.page_size = page_size
         self.watch_timeout = watch_timeout
         self.live_pods_only = live_pods_only
@@ -77,10 +84,23 @@ class Requests:
         """Fetch a paginated list page by page, each handed to ``take`` (which decodes and projects
         it); returns the list's resourceVersion. The next page is fetched while ``take`` works on
         this one (the API server encodes while this process decodes), one page ahead at most: at
-        most three pages are held at once (taken, waiting, arriving)."""
+        most three pages are held at once (taken, waiting, arriving), each counted in ``held``
+        until it is decoded."""
         ahead: queue.Queue[bytearray | BaseException | None] = queue.Queue(maxsize=1)
         done = threading.Event()
         meta = ListMeta()
+        lock, owed = threading.Lock(), 0  # bytes of pages read, counted, not yet given back
+
+        def settle(n: int) -> None:
+            """``n`` bytes more read (negative: decoded, given back); once done, all of them."""
+            nonlocal owed
+            with lock:
+                owed += n
+                if done.is_set():
+                    self.held.give(owed)
+                    owed = 0
+                elif n < 0:
+                    self.held.give(-n)
 
         def put(item: bytearray | BaseException | None) -> None:
             while not done.is_set():
@@ -96,6 +116,7 @@ class Requests:
                 cont: str | None = None
                 while not done.is_set():
                     data = self._page(kind, cont)
+                    settle(len(data))
                     meta = _PAGE_META.decode(data).metadata or ListMeta()
                     put(data)
                     del data  # held by the queue or the taker alone, not while the next one arrives
@@ -109,18 +130,23 @@ class Requests:
         try:
             while (item := ahead.get()) is not None:
                 if isinstance(item, BaseException):
-                    raise item
+                    try:
+                        raise item
+                    finally:  # no cycle through this frame: its pages go with the error
+                        del item
                 take(item)
+                settle(-len(item))
                 del item
             return meta.resource_version or ""
         finally:
             done.set()
+            settle(0)  # what was read and never taken
 
     def _page(self, kind: str, cont: str | None) -> bytearray:
         query: dict[str, Any] = {**self.selection(kind), "limit": self.page_size}
         if cont:
             query["continue"] = cont
-        return body(self.get(kind, query, (5, 60)), most=PAGE_MOST)
+        return body(self.get(kind, query, (5, 60)), most=PAGE_MOST, keep=True, held=self.held)
 
     def lines(self, kind: str, rv: str | None, opened: Callable[[], None]) -> Iterator[bytes]:
         """A watch from ``rv``, or (``rv`` None) a streamed list: every object first, as of a
@@ -141,6 +167,7 @@ class Requests:
         resp = self.get(kind, query, (5, self.watch_timeout + 30))
         self.open[kind] = resp
         opened()
+        counted = 0  # bytes of an event not yet ended, counted in ``held``
         try:
             buf = bytearray()
             for chunk in resp.stream(amt=None, decode_content=False):
@@ -152,7 +179,13 @@ class Requests:
                         yield line
                 if len(buf) > LINE_MOST:  # one event's line, never ended: not one object
                     raise TooLong(LINE_MOST, "a watch event")
+                if len(buf) > counted:
+                    self.held.take(len(buf) - counted)  # TooLong past this cluster's bound
+                elif len(buf) < counted:
+                    self.held.give(counted - len(buf))
+                counted = len(buf)
         finally:
+            self.held.give(counted)
             self.open.pop(kind, None)
             resp.release_conn()
 

@@ -11,7 +11,8 @@ import time
 from typing import TYPE_CHECKING
 
 from app import workers
-from app.kube.api.errors import translate
+from app.kube.api import raw
+from app.kube.api.errors import TooLong, translate
 
 if TYPE_CHECKING:
     from kubernetes import client
@@ -49,7 +50,10 @@ class Readiness:
             return NOT_READY.format(err.message)
         if 200 <= resp.status < 300:
             return None
-        body = resp.data.decode(errors="replace") if resp.data else ""
+        try:  # which checks failed, read within a bound like any answer
+            body = raw.body(resp.response, most=raw.ERROR_MOST).decode(errors="replace")
+        except (TooLong, OSError):
+            body = ""
         failed = [line[3:].strip() for line in body.splitlines() if line.startswith("[-]")]
         return NOT_READY.format(", ".join(failed) if failed else f"HTTP {resp.status}")
 
