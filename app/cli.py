@@ -27,6 +27,16 @@ DESCRIPTIONS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command; a Ctrl-C (while the demo's control plane is built or seeded, say) ends it
+    with a line, not a traceback: what it started is stopped on the way out."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("extres: stopped (Ctrl-C)", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     from app import version
 
     parser = argparse.ArgumentParser(prog="extres", description=__doc__)

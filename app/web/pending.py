@@ -135,6 +135,19 @@ PAGE_SIZE = 50
 QUOTA_SHOWN = 20  # jobs waiting for quota shown (their count is said; the filters narrow them)
 
 
+def _stuck(quota: Sequence[Any]) -> dict[tuple[str, str, str], PodView]:
+    """Of the jobs holding the quota others wait for, those that cannot run themselves: (namespace,
+    kind, name) of the job -> one of its pods the scheduler cannot place."""
+    if not quota:
+        return {}
+    wanted = {(h.namespace, *h.owner) for q in quota for held in q.holders.values() for h in held}
+    stuck: dict[tuple[str, str, str], PodView] = {}
+    for pod in reads.unschedulable(viewer().runtime):
+        if pod.owner and (key := (pod.namespace, pod.owner.kind, pod.owner.name)) in wanted:
+            stuck.setdefault(key, pod)
+    return stuck
+
+
 def pending_pods(query: PendingQuery) -> list[PodView]:
     """Unschedulable pods matching the filters, by namespace and name."""
     pods = reads.unschedulable(viewer().runtime)
@@ -225,6 +238,7 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
     )
     return {
         "counts": counts,
+        "stuck": _stuck(quota),
         **listing,
         "gated": gated[:PAGE_SIZE],
         "gated_total": len(gated),

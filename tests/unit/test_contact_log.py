@@ -59,3 +59,18 @@ def test_lines_logged_about_a_cluster_name_it_in_the_threads_it_starts():
     assert said == {"from a thread": "b", "outside": None}
     config = logs.config("INFO")  # the process's handler carries the field
     assert config["handlers"]["stderr"]["filters"] == ["cluster"]
+
+
+def test_a_version_that_cannot_be_read_is_said_once_not_at_every_relist(caplog):
+    from app.kube.api.cache import ClusterCache
+
+    class Down:
+        def param_serialize(self, *args, **kwargs):
+            raise ConnectionRefusedError("refused")
+
+    cache = ClusterCache(Down())  # type: ignore[arg-type]
+    with caplog.at_level(logging.INFO):
+        for _ in range(5):
+            cache._readers(relist=True)
+    said = [r for r in caplog.records if "version could not be read" in r.getMessage()]
+    assert [r.levelno for r in said] == [logging.INFO]

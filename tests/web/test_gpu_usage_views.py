@@ -193,7 +193,12 @@ def test_the_idle_page_lists_only_the_idle_pod_with_its_gpu_hours(usage_app, gpu
         ("notebook", "2", "2.0", "StatefulSet/notebook")
     ]
     assert not page(client, "/idle/?namespace=other").select("table.idle")
-    assert not page(client, "/idle/?min_hours=3").select("table.idle")
+    none = page(client, "/idle/?min_hours=3")
+    assert not none.select("table.idle")
+    said = none.select_one("[data-idle-none]").get_text(" ", strip=True)  # what was asked, in words
+    assert said.startswith("No running pod matching these filters held its GPUs under")
+    assert "for 3 GPU-hours or more over the last 1h" in said, said
+    assert none.select_one("[data-idle-none] a")["href"] == "/idle/"  # and the way back to all
     assert page(client, "/idle/?workload=notebook").select("table.idle tbody tr")
     bad = page(client, "/idle/?min_hours=lots")
     assert "is not a number of GPU-hours" in bad.select_one("#min_hours-error").get_text()

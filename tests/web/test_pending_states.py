@@ -92,6 +92,39 @@ def test_a_job_waiting_for_quota_says_how_much_more_and_who_holds_it(client, clu
     assert not page(client, "/pending/?namespace=team-b").select("[data-workload]")
 
 
+def test_a_holder_that_cannot_run_itself_is_marked_and_linked_to_its_stuck_pod(client, cluster):
+    """Job a holds the quota job b waits for, but a's own pod finds no node: the quota is held
+    by something that is not running. Job c holds some too, and runs."""
+    from app.domain.queues import Condition, Workload
+    from app.kube.wire.kueue import LocalQueueView, WorkloadView
+
+    cluster.node("n1", {GPU: "2"})
+    queues = cluster.store.queues
+    queues.put("localqueues", LocalQueueView("team-a", "q", "team"))
+    said = "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in "
+    said += "flavor a100, 2 more needed"
+    waits = Workload("team-a", "job-b-1", "q", ("Job", "b"), {"QuotaReserved": Condition("False", "", said)})
+    reserved = {"QuotaReserved": Condition("True", "", "")}
+    for job, gpus in (("a", "4"), ("c", "2")):
+        held = {("a100", GPU): gpus}
+        queues.put(
+            "workloads",
+            WorkloadView(Workload("team-a", f"job-{job}-1", "q", ("Job", job), reserved, "team", held)),
+        )
+    queues.put("workloads", WorkloadView(waits))
+    message = f"0/1 nodes are available: 1 Insufficient {GPU}."
+    cluster.pod("a-x1", None, {GPU: "4"}, namespace="team-a", message=message, owner=("Job", "a"))
+    cluster.pod("c-x1", "n1", {GPU: "2"}, namespace="team-a", owner=("Job", "c"))
+    card = page(client).select_one('[data-workload="team-a/job-b-1"]')
+    holders = {h["data-quota-holder"]: h for h in card.select("[data-quota-holder]")}
+    assert sorted(holders) == ["team-a/job-a-1", "team-a/job-c-1"]
+    stuck = holders["team-a/job-a-1"].select_one("[data-holder-cannot-run]")
+    assert stuck["data-holder-cannot-run"] == "team-a/a-x1" and "cannot run" in stuck.get_text()
+    assert stuck.select_one("a")["href"] == "/pods/team-a/a-x1"
+    assert holders["team-a/job-c-1"].select_one("[data-holder-cannot-run]") is None
+    assert holders["team-a/job-c-1"].select_one("a")["href"] == "/workloads/?namespace=team-a"
+
+
 def test_without_kueue_nothing_about_queues_appears(client, cluster):
     cluster.node("n1", {GPU: "8"})
     listed = page(client)

@@ -148,7 +148,8 @@ class ClusterCache(AddOns):
         """The readers for this API server's version, read from /version once; while it could
         not be read (the newest rules apply), it is asked again at each (re)list."""
         if self._by_version is None or (relist and self.server_minor is None):
-            self.server_minor = server_minor(self.api)
+            # asked again at each relist while unknown; said once, not at every retry
+            self.server_minor = server_minor(self.api, said=self._by_version is not None)
             self._by_version = readers(resize_rule(self.server_minor))
         return self._by_version
 

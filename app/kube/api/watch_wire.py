@@ -40,14 +40,16 @@ def raise_for(event: Event) -> None:
     raise KubeError(f"The watch ended with an error ({code}).", int(code or 0), detail)
 
 
-def server_minor(api: client.ApiClient) -> int | None:
+def server_minor(api: client.ApiClient, said: bool = False) -> int | None:
     """The API server's minor version ("37" of v1.37.2; "37+" from some providers), or None when
-    /version cannot be read (the newest rules apply then)."""
+    /version cannot be read (the newest rules apply then; logged unless ``said`` already)."""
     try:
         minor = msgspec.json.decode(body(get(api, "/version", {}, (5, 10)))).get("minor")
         return bounded_int("".join(ch for ch in str(minor)[:8] if ch in "0123456789"))
     except Exception:  # noqa: BLE001 - any failure: unknown, and the newest rules
-        log.info("the API server's version could not be read; counting as the newest version does")
+        (log.debug if said else log.info)(
+            "the API server's version could not be read; counting as the newest version does"
+        )
         return None
 
 
