@@ -103,7 +103,7 @@ def test_the_servers_version_is_asked_again_at_a_relist_while_unknown(monkeypatc
     from app.kube.api import cache as cache_module
 
     answers = iter([None, 35])
-    monkeypatch.setattr(cache_module, "server_minor", lambda api: next(answers))
+    monkeypatch.setattr(cache_module, "server_minor", lambda api, said=False: next(answers))
     cache = ClusterCache(client.ApiClient(client.Configuration()))
     cache._readers(relist=True)
     assert cache.server_minor is None  # not readable: the newest rules for now
