@@ -235,3 +235,72 @@ document.addEventListener(
   },
   true
 );
+
+// The Fleet page in token mode: the clusters signed in separately are not in the fleet's totals
+// (the server never holds their tokens together), so the figures of every cluster whose figures
+// are current on this page - this one's and those signed in to - are added up here, from the
+// figures their own pages gave, into a second total (#signed-in-totals). Numbers only: each
+// cell's text is a figure the server wrote.
+(function () {
+  "use strict";
+  var ADDED = ["capacity", "allocatable", "requested", "free", "usable", "waiting"];
+  function figure(row, field) {
+    var cell = row.querySelector('[data-field="' + field + '"]');
+    var n = cell ? parseInt(cell.textContent, 10) : NaN;
+    return isNaN(n) ? 0 : n;
+  }
+  function rows() {
+    var found = Array.prototype.slice.call(
+      document.querySelectorAll("#fleet tr[data-cluster][data-resource]:not([data-left-out])")
+    );
+    document.querySelectorAll("section[data-apart]").forEach(function (section) {
+      var state = section.querySelector("[data-apart-state]");
+      var current = state && /^(live|stale)$/.test(state.getAttribute("data-apart-state"));
+      if (current) found = found.concat(Array.prototype.slice.call(section.querySelectorAll("tr[data-cluster][data-resource]")));
+    });
+    return found;
+  }
+  function total() {
+    var out = document.getElementById("signed-in-totals");
+    if (!out) return;
+    var by = {}, clusters = {};
+    rows().forEach(function (row) {
+      var resource = row.getAttribute("data-resource");
+      var t = by[resource] || (by[resource] = { clusters: {}, largest: 0 });
+      ADDED.forEach(function (f) {
+        t[f] = (t[f] || 0) + figure(row, f);
+      });
+      t.largest = Math.max(t.largest, figure(row, "largest"));
+      t.clusters[row.getAttribute("data-cluster")] = true;
+      clusters[row.getAttribute("data-cluster")] = true;
+    });
+    var names = Object.keys(clusters).sort();
+    var body = out.querySelector("tbody");
+    body.textContent = "";
+    Object.keys(by).sort().forEach(function (resource) {
+      var t = by[resource], tr = document.createElement("tr");
+      tr.setAttribute("data-signed-in-total", resource);
+      var th = document.createElement("th");
+      th.scope = "row";
+      th.textContent = resource;
+      tr.appendChild(th);
+      var where = document.createElement("td");
+      where.setAttribute("data-label", "Clusters");
+      where.textContent = Object.keys(t.clusters).sort().join(", ");
+      tr.appendChild(where);
+      ADDED.slice(0, 5).concat(["largest", "waiting"]).forEach(function (f) {
+        var td = document.createElement("td");
+        td.className = "num";
+        td.setAttribute("data-field", f);
+        td.setAttribute("data-label", out.querySelector('thead [data-for="' + f + '"]').textContent);
+        td.textContent = String(t[f]);
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+    out.querySelector("[data-signed-in-clusters]").textContent = names.length ? names.join(", ") : "none yet";
+    out.hidden = names.length === 0;
+  }
+  document.addEventListener("DOMContentLoaded", total);
+  document.addEventListener("htmx:afterSettle", total);
+})();

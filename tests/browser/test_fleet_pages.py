@@ -130,6 +130,23 @@ def test_token_mode_signs_in_per_cluster_each_cookie_sent_under_its_own_path(
         page.goto(fleet_token_server.url + "/fleet/")
         page.wait_for_selector('#apart-twin [data-apart-state="live"]', timeout=15_000)  # with twin's cookie
         assert page.locator("#apart-twin a[data-sign-in]").count() == 0
+        # the clusters signed in to, added up in the page: home's and twin's figures together
+        page.wait_for_function(
+            "document.querySelector('[data-signed-in-clusters]').textContent === 'home, twin'", timeout=15_000
+        )
+        assert page.locator("#signed-in-totals").is_visible()
+        capacity = (
+            "rs => rs.map(r => [r.dataset.resource, +r.querySelector('[data-field=capacity]').textContent])"
+        )
+        home = dict(page.eval_on_selector_all('#fleet tr[data-cluster="home"][data-resource]', capacity))
+        twin = dict(page.eval_on_selector_all('#apart-twin tr[data-cluster="twin"][data-resource]', capacity))
+        added = dict(
+            page.eval_on_selector_all(
+                "#signed-in-totals tr[data-signed-in-total]",
+                capacity.replace("dataset.resource", "dataset.signedInTotal"),
+            )
+        )
+        assert home and added == {r: home.get(r, 0) + twin.get(r, 0) for r in {*home, *twin}}
         row = page.locator('table.clusters tr[data-cluster="twin"]')
         assert row.get_attribute("data-state") == "not shown"
         assert row.locator("a[data-sign-in]").get_attribute("href") == "/c/twin/login"

@@ -197,11 +197,20 @@ class NodeWriter:
             node = self.get(name)
             raw = ((node.get("status") or {}).get("capacity") or {}).get(resource)
             old = _count(raw)
-            if old != expected:
-                raise Conflict(changes.moved(resource, name, expected, old), reason=Conflict.MOVED)
             meta = node.get("metadata") or {}
             annotations = meta.get("annotations")
             rv = str(meta.get("resourceVersion", ""))
+            desired = changes.parse_desired((annotations or {}).get(changes.DESIRED_ANNOTATION))
+            there = (
+                raw is None and resource not in desired
+                if action == "remove"
+                else old == new and desired.get(resource) == new
+            )
+            if old != expected and there:  # moved, to what was asked (the same change applied since)
+                said = f"{resource} is already {_show(new)} (changed to that since you loaded it)"
+                return Outcome(name, resource, action, old, new, True, f"{said}; nothing changed", dry_run)
+            if old != expected:
+                raise Conflict(changes.moved(resource, name, expected, old), reason=Conflict.MOVED)
             if action == "remove":
                 if raw is None:
                     raise NotFound(f"{resource} is not advertised on {name}; nothing to remove.")
@@ -210,8 +219,7 @@ class NodeWriter:
                 )
             else:
                 assert new is not None
-                desired = changes.parse_desired((annotations or {}).get(changes.DESIRED_ANNOTATION))
-                if old == new and desired.get(resource) == new:  # e.g. a bulk change run again
+                if there:  # e.g. a bulk change run again
                     return Outcome(
                         name,
                         resource,
