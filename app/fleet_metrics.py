@@ -1,7 +1,9 @@
 """The metrics of several clusters in one scrape: each cluster's families (its nodes, pending pods,
-cache, Kueue's queues, selectors) with a ``cluster`` label, this cluster's too, then the
-process's own instruments (requests, API errors, usage) once. Without members the scrape is
-exactly a single cluster's (app.metrics.Metrics.exposition), labels and all."""
+cache, Kueue's queues, selectors, and what its use counts: requests to its pages, its API errors,
+its usage refreshes and GPU usage) with a ``cluster`` label, this cluster's too, then the
+process's own counts (child exits, dropped answers, too-costly selectors) once, unlabelled.
+Without members the scrape is exactly a single cluster's (app.metrics.Metrics.exposition),
+labels and all."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from app.fleet import Fleet
+from app.metrics import PROCESS
 from app.node_metrics import NodeFamilies, merged
 
 
@@ -43,7 +46,16 @@ class FleetMetrics:
         self.fleet = fleet
         self._nodes: dict[str, NodeFamilies] = {}  # each cluster's per-node text, kept per row
         self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(Labelled(lambda: [(r.name, r.metrics.collector) for r in fleet.runtimes()]))
+        self.registry.register(Labelled(self._parts))
+        self.registry.register(PROCESS)
+
+    def _parts(self) -> list[tuple[str, Collector]]:
+        """Each cluster's families and its instruments, named by the cluster."""
+        return [
+            (r.name, part)
+            for r in self.fleet.runtimes()
+            for part in (r.metrics.collector, r.metrics.instruments)
+        ]
 
     def exposition(self) -> bytes:
         local = self.fleet.local.metrics
@@ -55,4 +67,4 @@ class FleetMetrics:
             if cluster is not None and cluster.freshness().synced:  # never from part of the pods
                 kept = self._nodes.setdefault(runtime.name, NodeFamilies(runtime.name))
                 nodes.append(kept.families(cluster.store))
-        return merged(nodes) + generate_latest(self.registry) + generate_latest(local.instruments)
+        return merged(nodes) + generate_latest(self.registry)

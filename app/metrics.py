@@ -114,15 +114,6 @@ class ClusterCollector(Collector):
             "Lines of the shared sign-out list that are not entries, skipped at the last read.",
             sign_outs.skipped,
         )
-        exits = CounterMetricFamily(
-            "extres_child_exits",
-            "Child processes (the selector evaluator, the usage refresh) that ended unasked, by why: "
-            "crashed, stalled, over memory, stopped with the server, failed.",
-            labels=["child", "reason"],
-        )
-        for (child, why), n in sorted(bounded_child.EXITS.counts().items()):
-            exits.add_metric([child, why], n)
-        yield exits
         undecided = CounterMetricFamily(
             "extres_selector_undecided",
             "DeviceClass selectors (per device, or a class's expression) that cannot be decided, "
@@ -132,11 +123,6 @@ class ClusterCollector(Collector):
         for why, n in sorted(self._answers.unknown.items()):
             undecided.add_metric([why], n)
         yield undecided
-        yield CounterMetricFamily(
-            "extres_selector_too_costly",
-            "DeviceClass selector evaluations stopped by the CEL runtime's budget (shown as unknown).",
-            device_cel.TOO_COSTLY.count,
-        )
         yield CounterMetricFamily(
             "extres_selector_evaluator_lost",
             "Selector evaluator processes lost (a crash, a stall or past their memory), each replaced.",
@@ -242,6 +228,9 @@ class UsageCollector(Collector):
 
 
 class _ProcessCounts(Collector):
+    """What is counted once per process, whichever cluster it was for: exported once, never
+    with a cluster's label (one child's exit is one exit)."""
+
     def collect(self) -> Iterator[Metric]:
         yield CounterMetricFamily(
             "extres_intake_answers_dropped",
@@ -249,21 +238,41 @@ class _ProcessCounts(Collector):
             "intake's byte budget was spent.",
             ANSWERS_DROPPED.value,
         )
+        exits = CounterMetricFamily(
+            "extres_child_exits",
+            "Child processes (the selector evaluator, the usage refresh) that ended unasked, by why: "
+            "crashed, stalled, over memory, stopped with the server, failed.",
+            labels=["child", "reason"],
+        )
+        for (child, why), n in sorted(bounded_child.EXITS.counts().items()):
+            exits.add_metric([child, why], n)
+        yield exits
+        yield CounterMetricFamily(
+            "extres_selector_too_costly",
+            "DeviceClass selector evaluations stopped by the CEL runtime's budget (shown as unknown).",
+            device_cel.TOO_COSTLY.count,
+        )
+
+
+PROCESS = CollectorRegistry(auto_describe=False)  # the process's own counts, once per scrape
+PROCESS.register(_ProcessCounts())
 
 
 class Metrics:
-    """One app's registry (the cluster collector and the app's own instruments) and the per-node
-    families kept as text; ``exposition`` is what a scrape gets."""
+    """One cluster's families: the cluster collector's (its store), its instruments (requests to
+    its pages, its API errors, its usage refreshes and GPU usage) and the per-node families kept
+    as text; ``exposition`` is what a scrape of a single-cluster dashboard gets, the process's
+    own counts included (app/fleet_metrics.py labels each cluster's where there are several)."""
 
     def __init__(self, cluster: Callable[[], ClusterPort | None], answers: Answers) -> None:
         self._cluster = cluster
         self.nodes = NodeFamilies()
         self.collector = ClusterCollector(cluster, answers)  # the cluster's families
-        # the process's own instruments (requests, API errors, usage refreshes) and GPU usage
-        self.instruments = CollectorRegistry(auto_describe=False)
+        self.instruments = CollectorRegistry(auto_describe=False)  # what this cluster's use counts
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self.collector)
         self.registry.register(self.instruments)
+        self.registry.register(PROCESS)
         self.requests = Histogram(
             "extres_request_duration_seconds",
             "Time to answer an HTTP request, by endpoint.",
@@ -284,7 +293,6 @@ class Metrics:
             registry=self.instruments,
         )
 
-        self.instruments.register(_ProcessCounts())
         self.usage_refreshes = Histogram(
             "extres_usage_refresh_duration_seconds",
             "Time to read GPU usage from Prometheus (every mapping's queries), by outcome.",

@@ -213,9 +213,15 @@ def test_a_single_cluster_install_shows_no_fleet(client, cluster):
 def test_with_members_every_clusters_metrics_are_labelled_and_each_family_is_declared_once(two):
     from prometheus_client.parser import text_string_to_metric_families
 
+    from app import bounded_child
     from app.web import metrics_exposition
 
     app, _ = two
+    web = browser(app)
+    for _ in range(3):
+        assert web.get("/c/b/").status_code == 200  # b's own page, asked three times
+    assert web.get("/").status_code == 200
+    bounded_child.EXITS.record("selectors", "crashed")  # one child's exit, whichever cluster it served
     text = metrics_exposition(app)().decode()
     families = list(text_string_to_metric_families(text))  # the text format, parsed: one header each
     names = [f.name for f in families]
@@ -232,7 +238,17 @@ def test_with_members_every_clusters_metrics_are_labelled_and_each_family_is_dec
         s.labels["cluster"]: s.value for f in families if f.name == "extres_cache_synced" for s in f.samples
     }
     assert synced == {"local": 1, "b": 1}
-    assert "extres_request_duration_seconds" in names  # the process's own, once, unlabelled
+    requests = {
+        (s.labels["cluster"], s.labels["endpoint"]): s.value
+        for f in families
+        if f.name == "extres_request_duration_seconds"
+        for s in f.samples
+        if s.name.endswith("_count")
+    }
+    assert requests[("b", "overview.index")] == 3 and requests[("local", "overview.index")] == 1
+    [exits] = [f for f in families if f.name == "extres_child_exits"]  # the process's own: once
+    crashed = [s for s in exits.samples if s.labels.get("reason") == "crashed" and s.name.endswith("_total")]
+    assert len(crashed) == 1 and "cluster" not in crashed[0].labels and crashed[0].value >= 1
 
 
 def test_a_single_cluster_scrape_is_as_it_always_was(app, cluster):
