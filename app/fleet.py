@@ -129,11 +129,15 @@ class Fleet:
             log.info("member cluster %s %s", name, "replaced" if name in members else "removed")
             runtime.stop()
 
-    def get(self, name: str | None) -> Runtime | None:
-        """The runtime of cluster ``name`` (None or the local's name: the local one)."""
+    def get(self, name: str | None) -> Runtime:
+        """The runtime of cluster ``name`` (None or the local's name: the local one); LookupError
+        when there is none (a member removed since the request was routed, say)."""
         if name is None or name == self.local.name:
             return self.local
-        return self.members.get(name)
+        found = self.members.get(name)
+        if found is None:
+            raise LookupError(f"No cluster named {name[:63]!r} (it may have been removed just now).")
+        return found
 
     def runtimes(self) -> list[Runtime]:
         """The local cluster's runtime first, then the members' by name."""

@@ -155,7 +155,10 @@ def viewer() -> Viewer:
     """This request's viewer (made on first use)."""
     found: Viewer | None = g.get("viewer")
     if found is None:
-        runtime = current_app.extensions["extres_fleet"].get(clusters.asked())
+        try:
+            runtime = current_app.extensions["extres_fleet"].get(clusters.asked())
+        except LookupError as gone:
+            abort(404, description=str(gone))
         found = g.viewer = Viewer(runtime)
     return found
 

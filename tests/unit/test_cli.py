@@ -10,6 +10,7 @@ def test_a_ctrl_c_while_the_demo_starts_ends_with_a_line_not_a_traceback(monkeyp
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "_demo", lambda: interrupted)
+    monkeypatch.setattr(cli.logs, "configure", lambda *a, **k: None)  # the process's logging stays as it is
     assert cli.main(["demo", "--port", "18099"]) == 130
     said = capsys.readouterr().err
     assert said == "extres: stopped (Ctrl-C)\n" and "Traceback" not in said

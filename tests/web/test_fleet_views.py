@@ -12,6 +12,7 @@ import re
 
 import pytest
 from bs4 import BeautifulSoup
+from werkzeug.exceptions import NotFound
 
 from app.kube.api.freshness import Freshness
 from app.runtime import Runtime
@@ -107,6 +108,18 @@ def test_a_member_whose_answers_are_refused_for_their_size_says_so_keeping_its_l
     assert "inflating more than 100 to 1" in cell.select_one("details.why").get_text()
     assert page.select_one(f'tr[data-cluster="b"][data-resource="{D}"]').has_attr("data-left-out")
     assert "Left out of the totals: b" in page.select_one("[data-left-out]").get_text()
+
+
+def test_a_member_removed_while_its_request_was_routed_is_a_404_naming_it(two):
+    from app.web.viewer import viewer
+
+    app, _ = two
+    fleet = app.extensions["extres_fleet"]
+    with pytest.raises(LookupError, match="No cluster named 'gone'"):
+        fleet.get("gone")
+    routed = app.test_request_context("/c/gone/", environ_base={"extres.cluster": "gone"})
+    with routed, pytest.raises(NotFound, match="No cluster named 'gone'"):
+        viewer()
 
 
 def test_a_members_pages_live_under_its_prefix_and_their_links_stay_there(two):
@@ -221,7 +234,9 @@ def test_with_members_every_clusters_metrics_are_labelled_and_each_family_is_dec
     for _ in range(3):
         assert web.get("/c/b/").status_code == 200  # b's own page, asked three times
     assert web.get("/").status_code == 200
-    bounded_child.EXITS.record("selectors", "crashed")  # one child's exit, whichever cluster it served
+    bounded_child.EXITS.record(
+        "a fleet test child", "crashed"
+    )  # one child's exit, whichever cluster it served
     text = metrics_exposition(app)().decode()
     families = list(text_string_to_metric_families(text))  # the text format, parsed: one header each
     names = [f.name for f in families]
@@ -247,7 +262,11 @@ def test_with_members_every_clusters_metrics_are_labelled_and_each_family_is_dec
     }
     assert requests[("b", "overview.index")] == 3 and requests[("local", "overview.index")] == 1
     [exits] = [f for f in families if f.name == "extres_child_exits"]  # the process's own: once
-    crashed = [s for s in exits.samples if s.labels.get("reason") == "crashed" and s.name.endswith("_total")]
+    crashed = [
+        s
+        for s in exits.samples
+        if s.labels.get("child") == "a fleet test child" and s.name.endswith("_total")
+    ]
     assert len(crashed) == 1 and "cluster" not in crashed[0].labels and crashed[0].value >= 1
 
 
