@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.domain.admission import Namespace
 from app.domain.capacity_log import Record
@@ -238,3 +238,10 @@ class FakeCluster:
                 **spec,
             )
         )
+
+
+if TYPE_CHECKING:  # the stand-ins match the ports they stand in for (mypy reads this file)
+    from app.kube.api.ports import AccessPort, ClusterPort
+
+    _cluster: ClusterPort = FakeCluster()
+    _access: AccessPort = StubAccess()
