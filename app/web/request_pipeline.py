@@ -19,14 +19,14 @@ from app.config import Settings
 from app.domain.hosts import allowed
 from app.domain.hosts import host_allowed as hosts_answer
 from app.kube.api.access import Identity
-from app.web import clusters, security
+from app.web import clusters, security, surface
 from app.web.hx import Page, redirect
 from app.web.viewer import viewer
 
 log = logging.getLogger("extres.security")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PROBES = frozenset({"/healthz", "/readyz"})  # their paths: any method gets its usual answer
-OPEN_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "static", "auth.login", "auth.login_form"})
+OPEN_ENDPOINTS = frozenset(r.endpoint for r in surface.ROUTES if r.open)  # the surface's open rows
 DONE = object()  # a step's answer: the request needs nothing more before its view
 # a trusted proxy's X-Request-Id is kept when it looks like one; anyone else's is replaced
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")

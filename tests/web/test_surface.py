@@ -175,3 +175,24 @@ def test_the_app_registers_the_blueprints_the_surface_names_for_its_mode_and_no_
     writes, token = app.config["EXTRES_WRITES"], MODES[mode].get("auth_mode") == "token"
     named = {b.module for b in surface.registered(writes, token)}
     assert set(app.blueprints) == {"bulk" if m == "bulk_changes" else m for m in named}
+
+
+def test_only_the_open_rows_answer_someone_not_signed_in(make_app, cluster):
+    """Token mode, nobody signed in: each page answers as its row's ``open`` says, an open one as
+    itself, any other by sending to the sign-in: flipping the column on a row changes what its
+    route answers. (The one open POST, the sign-in itself, answers a form without a token 401.)"""
+    cluster.node("n1", {"example.com/dongle": "2"})
+    app = make_app(auth_mode="token")
+    web = browser(app)
+    answered = {}
+    for rule in rules(app):
+        if BY_ENDPOINT[rule.endpoint].method != "GET":
+            continue
+        asked = web.get(url(app, rule))
+        to_sign_in = asked.status_code in (302, 303, 401) and "/login" in asked.headers.get(
+            "Location", "/login"
+        )
+        answered[rule.endpoint] = not to_sign_in
+        asked.close()
+    opened = {r.endpoint for r in ROUTES if r.open and r.method == "GET"}
+    assert {e for e, answers in answered.items() if answers} == opened
