@@ -17,7 +17,7 @@ from app.kube.api.errors import Busy, KubeError, http_status
 from app.kube.api.ports import ClusterPort
 from app.runtime import Runtime
 from app.usage.poller import Source
-from app.web import filters, request_pipeline, security, surface
+from app.web import filters, request_pipeline, security, surface, write_guards
 from app.web.bulk_jobs import BulkJobs
 from app.web.clusters import ClusterPrefix, home, same_page
 from app.web.hx import POLL_MARK, Page, error_page, htmx
@@ -79,6 +79,15 @@ def init_app(
     unchecked = sorted(name for name, bp in app.blueprints.items() if not isinstance(bp, Page))
     if unchecked:
         raise RuntimeError(f"blueprints without declared read rights (make them a Page): {unchecked}")
+    unguarded = sorted(  # a route the surface says writes, on a blueprint without the write guards
+        r.endpoint
+        for r in surface.ROUTES
+        if r.writes
+        and r.endpoint in app.view_functions
+        and write_guards.require_edit_right not in app.before_request_funcs.get(r.endpoint.split(".")[0], [])
+    )
+    if unguarded:
+        raise RuntimeError(f"write routes on blueprints without the write guards (guarded()): {unguarded}")
 
     @app.errorhandler(KubeError)
     def kube_error(exc: KubeError):

@@ -196,3 +196,16 @@ def test_only_the_open_rows_answer_someone_not_signed_in(make_app, cluster):
         asked.close()
     opened = {r.endpoint for r in ROUTES if r.open and r.method == "GET"}
     assert {e for e, answers in answered.items() if answers} == opened
+
+
+def test_a_route_the_surface_says_writes_is_refused_at_start_without_the_write_guards(make_app, monkeypatch):
+    """The guards attach by blueprint (app/web/write_guards.py); the factory holds them to the
+    surface's ``writes`` column: a write route on an unguarded blueprint stops the start."""
+    from dataclasses import replace
+
+    from app.web import surface
+
+    rows = tuple(replace(r, writes=True) if r.endpoint == "history.index" else r for r in surface.ROUTES)
+    monkeypatch.setattr(surface, "ROUTES", rows)
+    with pytest.raises(RuntimeError, match=r"without the write guards.*history\.index"):
+        make_app()
