@@ -41,6 +41,7 @@ from kubernetes import client  # noqa: E402
 from app import create_app  # noqa: E402
 from app.kube.api.client import ClusterConfig, api_client, load_configuration  # noqa: E402
 from app.kube.state.store import Store  # noqa: E402
+from app.web.process import of as process_of  # noqa: E402
 from bench.profiles import PROFILES, RealProfile, listed_size  # noqa: E402
 from extres_demo import testenv  # noqa: E402
 
@@ -224,7 +225,7 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> dict[
     )
     web = app.test_client()
     web.get("/")
-    state = app.extensions["extres"]
+    state = process_of(app).local
     assert state.cluster.cache.wait_synced(900)
     store = state.cluster.store
     print(f"[{label}] {pod_events(store)}")

@@ -34,6 +34,7 @@ from app.domain import device_cel  # noqa: E402
 from app.kube.api.client import ClusterConfig, api_client, load_configuration  # noqa: E402
 from app.kube.state.sizes import deep_size  # noqa: E402
 from app.kube.wire.dra import ClaimView  # noqa: E402
+from app.web.process import of as process_of  # noqa: E402
 from bench.cache_bench import seed_nodes  # noqa: E402
 from extres_demo import testenv  # noqa: E402
 
@@ -138,7 +139,7 @@ def main() -> None:
         config = {"kubeconfig": str(plane.kubeconfig), "in_cluster": "false", "cookie_secure": False}
         baseline_app = create_app(config)
         baseline_app.test_client().get("/")
-        state = baseline_app.extensions["extres"]
+        state = process_of(baseline_app).local
         assert state.cluster.cache.wait_synced(600)
         churn = iter(range(10**9))
 
@@ -161,7 +162,7 @@ def main() -> None:
         before = rss_kib()
         app = create_app(config)
         app.test_client().get("/")
-        state = app.extensions["extres"]
+        state = process_of(app).local
         store = state.cluster.store
         t0 = time.perf_counter()
         assert state.cluster.cache.wait_synced(600)

@@ -40,6 +40,7 @@ from kubernetes import client  # noqa: E402
 from app import create_app  # noqa: E402
 from app.domain.quantity import parse_quantity  # noqa: E402
 from app.kube.api.client import ClusterConfig, api_client, load_configuration  # noqa: E402
+from app.web.process import of as process_of  # noqa: E402
 from bench import snapshot, tools  # noqa: E402
 from bench.cache_bench import KB, RESOURCES, measure_sync, print_sync, seed_pending, warm_pages  # noqa: E402
 from bench.profiles import listed_size  # noqa: E402
@@ -81,7 +82,7 @@ def side_by_side(plane: testenv.ControlPlane, nodes: int, label: str) -> tuple[d
     dumped = tools.measured([kctl, "get", "pods", "-A", "-o", "json"], env)
     sync, listing = tools.extres_sync(plane.kubeconfig)
     app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false", "history_store": "off"})
-    state = app.extensions["extres"]
+    state = process_of(app).local
     assert state.cluster.cache.wait_synced(900)
     web = app.test_client()
     web.get("/", base_url="https://localhost")

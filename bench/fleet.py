@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from app.web.process import of as process_of
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -54,7 +56,7 @@ def build(clusters: int, pods: int, nodes: int):  # type: ignore[no-untyped-def]
 
     local = fed("c0") if clusters else FakeCluster()
     app = create_app({"in_cluster": "false", "selector_evaluator": "in-process"}, cluster=local)
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     members = []
     for i in range(1, clusters):
         settings = fleet.local.settings.replaced(cluster_name=f"c{i}")
@@ -127,7 +129,7 @@ def main() -> None:
     from tests.helpers import browser
 
     web = browser(app)
-    clusters = [app.extensions["extres_fleet"].local._cluster, *(m._cluster for m in members)]
+    clusters = [process_of(app).fleet.local._cluster, *(m._cluster for m in members)]
 
     def event(i: int) -> None:  # one pod comes in one cluster, as a live page meets it
         cluster = clusters[i % len(clusters)]

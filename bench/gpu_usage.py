@@ -43,6 +43,7 @@ from app import create_app  # noqa: E402
 from app.domain.usage_mapping import DCGM  # noqa: E402
 from app.serving import malloc  # noqa: E402
 from app.usage.prometheus import Prometheus  # noqa: E402
+from app.web.process import of as process_of  # noqa: E402
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, Holder, families  # noqa: E402
 from extres_demo.prometheus import PrometheusProcess  # noqa: E402
 from tests.helpers import browser  # noqa: E402
@@ -173,7 +174,7 @@ def main() -> None:
             {"in_cluster": "false", "read_only": True, "prometheus_url": prometheus.url},
             cluster=cluster,
         )
-        poller = usage_app.extensions["extres"].usage
+        poller = process_of(usage_app).local.usage
         gc.collect()
         rss_before = rss()
         refreshes, grown = [], []
@@ -213,7 +214,7 @@ def main() -> None:
             f"+{', +'.join(f'{g:.1f}' for g in grown)} MiB (baseline {rss_before / 2**20:.0f} MiB)",
             flush=True,
         )
-        idle = usage_app.extensions["extres"].idle_pods()
+        idle = process_of(usage_app).local.idle_pods()
         print(
             f"idle pods: {len(idle)}, "
             f"{sum(i.device_hours for i in idle):.1f} GPU-hours held idle in the window"

@@ -29,6 +29,7 @@ from app import create_app  # noqa: E402
 from app.domain.device_cel import Device  # noqa: E402
 from app.domain.devices import ClassFacts, DeviceFacts, SliceFacts  # noqa: E402
 from app.kube.wire.dra import ClassView, SliceView  # noqa: E402
+from app.web.process import of as process_of  # noqa: E402
 from tests.web.fake import FakeCluster  # noqa: E402
 
 GPU, R = "gpu.example.com", "example.com/gpu"
@@ -91,7 +92,7 @@ def main() -> None:
     fragment = {"HX-Request": "true", "HX-Target": "grid"}
     paths = [("overview", "/", {}), ("fragment", "/?q=n0", fragment), ("node page", "/nodes/n00000", {})]
     pages(web, paths, 2.0)  # warm: every row and answer made once
-    answers = app.extensions["extres"].answers
+    answers = process_of(app).local.answers
     answers.evaluate, evaluated = counting(answers.evaluate)
     quiet = pages(web, paths, args.seconds / 2)
 

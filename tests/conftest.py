@@ -19,6 +19,7 @@ from kubernetes import client
 
 from app import create_app
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from app.web.process import of as process_of
 from extres_demo import testenv
 from tests.helpers import browser
 
@@ -87,19 +88,19 @@ def make_app(control_plane: testenv.ControlPlane) -> Iterator[Callable[..., Any]
         apps.append(app)
         if "kubeconfig" not in overrides:  # the session's control plane: ready (every pod counted)
             with app.app_context():  # before the test's first request, as a served replica is
-                app.extensions["extres"].cluster.cache.wait_synced(30)
+                process_of(app).local.cluster.cache.wait_synced(30)
         return app
 
     yield factory
     for app in apps:
-        app.extensions["extres"].stop()
+        process_of(app).local.stop()
 
 
 @pytest.fixture
 def app(make_app: Callable[..., Any]) -> Any:
     app = make_app()
     with app.app_context():
-        state = app.extensions["extres"]
+        state = process_of(app).local
         assert state.cluster.cache.wait_synced(30), "cache did not sync"
     return app
 

@@ -15,6 +15,7 @@ from flask.testing import FlaskClient
 from werkzeug.datastructures import Headers
 
 from app.web import security
+from app.web.process import of as process_of
 
 CSRF = "test-csrf-token"
 
@@ -38,7 +39,7 @@ class Browser(FlaskClient):
         at = {"extres.cluster": member, "SCRIPT_NAME": f"/c/{member}"} if member else {}
         path = f"/c/{member}/" if member else "/"
         with self.session_transaction(path, base_url="https://localhost", environ_overrides=at) as session:
-            token = self.application.extensions["extres_tokens"].token(dict(session), member)
+            token = process_of(self.application).sessions().token(dict(session), member)
             nonce = session.setdefault("csrf", CSRF)  # as a page of the dashboard would have set it
         try:
             who = security.identity_from(

@@ -10,6 +10,7 @@ from typing import Any
 from bs4 import BeautifulSoup
 from kubernetes import client
 
+from app.web.process import of as process_of
 from extres_demo import standin
 from tests.helpers import eventually
 
@@ -172,7 +173,7 @@ def snapshot(core: client.CoreV1Api, node: str, settle: bool = True) -> tuple[st
 def api_calls(app: Any) -> Iterator[list[tuple[str, str]]]:
     """The (method, url) of every API call this thread makes through the app's client meanwhile
     (the cache's watches use the same client from their own threads, and are not counted)."""
-    rest = app.extensions["extres"].cluster.api.rest_client
+    rest = process_of(app).local.cluster.api.rest_client
     calls: list[tuple[str, str]] = []
     original = rest.request
     me = threading.get_ident()

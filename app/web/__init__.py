@@ -17,12 +17,11 @@ from app.kube.api.errors import Busy, KubeError, http_status
 from app.kube.api.ports import ClusterPort
 from app.runtime import Runtime
 from app.usage.poller import Source
-from app.web import filters, request_pipeline, security, surface, write_guards
+from app.web import filters, process, request_pipeline, security, surface, write_guards
 from app.web.bulk_jobs import BulkJobs
 from app.web.clusters import ClusterPrefix, home, same_page
 from app.web.hx import POLL_MARK, Page, error_page, htmx
 from app.web.limits import Limits
-from app.web.render_cache import RenderCaches
 from app.web.template_cache import template_cache
 from app.web.viewer import viewer
 
@@ -34,21 +33,18 @@ def init_app(
     app: Flask, settings: Settings, cluster: ClusterPort | None = None, usage_source: Source | None = None
 ) -> None:
     htmx.init_app(app)
-    app.extensions["extres"] = local = Runtime(settings, cluster, usage_source)  # this cluster's
-    app.extensions["extres_fleet"] = fleet = Fleet.of(local)  # and the members'
+    local = Runtime(settings, cluster, usage_source)  # this cluster's
+    fleet = Fleet.of(local)  # and the members'
     app.wsgi_app = ClusterPrefix(app.wsgi_app, lambda: fleet.members)  # type: ignore[method-assign]
-    app.extensions["extres_limits"] = limits = Limits.for_threads(settings.threads, settings.plans_per_minute)
-    app.extensions["extres_render"] = RenderCaches()
-    app.extensions["extres_bulk"] = BulkJobs(limits.write_slots)
+    limits = Limits.for_threads(settings.threads, settings.plans_per_minute)
+    app.extensions[process.KEY] = this = process.Process(fleet, limits, BulkJobs(limits.write_slots))
     filters.register(app)
     app.jinja_env.bytecode_cache = template_cache(settings.template_cache)
     from app.web import metrics
 
     metrics.init_app(app)  # first: the timer starts before authentication
     security.init_app(app, settings)
-    steps = request_pipeline.pipeline(
-        settings, security.networks(settings.trusted_proxies), app.extensions["extres_tokens"]
-    )
+    steps = request_pipeline.pipeline(settings, security.networks(settings.trusted_proxies), this.sessions())
     app.before_request(lambda: request_pipeline.run(steps))  # who asks, and may they: in order
     app.teardown_request(request_pipeline.done)
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
@@ -122,8 +118,8 @@ def on_worker_start(app: Flask) -> None:
     pods (docs/performance.md); from the template cache they take ~0.01 s."""
 
     def start() -> None:
-        app.extensions["extres_fleet"].start()  # the local runtime first, then each member's
-        runtime = app.extensions["extres"]
+        process.of(app).fleet.start()  # the local runtime first, then each member's
+        runtime = process.of(app).local
         workers.until(lambda: runtime.freshness().synced, COMPILE_AFTER, interval=0.1)
         compile_templates(app)
 
@@ -133,12 +129,12 @@ def on_worker_start(app: Flask) -> None:
 def on_worker_stop(app: Flask) -> None:
     """In the worker after its last request: every cluster's runtime stops (the history's last
     records are written)."""
-    app.extensions["extres_fleet"].stop()
+    process.of(app).fleet.stop()
 
 
 def metrics_exposition(app: Flask) -> Callable[[], bytes]:
     """What a scrape of the metrics port gets: every cluster's, labelled, where there are several."""
-    return FleetMetrics(app.extensions["extres_fleet"]).exposition
+    return FleetMetrics(process.of(app).fleet).exposition
 
 
 def compile_templates(app: Flask) -> None:

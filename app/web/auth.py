@@ -10,15 +10,14 @@ import logging
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from flask import current_app, g, render_template, request, session, url_for
+from flask import g, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
 from app import audit
 from app.kube.api.access import Identity
 from app.kube.api.errors import Busy, KubeError
 from app.kube.api.ports import RevocationPort
-from app.runtime import Runtime
-from app.web import clusters, security
+from app.web import clusters, process, security
 from app.web.bulk_jobs import BulkJobs, job_owner
 from app.web.hx import Page, navigate
 from app.web.limits import limits
@@ -49,7 +48,7 @@ def login() -> Response | tuple[str, int, dict[str, str]]:
         audit.record("sign_in_refused", security.who(), reason=error, status=status)
         again = {"HX-Push-Url": url_for("auth.login_form", next=target)}
         return render_template("auth/login.html", error=error, next=target), status, again
-    current_app.extensions["extres_tokens"].sign_in(session, token, clusters.asked())
+    process.of().sessions().sign_in(session, token, clusters.asked())
     # the session is not yet this user's: name them as the API server did
     audit.record("signed_in", replace(security.who(), user=verified.user, groups=verified.groups))
     session.permanent = True  # the cookie ends with the session's absolute lifetime
@@ -119,14 +118,14 @@ def logout() -> Response | tuple[str, int]:
 
 def _revocations() -> RevocationPort:
     """The sign-out list: the local cluster's, whichever cluster the session signed in to."""
-    local: Runtime = current_app.extensions["extres"]
+    local = process.of().local
     return local.cluster.revocations
 
 
 def _revoked_everywhere(acting: audit.Who) -> str | None:
     """End this browser's session and record it for the other replicas (audited); what to tell
     the user when the record could not be written."""
-    ended = current_app.extensions["extres_tokens"].sign_out(session)
+    ended = process.of().sessions().sign_out(session)
     if ended is None:
         return None
     try:

@@ -14,12 +14,12 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import abort, current_app, url_for
+from flask import abort, url_for
 from werkzeug.wrappers import Response
 
 from app import audit, workers
 from app.kube.api.writer import Outcome
-from app.web import security
+from app.web import process, security
 from app.web.hx import redirect
 from app.web.security import identity
 from app.web.viewer import viewer
@@ -62,8 +62,7 @@ class BulkJobs:
 
     @staticmethod
     def get() -> BulkJobs:
-        jobs: BulkJobs = current_app.extensions["extres_bulk"]
-        return jobs
+        return process.of().bulk
 
     def start(self, job: BulkJob, work: Callable[[BulkJob], None]) -> str:
         """Run ``work(job)`` in the background on a write slot; its key. Raises JobRefused when

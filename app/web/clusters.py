@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from flask import current_app, request
+from flask import request
+
+from app.web import process
 
 PREFIX = "/c/"
 
@@ -41,7 +43,7 @@ def home(name: str | None) -> str:
     """The overview of cluster ``name`` (None or the local one's name: the local one), from any
     cluster's page."""
     root = request.environ.get("extres.root", "")
-    local = current_app.extensions["extres"].name
+    local = process.of().local.name
     return f"{root}{PREFIX}{name}/" if name and name != local else f"{root}/"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from flask import Response, current_app, jsonify, render_template, request
+from flask import Response, jsonify, render_template, request
 
 from app import reads
 from app.domain import fleet
@@ -16,7 +16,7 @@ from app.fleet import Fleet
 from app.kube.api.access import Identity
 from app.kube.api.errors import KubeError, refused
 from app.runtime import Runtime
-from app.web import security
+from app.web import process, security
 from app.web.export import csv_response
 from app.web.hx import NODES_AND_PODS, Page, htmx, page_or_fragment
 from app.web.viewer import DRA_READS, viewer
@@ -27,8 +27,7 @@ FIELDS = ("cluster", "state", "figures_from", "resource", "capacity", "allocatab
 
 
 def the_fleet() -> Fleet:
-    found: Fleet = current_app.extensions["extres_fleet"]
-    return found
+    return process.of().fleet
 
 
 APP = Identity(mode="service-account")  # the dashboard's own account on a cluster

@@ -7,8 +7,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from flask import current_app
-
+from app.web import process
 from app.web.plan_limits import PlanLimits
 from app.web.sign_in_limits import SignInLimits
 
@@ -25,5 +24,4 @@ class Limits:
 
 
 def limits() -> Limits:
-    found: Limits = current_app.extensions["extres_limits"]
-    return found
+    return process.of().limits

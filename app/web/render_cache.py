@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 
-from flask import current_app, get_template_attribute
+from flask import get_template_attribute
 from markupsafe import Markup
 
 from app.domain import columns
@@ -14,6 +14,7 @@ from app.domain.gpu_usage import Reading
 from app.domain.overview import NodeRow
 from app.domain.ownership import Ownership
 from app.memo import VersionedMemo
+from app.web import process
 
 
 class RowHTML:
@@ -96,5 +97,7 @@ class RenderCaches:
 
     @staticmethod
     def get() -> RenderCaches:
-        caches: RenderCaches = current_app.extensions["extres_render"]
-        return caches
+        """The render caches of the request's cluster."""
+        from app.web.viewer import viewer
+
+        return process.of().render(viewer().runtime.name)

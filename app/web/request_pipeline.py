@@ -19,7 +19,7 @@ from app.config import Settings
 from app.domain.hosts import allowed
 from app.domain.hosts import host_allowed as hosts_answer
 from app.kube.api.access import Identity
-from app.web import clusters, security, surface
+from app.web import clusters, process, security, surface
 from app.web.hx import Page, redirect
 from app.web.viewer import viewer
 
@@ -87,9 +87,7 @@ def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str
         )
         g.request_id = sent if _REQUEST_ID.fullmatch(sent) else secrets.token_hex(8)
         # what this request logs names its cluster (reset when it ends: a thread serves many)
-        g.logged_cluster = logs.CLUSTER.set(
-            request.environ.get("extres.cluster") or current_app.extensions["extres"].name
-        )
+        g.logged_cluster = logs.CLUSTER.set(request.environ.get("extres.cluster") or process.of().local.name)
         forwarded = request.headers.get("X-Forwarded-For", "")
         g.client = security.client_address(request.remote_addr, forwarded, networks, forwarders)
         g.client_key = security.client_key(

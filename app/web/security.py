@@ -19,7 +19,7 @@ from app.config import Settings
 from app.domain import addresses
 from app.identity_headers import REPEATED
 from app.kube.api.access import Identity
-from app.runtime import Runtime
+from app.web import process
 from app.web.sessions import ClusterSessions, TokenSession
 
 log = logging.getLogger("extres.security")
@@ -139,7 +139,7 @@ def who() -> audit.Who:
         groups=found.groups if trusted and found is not None else (),
         client=str(g.get("client", "")),
         request_id=request_id(),
-        cluster=request.environ.get("extres.cluster") or current_app.extensions["extres"].name,
+        cluster=request.environ.get("extres.cluster") or process.of().local.name,
     )
 
 
@@ -228,8 +228,8 @@ def init_app(app: Flask, settings: Settings) -> None:
     app.session_interface = ClusterSessions(member_cookie)
     app.jinja_env.globals["csrf_token"] = csrf_token
     app.jinja_env.globals["verified"] = verified
-    runtime: Runtime = app.extensions["extres"]
-    app.extensions["extres_tokens"] = TokenSession(
+    runtime = process.of(app).local
+    process.of(app).tokens = TokenSession(
         settings.secret_key,
         settings.session_idle_minutes * 60,
         settings.session_max_hours * 3600,

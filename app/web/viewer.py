@@ -19,7 +19,7 @@ from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
 from app.runtime import Runtime
 from app.usage.poller import UsageStatus
-from app.web import clusters, security
+from app.web import clusters, process, security
 
 DRA_READS = (("list", "resource.k8s.io/deviceclasses"), ("list", "resource.k8s.io/resourceslices"))
 
@@ -110,7 +110,7 @@ class Viewer:
     @property
     def fleet_on(self) -> bool:
         """Whether other clusters are configured (the Fleet page is linked, pages name their cluster)."""
-        fleet = current_app.extensions["extres_fleet"]
+        fleet = process.of().fleet
         return bool(fleet.members or fleet.refused)
 
     @property
@@ -121,7 +121,7 @@ class Viewer:
     @property
     def cluster_names(self) -> list[str]:
         """Every cluster's name, the local one first (the header's switcher)."""
-        return [r.name for r in current_app.extensions["extres_fleet"].runtimes()]
+        return [r.name for r in process.of().fleet.runtimes()]
 
     @property
     def usage_on(self) -> bool:
@@ -156,7 +156,7 @@ def viewer() -> Viewer:
     found: Viewer | None = g.get("viewer")
     if found is None:
         try:
-            runtime = current_app.extensions["extres_fleet"].get(clusters.asked())
+            runtime = process.of().fleet.get(clusters.asked())
         except LookupError as gone:
             abort(404, description=str(gone))
         found = g.viewer = Viewer(runtime)

@@ -15,6 +15,7 @@ from werkzeug.serving import make_server
 
 from app import create_app
 from app.kube.api.listing import Requests
+from app.web.process import of as process_of
 from extres_demo import testenv
 from tests.browser.pages import axe_context, open_page, violations_here
 from tests.helpers import eventually
@@ -65,7 +66,7 @@ def fresh_app(control_plane: testenv.ControlPlane, held: HeldPods) -> Iterator[s
     yield f"http://127.0.0.1:{server.server_port}"
     held.released.set()  # a failed test lets the list go before the app is closed
     server.shutdown()
-    app.extensions["extres"].stop()
+    process_of(app).local.stop()
 
 
 def test_the_first_page_shows_what_nodes_offer_while_pods_count_then_turns_complete(

@@ -14,6 +14,7 @@ import pytest
 from kubernetes import client
 
 from app.domain.quantity import to_amount
+from app.web.process import of as process_of
 from tests.helpers import eventually
 from tests.kube_helpers import container, create_node, own_resource, ready
 
@@ -75,7 +76,7 @@ def test_requested_per_node_equals_kubectls(app, core, control_plane, uid):
             container("init", requests={r: "1"}),
         ],
     )
-    store = app.extensions["extres"].cluster.store
+    store = process_of(app).local.cluster.store
 
     def agree() -> bool:
         theirs = kubectl_requested(control_plane, node)
@@ -193,7 +194,7 @@ def test_random_pods_and_resizes_are_counted_as_kubectl_counts_them(app, core, a
         report(
             requests if state == "infeasible" else resized, resized if state == "done" else requests, state
         )
-    store = app.extensions["extres"].cluster.store
+    store = process_of(app).local.cluster.store
 
     def agree() -> bool:
         per_pod = kubectl_pod_requests(control_plane, node)

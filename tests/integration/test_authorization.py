@@ -14,6 +14,7 @@ from kubernetes import client
 from app import create_app
 from app.config import Settings
 from app.serving import gunicorn_options
+from app.web.process import of as process_of
 from app.web.security import safe_next
 from tests.helpers import browser, eventually
 from tests.kube_helpers import create_node, create_pod, snapshot
@@ -78,7 +79,7 @@ def test_default_service_account_install_changes_nothing(control_plane, core, no
         assert snapshot(core, node) == before
         assert 'action="/changes' not in web.get(f"/nodes/{node}").get_data(as_text=True)
     finally:
-        app.extensions["extres"].stop()
+        process_of(app).local.stop()
 
 
 def test_never_acts_as_a_system_user_or_group(make_app, core, node):
@@ -139,7 +140,7 @@ def test_a_session_whose_token_is_refused_now_is_dropped(make_app, core, admin_a
     web = browser(app)
     assert web.post("/login", data={"token": token, "next": "/"}).status_code == 303
     assert web.get("/").status_code == 200
-    app.extensions["extres"].cluster.access.accepted_ttl = 0.0  # ask the API server on every request
+    process_of(app).local.cluster.access.accepted_ttl = 0.0  # ask the API server on every request
     core.delete_namespaced_service_account(name, "default")
     resp = eventually(lambda: (r := web.get("/")).status_code == 302 and r)
     assert "/login" in resp.headers["Location"]
@@ -249,9 +250,7 @@ def test_reapply_checks_the_annotation_like_a_form(web, core, node):
     desired = json.dumps({"cpu": "999", D: "99999999", "acme.io/fpga": "2"})
     core.patch_node(node, {"metadata": {"annotations": {"extres.dev/desired-capacity": desired}}})
     eventually(
-        lambda: getattr(
-            web.application.extensions["extres"].cluster.store.objects.node(node), "desired", None
-        )
+        lambda: getattr(process_of(web.application).local.cluster.store.objects.node(node), "desired", None)
     )
     before = snapshot(core, node)
     job = web.post("/changes/reapply/preview").headers["Location"]  # dry runs, as a job

@@ -11,6 +11,7 @@ from kubernetes import client
 from app.domain import changes
 from app.kube.api.access import Identity
 from app.kube.api.errors import Conflict, translate
+from app.web.process import of as process_of
 from tests.helpers import eventually
 from tests.kube_helpers import create_node, create_pod, grid_cells, ready
 
@@ -129,7 +130,7 @@ def test_adding_a_name_the_node_advertises_is_a_change_from_its_value_never_a_co
 
 
 def test_failed_test_op_and_stale_resource_version_both_mean_changed(app, core, node):
-    writer = app.extensions["extres"].cluster.writer_for(Identity())
+    writer = process_of(app).local.cluster.writer_for(Identity())
     raw = core.read_node(node)
     stale = changes.set_patch(
         D, 9, raw_current="3", resource_version=raw.metadata.resource_version, annotations=None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
+from app.web.process import of as process_of
 from tests.helpers import eventually
 from tests.kube_helpers import create_node, create_pod, grid_cells, pending_card, ready, unschedulable_message
 
@@ -219,7 +220,7 @@ def test_every_dra_number_agrees_with_a_count_from_the_api_objects(admin_api, co
         3,
         allocated_on(admin_api, a),
     )
-    text = app.extensions["extres"].metrics.exposition().decode()
+    text = process_of(app).local.metrics.exposition().decode()
     assert f'extres_node_extended_resource_allocated{{node="{a}",resource="{resource}"}} 3.0' in text
 
 

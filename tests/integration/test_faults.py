@@ -20,6 +20,7 @@ from kubernetes import client
 
 from app.kube.api.cache import ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from app.web.process import of as process_of
 from extres_demo import testenv
 from tests.helpers import browser, eventually
 from tests.kube_helpers import grid_cells, snapshot
@@ -92,7 +93,7 @@ def watching(plane, admin, make_app, node: str, dongles: str):
     app = make_app(kubeconfig=str(plane.kubeconfig), request_timeout=3)
     web = browser(app)
     eventually(lambda: grid_cells(web.get("/").get_data(as_text=True))[(node, D, "capacity")] == dongles)
-    return web, app.extensions["extres"].cluster.cache
+    return web, process_of(app).local.cluster.cache
 
 
 def test_the_api_server_stopped_and_restarted(plane, admin, make_app, uid):
@@ -153,7 +154,7 @@ def test_a_real_410_from_a_compacted_etcd_leads_to_a_relist(plane, admin, make_a
         eventually(
             lambda: grid_cells(web.get("/").get_data(as_text=True))[(f"{uid}-a", D, "capacity")] == "1"
         )
-        cache = app.extensions["extres"].cluster.cache
+        cache = process_of(app).local.cluster.cache
         relists = cache.status["nodes"].relists
         caplog.set_level(logging.INFO, logger="app.kube.api.cache")
         proxy.refusing = True

@@ -21,6 +21,7 @@ from bs4 import BeautifulSoup
 from kubernetes import client
 
 from app import create_app, workers
+from app.web.process import of as process_of
 from extres_demo import testenv
 from tests.helpers import browser
 from tests.kube_helpers import create_node
@@ -172,7 +173,7 @@ def test_three_clusters_side_by_side_one_stopped_one_without_access_no_token_cro
             "d": kubeconfig(planes["b"], tokens["b"]).replace('"user": {"token"', '"user": {"exec": {}, "x"'),
         },
     )
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     try:
         assert sorted(fleet.members) == ["b", "c"] and [r.cluster for r in fleet.refused] == ["d"]
         assert fleet.members["c"].member.pinned == "127.0.0.1"  # localhost, pinned; TLS checks the name
@@ -266,7 +267,7 @@ def test_token_mode_signs_in_per_cluster_each_token_reaching_its_own_api_server_
         {"b": kubeconfig(planes["b"], dashboard["b"])},
         auth_mode="token",
     )
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     try:
         fleet.start()
         assert workers.until(
@@ -333,7 +334,7 @@ def test_members_from_labelled_secrets_follow_them_and_no_other_secret_is_read(t
     )
     core.create_namespaced_secret("extres-clusters", secret("unrelated", {"password": "hunter2"}, {}))
     app = dashboard_of_a(planes["a"], dashboard["a"], tmp_path, {}, clusters_namespace="extres-clusters")
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     try:
         assert fleet.members == {}
         fleet.start()  # the Secrets are read once the local cluster is connected
@@ -390,7 +391,7 @@ def test_a_members_capacity_history_is_kept_in_the_dashboards_own_cluster(two_pl
         history_key="the fleet test's history key, 32 bytes or more",
         history_store="",
     )
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     try:
         fleet.start()
         assert workers.until(lambda: fleet.members["b"].freshness().synced, 60)

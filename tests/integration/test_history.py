@@ -11,6 +11,7 @@ from bs4 import BeautifulSoup
 
 from app.domain.capacity_log import Record
 from app.kube.api.capacity_log import CapacityLog
+from app.web.process import of as process_of
 from tests.helpers import eventually
 from tests.kube_helpers import create_node, kubelet_standin
 
@@ -87,7 +88,7 @@ def test_the_history_outlives_the_app_and_two_replicas_write_a_change_once(app, 
     a record put into the ConfigMap by anyone else (no seal) is left out and counted."""
     from datetime import UTC, datetime
 
-    cluster = app.extensions["extres"].cluster
+    cluster = process_of(app).local.cluster
     prefix = f"{uid[:40]}-h"
     store, keys, node = f"default/{prefix}", cluster.capacity_log.keys, f"{uid}-n"
     one, two = (CapacityLog(cluster.api, store, keys, timeout=5) for _ in range(2))

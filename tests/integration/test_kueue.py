@@ -15,6 +15,7 @@ import pytest
 from kubernetes import client
 
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from app.web.process import of as process_of
 from extres_demo import kueue, testenv
 from tests.kube_helpers import container, create_node
 
@@ -61,7 +62,7 @@ def pending_page(plane: testenv.ControlPlane, url: str, expected: str | Callable
 
         return eventually(shown, timeout=30)
     finally:
-        app.extensions["extres"].stop()
+        process_of(app).local.stop()
 
 
 def custom(api: client.ApiClient) -> client.CustomObjectsApi:
@@ -260,7 +261,7 @@ def test_the_queues_page_puts_every_queues_quota_beside_the_nodes_its_flavor_sel
     app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"})
     try:
         app.test_client().get("/")
-        metrics = app.extensions["extres"].metrics
+        metrics = process_of(app).local.metrics
         over = f'extres_kueue_quota_over_capacity{{flavor="gpu",resource="{GPU}"}} {float(nominal - 8)}'
         eventually(lambda: over in metrics.exposition().decode(), timeout=30)
         text = metrics.exposition().decode()
@@ -269,7 +270,7 @@ def test_the_queues_page_puts_every_queues_quota_beside_the_nodes_its_flavor_sel
             in text
         )
     finally:
-        app.extensions["extres"].stop()
+        process_of(app).local.stop()
 
 
 def test_a_job_kueue_admits_that_no_node_takes_reads_the_quota_admits_it_and_the_nodes_do_not(kueue_plane):

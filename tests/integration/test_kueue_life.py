@@ -18,6 +18,7 @@ from kubernetes import client
 from app import create_app
 from app.kube.api import add_ons
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from app.web.process import of as process_of
 from extres_demo import testenv
 from tests import kueue_crds
 from tests.helpers import browser, eventually
@@ -146,7 +147,7 @@ def test_kueue_installed_late_is_seen_and_a_finished_job_holds_nothing_then_remo
             extensions.delete_custom_resource_definition(f"{kind}.{GROUP}")
         page("/queues/", lambda p: p.select_one("p.empty") is not None)
         eventually(lambda: not extensions.list_custom_resource_definition().items, timeout=30)
-        cache = app.extensions["extres"].cluster.cache
+        cache = process_of(app).local.cluster.cache
         eventually(lambda: cache.kueue == "absent", timeout=30)  # once the group is gone
         kueue_crds.install(api, VERSION)
         objects.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", {
@@ -154,4 +155,4 @@ def test_kueue_installed_late_is_seen_and_a_finished_job_holds_nothing_then_remo
         eventually(lambda: cache.kueue == "served", timeout=30)
         page("/queues/", lambda p: p.select_one('[data-flavor="back"], #queues') is not None)
     finally:
-        app.extensions["extres"].stop()
+        process_of(app).local.stop()

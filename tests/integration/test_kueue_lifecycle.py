@@ -25,6 +25,7 @@ from bs4 import BeautifulSoup
 from kubernetes import client
 
 from app import create_app
+from app.web.process import of as process_of
 from tests.helpers import browser
 from tests.integration.test_kueue import GROUP, VERSION, custom, kueue_plane  # noqa: F401 - the fixture
 from tests.kube_helpers import container, create_node
@@ -245,7 +246,7 @@ def test_the_pages_agree_with_kueue_over_a_seeded_random_life(kueue_plane):  # n
                 time.sleep(0.25)
             assert settled, f"step {step} ({did}): Kueue did not settle within {SETTLE} s"
     finally:
-        app.extensions["extres"].stop()
+        process_of(app).local.stop()
     p95 = statistics.quantiles(lags, n=20)[18] if len(lags) > 1 else lags[0]
     print("\n".join(trace))
     print(f"lifecycle: {len(lags)} steps agreed, lag p50 {statistics.median(lags):.2f} s, p95 {p95:.2f} s")

@@ -21,10 +21,11 @@ from app import create_app
 from app.kube.api.access import Identity
 from app.kube.api.configmap_doc import ConfigMapDoc
 from app.kube.api.writer import NodeWriter
+from app.web.process import of as process_of
 
 kubeconfig, node, doc_name = sys.argv[1:]
 app = create_app({"kubeconfig": kubeconfig, "in_cluster": "false", "history_store": "off"})
-runtime = app.extensions["extres"]
+runtime = process_of(app).local
 runtime.start()
 cluster = runtime.cluster
 assert cluster.cache.wait_synced(30)

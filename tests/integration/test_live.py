@@ -19,6 +19,7 @@ from app.domain.totals import Totals
 from app.kube.api.cache import ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.kube.api.watch_wire import EVENT
+from app.web.process import of as process_of
 from extres_demo import testenv
 from tests.helpers import browser, eventually
 from tests.kube_helpers import api_calls, create_node, create_pod, grid_cells, set_pod_phase
@@ -30,7 +31,7 @@ D = "example.com/dongle"
 
 def metrics_text(web) -> str:
     """What the metrics port serves (the dashboard's own routes serve no metrics)."""
-    return web.application.extensions["extres"].metrics.exposition().decode()
+    return process_of(web.application).local.metrics.exposition().decode()
 
 
 def test_metrics_export_and_latency(web, core, uid):
@@ -79,7 +80,7 @@ def test_kept_rows_follow_every_change_and_ignore_heartbeats(app, web, core, uid
     """The overview keeps one row per node and rebuilds only rows an event touched; after each
     change made through the API the kept rows equal rows computed afresh, and the page shows it.
     Updates the overview does not show (a node heartbeat, a pod's status) keep the memoised grid."""
-    cache = app.extensions["extres"].cluster.cache
+    cache = process_of(app).local.cluster.cache
     store = cache.store
     node, other = f"{uid}-a", f"{uid}-b"
 
@@ -228,7 +229,7 @@ def test_down_api_server_gives_a_stale_banner_not_an_error(make_app, tmp_path):
         )
         # every kind listed first (under load the pods' list was still under way when the API
         # server went: the page then says it is counting, not stale)
-        assert app.extensions["extres"].cluster.cache.wait_synced(30)
+        assert process_of(app).local.cluster.cache.wait_synced(30)
         assert 'class="banner stale"' not in web.get("/").get_data(as_text=True)
         os.kill(int((plane.state_dir / "apiserver.pid").read_text()), signal.SIGKILL)
 

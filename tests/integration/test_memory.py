@@ -19,6 +19,7 @@ from kubernetes import client
 
 from app.kube.api.cache import ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from app.web.process import of as process_of
 from bench.profiles import RealProfile, listed_size
 from extres_demo import testenv
 
@@ -75,7 +76,7 @@ def test_the_app_logs_its_cache_size_after_each_sync(make_app, real_pods, caplog
     with caplog.at_level(logging.INFO, logger="app.kube.api.cluster"):
         app = make_app()
         with app.app_context():
-            assert app.extensions["extres"].cluster.cache.wait_synced(60)
+            assert process_of(app).local.cluster.cache.wait_synced(60)
     line = next(r.message for r in caplog.records if r.message.startswith("cache synced pods"))
     assert re.search(r"holds \d+ nodes, \d+ pods, \d+ quotas, ~[\d.]+ MiB", line), line
 

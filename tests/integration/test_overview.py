@@ -6,6 +6,7 @@ import pytest
 from bs4 import BeautifulSoup
 from kubernetes import client
 
+from app.web.process import of as process_of
 from tests.helpers import eventually
 from tests.kube_helpers import container, create_node, create_pod, grid_cells, node_cells, set_pod_phase
 
@@ -215,7 +216,7 @@ def test_an_unreadable_object_is_counted_on_readyz_named_in_a_banner_and_the_app
     with the path that failed."""
     from app.kube.wire.reading import Unreadable
 
-    cache = app.extensions["extres"].cluster.cache
+    cache = process_of(app).local.cluster.cache
     eventually(lambda: web.get("/readyz").status_code == 200)
     problem = Unreadable("pods", "prod", "db-0", "7", "Expected `str`, got `int` - at `$.spec.nodeName`")
     cache.unreadable.failed(problem)

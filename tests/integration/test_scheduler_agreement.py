@@ -15,6 +15,7 @@ import yaml
 
 from app.kube.api.admission_reads import AdmissionReads
 from app.kube.api.watch_wire import server_minor
+from app.web.process import of as process_of
 from bench.agreement import run
 from bench.agreement_cases import replay
 from bench.agreement_cluster import admission_objects
@@ -34,7 +35,7 @@ def test_the_fit_model_agrees_with_the_scheduler(app, admin_api, scheduler):
     seed = int(os.environ.get("EXTRES_AGREEMENT_SEED") or random.SystemRandom().randrange(10**6))
     cases = int(os.environ.get("EXTRES_AGREEMENT_CASES", "300"))
     print(f"agreement seed {seed}")
-    store = app.extensions["extres"].cluster.store
+    store = process_of(app).local.cluster.store
     report = run(admin_api, store, cases, seed)
     print(report)
     assert report.cases == cases
@@ -54,7 +55,7 @@ def test_a_kept_case_agrees(app, admin_api, scheduler, path):
     recorded."""
     case = yaml.safe_load(path.read_text())
     admission_objects(admin_api)
-    verdict = replay(admin_api, app.extensions["extres"].cluster.store, AdmissionReads(admin_api, 10.0), case)
+    verdict = replay(admin_api, process_of(app).local.cluster.store, AdmissionReads(admin_api, 10.0), case)
     recorded = case["scheduler"]
     assert verdict.agrees, (verdict.predicted, verdict.actual)
     # bound as recorded, or refused as recorded (among several nodes that fit, scoring picks)
@@ -73,7 +74,7 @@ def test_an_overcommitted_cpu_keeps_out_only_pods_that_ask_for_cpu(app, core, sc
     create_node(core, node, {r: "2"})
     kubelet_standin(core, node)
     create_pod(core, f"{uid}-hog", node, {"cpu": "8"})  # allocatable cpu is 4: over-committed
-    store = app.extensions["extres"].cluster.store
+    store = process_of(app).local.cluster.store
     eventually(lambda: store.objects.requested_on(node).get("cpu") == 8000)
     [facts] = [n for n in store.node_facts() if n.name == node]
     for name, requests, placed in (

@@ -9,6 +9,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app.kube.api.access import Identity
+from app.web.process import of as process_of
 from tests.helpers import browser, eventually
 from tests.kube_helpers import create_node, snapshot
 
@@ -83,7 +84,7 @@ def test_writes_go_out_with_the_users_own_token(make_app, core, node):
     """The API server, not only the app, refuses a viewer's write: the patch carries her token."""
     app = make_app(auth_mode="token")
     with app.app_context():
-        cluster = app.extensions["extres"].cluster
+        cluster = process_of(app).local.cluster
         assert cluster.cache.wait_synced(30)
         viewer = cluster.writer_for(Identity(token="viewer-token", mode="token"))
         outcome = viewer.set(node, D, 5, 4, "viewer")

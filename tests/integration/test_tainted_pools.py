@@ -18,6 +18,7 @@ from kubernetes import client
 
 from app import create_app
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
+from app.web.process import of as process_of
 from extres_demo import testenv
 from tests.helpers import browser, eventually
 from tests.kube_helpers import create_node, create_pod, ready
@@ -90,7 +91,7 @@ def test_tainted_gpu_pools_count_for_pods_that_tolerate_them_as_the_scheduler_pl
         fits = {int(s["data-fits"]): int(s["data-count"]) for s in room.select("[data-fits]")}
         assert fits == {1: 13, 2: 6, 4: 2}
     finally:
-        app.extensions["extres"].stop()
+        process_of(app).local.stop()
 
     # the scheduler: two of three 4-GPU pods bound (on the GKE pool), the third left Pending
     for i in range(3):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app import create_app
+from app.web.process import of as process_of
 from extres_demo import testenv
 
 
@@ -36,7 +37,7 @@ def test_unreachable_api_server_gives_a_banner_not_an_error(tmp_path):
         assert app.test_client().get("/readyz").status_code == 503
         assert app.test_client().get("/healthz").status_code == 200
     finally:
-        app.extensions["extres"].stop()
+        process_of(app).local.stop()
 
 
 def test_no_cluster_configured_is_explained(tmp_path):

@@ -10,6 +10,7 @@ import jinja2.bccache
 import pytest
 
 from app import create_app
+from app.web.process import of as process_of
 from tests.helpers import browser
 from tests.web.fake import FakeCluster
 
@@ -51,7 +52,7 @@ def make_app(cluster: FakeCluster) -> Any:
 
     yield factory
     for app in apps:  # what each runtime started (the selector evaluator's child) ends with it
-        app.extensions["extres"].stop()
+        process_of(app).local.stop()
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pytest
 
 from app.domain.changes import DESIRED_ANNOTATION
 from app.kube.api.writer import Outcome
+from app.web.process import of as process_of
 from tests.helpers import browser, eventually
 from tests.web.apiserver import ApiServerStandIn
 
@@ -95,7 +96,7 @@ def test_a_job_is_its_users_on_its_cluster_alone(make_app, nodes):
     from tests.web.fake import FakeCluster
 
     app = make_app(auth_mode="token")
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), FakeCluster())
     web = browser(app)
     assert web.post("/login", data={"token": "a-token", "next": "/"}).status_code == 303

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from app.kube.api.freshness import Freshness
+from app.web.process import of as process_of
 from tests.web.fake import LIVE
 from tests.web.test_pages import SHORT, soup
 
@@ -89,13 +90,13 @@ def test_exports_and_metrics_wait_for_every_pod_never_part_of_them(app, client, 
         refused = client.get(url)
         assert refused.status_code == 503, url
         assert "once every pod is counted (2 so far)" in refused.get_data(as_text=True), url
-    text = app.extensions["extres"].metrics.exposition().decode()
+    text = process_of(app).local.metrics.exposition().decode()
     assert "extres_cache_complete 0.0" in text
     samples = [line for line in text.splitlines() if not line.startswith("#")]
     assert not [line for line in samples if line.startswith(("extres_node_", "extres_pending_pods"))]
     counting.fresh = LIVE
     assert client.get("/export.csv").status_code == 200
-    text = app.extensions["extres"].metrics.exposition().decode()
+    text = process_of(app).local.metrics.exposition().decode()
     assert "extres_cache_complete 1.0" in text
     assert 'extres_node_extended_resource_requested{node="n2",resource="example.com/dongle"} 3.0' in text
     assert "extres_pending_pods" in text

@@ -9,6 +9,7 @@ from app.domain.device_cel import Device
 from app.domain.devices import ClassFacts, DeviceFacts, Reach, SliceFacts
 from app.domain.fit import Requirement, Term
 from app.kube.wire.dra import ClaimView, ClassView, SliceView
+from app.web.process import of as process_of
 from tests.kube_helpers import grid_cells
 
 GPU, R = "gpu.example.com", "example.com/gpu"
@@ -154,7 +155,7 @@ def test_exports_and_metrics_carry_dra_served_resources(client, cluster, app):
     data = client.get("/export.json").get_json()
     [record] = [r for r in data["nodes"] if r["resource"] == R]
     assert (record["source"], record["capacity"], record["allocated"], record["free"]) == ("dra", 4, 1, 3)
-    text = app.extensions["extres"].metrics.exposition().decode()
+    text = process_of(app).local.metrics.exposition().decode()
     assert f'extres_node_extended_resource_allocated{{node="n1",resource="{R}"}} 1.0' in text
 
 

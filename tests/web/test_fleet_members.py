@@ -12,6 +12,7 @@ import yaml
 
 from app.fleet import Fleet
 from app.kube.api.errors import Unavailable
+from app.web.process import of as process_of
 
 
 def kubeconfig(server: str = "https://10.0.0.5:6443", **user: str) -> bytes:
@@ -29,7 +30,7 @@ def test_a_folders_members_follow_its_files(make_app, tmp_path, caplog):
     (tmp_path / "b").write_bytes(kubeconfig())
     (tmp_path / "c.yaml").write_bytes(kubeconfig("https://10.0.0.6:6443"))
     (tmp_path / "bad").write_bytes(kubeconfig(exec="x"))
-    fleet: Fleet = make_app(clusters_dir=str(tmp_path)).extensions["extres_fleet"]
+    fleet: Fleet = process_of(make_app(clusters_dir=str(tmp_path))).fleet
     assert sorted(fleet.members) == ["b", "c"] and [r.cluster for r in fleet.refused] == ["bad"]
     c = fleet.members["c"]
     (tmp_path / "c.yaml").write_bytes(kubeconfig("https://10.0.0.7:6443"))  # changed
@@ -53,7 +54,7 @@ def test_a_folders_members_follow_its_files(make_app, tmp_path, caplog):
 def test_labelled_secrets_are_members_read_again_and_kept_when_the_list_fails(make_app, cluster, caplog):
     cluster.member_secrets = [("b", kubeconfig()), ("twin", kubeconfig()), ("twin", kubeconfig())]
     app = make_app(clusters_namespace="extres-clusters")
-    fleet: Fleet = app.extensions["extres_fleet"]
+    fleet: Fleet = process_of(app).fleet
     assert fleet.members == {} and cluster.secrets_asked == []  # nothing asked before the fleet starts
     fleet.sync()
     assert cluster.secrets_asked == [("extres-clusters", "extres.dev/secret-type=cluster", 200)]
@@ -80,7 +81,7 @@ def test_refused_secrets_fill_no_member_place_and_are_counted_on_the_fleet_page(
     bad = [(f"a{i:03d}", kubeconfig(exec="x")) for i in range(120)]
     cluster.member_secrets = [*bad, ("zz", kubeconfig())]
     app = make_app(clusters_namespace="extres-clusters")
-    fleet: Fleet = app.extensions["extres_fleet"]
+    fleet: Fleet = process_of(app).fleet
     fleet.sync()
     assert sorted(fleet.members) == ["zz"] and len(fleet.refused) == 120
     fleet.stop()
@@ -91,7 +92,7 @@ def test_refused_secrets_fill_no_member_place_and_are_counted_on_the_fleet_page(
 
 
 def test_the_members_stop_before_the_local_cluster_whose_connection_keeps_their_history(make_app):
-    fleet: Fleet = make_app().extensions["extres_fleet"]
+    fleet: Fleet = process_of(make_app()).fleet
     member = fleet.runtime_of("b", kubeconfig())
     fleet.members = {"b": member}
     stopped: list[str] = []

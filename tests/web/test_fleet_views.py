@@ -16,6 +16,7 @@ from werkzeug.exceptions import NotFound
 
 from app.kube.api.freshness import Freshness
 from app.runtime import Runtime
+from app.web.process import of as process_of
 from tests.helpers import browser
 from tests.web.fake import FakeCluster
 
@@ -37,7 +38,7 @@ def two(make_app, cluster):
     member.node("b1", {D: "8"})
     member.node("b2", {D: "8"})
     member.pod("q", "b2", {D: "3"})
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     settings = fleet.local.settings.replaced(cluster_name="b")
     fleet.members["b"] = Runtime(settings, member)
     yield app, member
@@ -114,7 +115,7 @@ def test_a_member_removed_while_its_request_was_routed_is_a_404_naming_it(two):
     from app.web.viewer import viewer
 
     app, _ = two
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     with pytest.raises(LookupError, match="No cluster named 'gone'"):
         fleet.get("gone")
     routed = app.test_request_context("/c/gone/", environ_base={"extres.cluster": "gone"})
@@ -157,7 +158,7 @@ def test_in_token_mode_each_cluster_has_its_own_sign_in_and_its_token_goes_to_it
     app = make_app(auth_mode="token")
     member = FakeCluster()
     member.node("b1", {D: "8"})
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
     web = browser(app)
     assert web.post("/login", data={"token": "a-token", "next": "/"}).status_code == 303
@@ -350,7 +351,7 @@ def test_impersonated_users_see_a_member_only_where_its_account_lets_them_be_rea
     member = FakeCluster()
     member.node("b1", {D: "8"})
     member.access.denied.add(("list", "pods"))
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
     web = browser(app)
     ann = {"X-Forwarded-User": "ann"}
@@ -373,7 +374,7 @@ def test_a_member_that_refuses_to_check_the_user_reads_no_access_and_one_that_do
     from app.kube.api.errors import Forbidden, Unavailable
 
     app = make_app(auth_mode="impersonate", trusted_proxies="127.0.0.1/32")
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     for name, fails in (("b", Forbidden("users \"ann\" is forbidden: cannot impersonate", 403)),
                         ("c", Unavailable("the API server does not answer", 503))):  # fmt: skip
         member = FakeCluster()
@@ -391,7 +392,7 @@ def test_a_member_whose_account_may_not_impersonate_is_not_asked_about_the_viewe
     """Impersonate mode: where the dashboard's account may not impersonate users, the member is
     "no access" without a review made in the viewer's name there (each would be a 403)."""
     app = make_app(auth_mode="impersonate", trusted_proxies="127.0.0.1/32")
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     member = FakeCluster()
     member.access.denied.add(("impersonate", "users"))
     fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
@@ -410,7 +411,7 @@ def test_a_members_fleet_page_shows_another_cluster_only_where_the_user_may_read
     app = make_app(auth_mode="impersonate", trusted_proxies="127.0.0.1/32")
     member = FakeCluster()
     member.node("b1", {D: "8"})
-    fleet = app.extensions["extres_fleet"]
+    fleet = process_of(app).fleet
     fleet.members["b"] = Runtime(fleet.local.settings.replaced(cluster_name="b"), member)
     page = soup(browser(app).get("/c/b/fleet/", headers={"X-Forwarded-User": "ann"}))
     assert page.select_one('table.clusters tr[data-cluster="local"]')["data-state"] == "no access"
@@ -450,3 +451,18 @@ def test_every_figure_of_the_fleet_page_carries_its_label_for_the_phones_cards(t
     page = soup(browser(app).get("/fleet/"))
     cells = page.select("table.clusters td, table.fleet td")
     assert cells and [c for c in cells if not c.get("data-label") and c.get_text(strip=True)] == []
+
+
+def test_each_cluster_keeps_its_own_render_caches_and_a_gone_ones_are_dropped(two):
+    from app.web.render_cache import RenderCaches
+
+    app, _ = two
+    web = browser(app)
+    assert web.get("/").status_code == 200
+    process = process_of(app)
+    local = process.render("local")
+    process._render["gone"] = RenderCaches()  # a member removed since its pages were drawn
+    assert web.get("/c/b/").status_code == 200 and web.get("/").status_code == 200
+    assert process.render("local") is local  # not reset by a look at b
+    assert process.render("b") is not local
+    assert sorted(process._render) == ["b", "local"]  # made for b, the gone one's dropped

@@ -17,6 +17,7 @@ from bs4 import BeautifulSoup
 
 from app.domain.usage_mapping import DCGM, SEPARATOR
 from app.usage.poller import UsageUnavailable
+from app.web.process import of as process_of
 from extres_demo.dcgm_standin import UTILIZATION_ANNOTATION, families, holders_from_pods
 from tests.helpers import browser, page
 
@@ -95,7 +96,7 @@ def gpu_cluster(cluster, source):
 
 
 def polled(app):
-    app.extensions["extres"].usage.poll()
+    process_of(app).local.usage.poll()
     return app
 
 
@@ -253,7 +254,7 @@ def test_pages_never_wait_and_say_what_is_known(usage_app, gpu_cluster, source):
 
 def test_the_idle_metrics_feed_the_alert(usage_app, gpu_cluster, source):
     app = polled(usage_app())
-    text = app.extensions["extres"].metrics.exposition().decode()
+    text = process_of(app).local.metrics.exposition().decode()
     assert 'extres_idle_gpu_device_hours{namespace="ml"} 2.0' in text
     assert 'extres_idle_gpu_pods{namespace="ml"} 1.0' in text
     assert 'extres_usage_refresh_duration_seconds_count{outcome="ok"} 1.0' in text

@@ -19,6 +19,7 @@ from app import create_app
 from app.kube.api.cache import ClusterCache
 from app.kube.api.watch_wire import EVENT
 from app.kube.wire.reading import readers
+from app.web.process import of as process_of
 from tests.helpers import browser
 from tests.web.fake import FakeCluster
 
@@ -171,7 +172,7 @@ def pages_answer(cache: ClusterCache) -> None:
     for page in PAGES:
         resp = web.get(page)
         assert resp.status_code < 500, (page, resp.status_code, resp.get_data(as_text=True)[:300])
-    assert b"extres_pending_pods" in app.extensions["extres"].metrics.exposition()
+    assert b"extres_pending_pods" in process_of(app).local.metrics.exposition()
 
 
 def line(obj: dict[str, Any]) -> bytes:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
+from app.web.process import of as process_of
+
 D = "example.com/dongle"
 
 R = "example.com/dongle"
@@ -132,7 +134,7 @@ def test_pending_pods_coming_and_going_leave_the_grid_memo_alone(app, client, cl
     """Each page asks for the known resource names (the picker), which change with the pending
     pods: their memo is apart from the grids', so the grid stays memoised through that churn."""
     client.get("/")
-    grids = app.extensions["extres"].memos["grid"]  # the read model's (app.reads.grid)
+    grids = process_of(app).local.memos["grid"]  # the read model's (app.reads.grid)
     version = (id(cluster.store), cluster.store.rows_version)
     kept = dict(grids.at(version))
     assert kept, "the overview memoised its grid"

@@ -10,6 +10,7 @@ from prometheus_client import generate_latest
 from app.domain.capacity_log import Record
 from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
+from app.web.process import of as process_of
 from tests.helpers import browser
 
 D, GPU = "example.com/dongle", "nvidia.com/gpu"
@@ -259,7 +260,7 @@ def test_without_a_history_key_the_history_page_says_so(client, cluster):
 
 
 def test_metrics_read_the_store(app, cluster, two):
-    text = app.extensions["extres"].metrics.exposition().decode()
+    text = process_of(app).local.metrics.exposition().decode()
     assert f'extres_node_extended_resource_requested{{node="n1",resource="{D}"}} 3.0' in text
     assert f'extres_pending_pods{{reason="insufficient",resource="{D}"}} 1.0' in text
 
@@ -292,7 +293,7 @@ def test_an_overview_with_no_resource_yet_skips_to_what_it_shows(client, cluster
 def test_a_scrape_between_changes_rebuilds_nothing(app, cluster, two):
     """The node families are text kept per row: a scrape between changes formats nothing, a
     changed row is formatted alone; the pending family is built again only when pending pods move."""
-    metrics = app.extensions["extres"].metrics
+    metrics = process_of(app).local.metrics
     [collector] = [c for c in metrics.registry._collector_to_names if type(c).__name__ == "ClusterCollector"]
     first = metrics.exposition()
     built, formatted = collector.built, metrics.nodes.formatted
@@ -321,7 +322,7 @@ def test_the_kept_node_text_is_what_prometheus_client_would_write(app, cluster, 
     registry = CollectorRegistry()
     registry.register(Formatted(cluster.store))
     assert b'extres_node_extended_resource_drift{node="n9"' in generate_latest(registry)  # every family
-    assert app.extensions["extres"].metrics.nodes.text(cluster.store) == generate_latest(registry)
+    assert process_of(app).local.metrics.nodes.text(cluster.store) == generate_latest(registry)
 
 
 @pytest.mark.parametrize("url", ["/", "/pending/", "/workloads/", "/history/", "/heat"])
@@ -364,6 +365,6 @@ def test_errors_come_in_the_form_asked_for_and_refusals_are_timed_and_counted(ma
     assert "<html" not in as_csv.get_data(as_text=True).lower()
     page = web.get("/")
     assert page.status_code == 401 and "<html" in page.get_data(as_text=True).lower()
-    text = app.extensions["extres"].metrics.exposition().decode()
+    text = process_of(app).local.metrics.exposition().decode()
     assert 'extres_requests_refused_total{status="401"} 3.0' in text
     assert 'extres_request_duration_seconds_count{endpoint="overview.export_json",method="GET"} 1.0' in text

@@ -8,13 +8,12 @@ from flask import g
 from werkzeug.exceptions import BadRequest, Forbidden
 
 from app.web import request_pipeline, security
+from app.web.process import of as process_of
 
 
 def _steps(app):
     settings = app.config["EXTRES"]
-    steps = request_pipeline.pipeline(
-        settings, security.networks(("10.0.0.1",)), app.extensions["extres_tokens"]
-    )
+    steps = request_pipeline.pipeline(settings, security.networks(("10.0.0.1",)), process_of(app).sessions())
     return dict(steps)
 
 

@@ -16,6 +16,7 @@ from app import cel_sandbox
 from app.domain import selector_answers
 from app.domain.devices import ClassFacts
 from app.kube.wire.dra import ClassView
+from app.web.process import of as process_of
 from tests.web.test_dra_views import GPU, R, devices
 
 
@@ -35,8 +36,8 @@ def cluster_with_classes(cluster) -> None:
 @pytest.mark.parametrize("kind", ["sandboxed", "in-process"])
 def test_either_evaluator_gives_the_same_pages(make_app, cluster, kind):
     app = make_app(selector_evaluator=kind)
-    assert app.extensions["extres"].answers.kind == kind
-    assert cluster.store.devices.answers is app.extensions["extres"].answers  # given to the store
+    assert process_of(app).local.answers.kind == kind
+    assert cluster.store.devices.answers is process_of(app).local.answers  # given to the store
     cluster_with_classes(cluster)
     web = app.test_client()
     page = BeautifulSoup(web.get("/devices/").get_data(as_text=True), "html.parser")
@@ -48,12 +49,12 @@ def test_either_evaluator_gives_the_same_pages(make_app, cluster, kind):
     assert "does not compile" in page.select_one('tr[data-class="broken"]').get_text()
     overview = web.get("/").get_data(as_text=True)
     assert "data-unknown" in overview and "x.io" in overview
-    metrics = app.extensions["extres"].metrics.exposition().decode()
+    metrics = process_of(app).local.metrics.exposition().decode()
     assert 'extres_selector_undecided_total{reason="does not compile"}' in metrics
 
 
 def test_a_class_compiles_once_when_it_arrives_never_on_a_pages_time(make_app, cluster, monkeypatch):
-    answers = make_app(selector_evaluator="in-process").extensions["extres"].answers
+    answers = process_of(make_app(selector_evaluator="in-process")).local.answers
     asked: list[list[str]] = []
     checking = answers.check
 

@@ -8,6 +8,7 @@ import tracemalloc
 import pytest
 
 from app.domain.diagnosis import DIAGNOSES_KEPT, ShapeCache
+from app.web.process import of as process_of
 
 D = "example.com/dongle"
 NODES = 300
@@ -22,7 +23,7 @@ def test_distinct_planner_queries_keep_a_bounded_state(make_app, cluster):
     for i in range(NODES):
         cluster.node(f"n{i:03d}", {D: str(i % 5)}, labels={"zone": "abc"[i % 3]})
     app = make_app(plans_per_minute=1000)  # one user's 400 plans: past the default limit
-    services = app.extensions["extres"]
+    services = process_of(app).local
     services.shapes = ShapeCache(limit=256, budget=20 * NODES)  # room for 20 shapes here
     web = app.test_client()
     assert web.get("/plan/", query_string={"requests": f"{D}=1"}).status_code == 200  # warm
@@ -50,9 +51,9 @@ def test_the_pending_page_and_the_planner_share_one_index_per_shape(make_app, cl
     app = make_app()
     web = app.test_client()
     assert web.get("/pending/").status_code == 200
-    [pending] = app.extensions["extres"].shapes.indexes()
+    [pending] = process_of(app).local.shapes.indexes()
     assert web.get("/plan/", query_string={"requests": f"{D}=2"}).status_code == 200
-    assert app.extensions["extres"].shapes.indexes() == [pending]  # the same shape, the same index
+    assert process_of(app).local.shapes.indexes() == [pending]  # the same shape, the same index
 
 
 def test_the_shape_lock_is_held_only_while_an_index_is_brought_up_to_date(make_app, cluster, monkeypatch):
@@ -65,7 +66,7 @@ def test_the_shape_lock_is_held_only_while_an_index_is_brought_up_to_date(make_a
         "waiting", None, {D: "3"}, message="0/1 nodes are available: 1 Insufficient example.com/dongle."
     )
     app = make_app()
-    services = app.extensions["extres"]
+    services = process_of(app).local
     seen: list[bool] = []
     real = render_cache.AdviceHTML.__call__
 

@@ -5,6 +5,7 @@ so instead of claiming success."""
 from __future__ import annotations
 
 from app.kube.api.errors import Unavailable
+from app.web.process import of as process_of
 from tests.helpers import browser
 
 COOKIE = "__Host-extres_session"
@@ -94,6 +95,6 @@ def test_sign_in_pauses_while_the_sign_out_list_is_full_and_its_age_is_a_metric(
     cluster.revocations._local.update({digest(str(i)): until for i in range(MAX_ENTRIES)})
     resp = browser(app).post("/login", data={"token": "a-token", "next": "/"})
     assert resp.status_code == 503 and "Sign-in is paused" in resp.get_data(as_text=True)
-    text = app.extensions["extres"].metrics.exposition().decode()
+    text = process_of(app).local.metrics.exposition().decode()
     assert "extres_session_revocations_read_timestamp_seconds " in text
     assert "extres_session_revocations_skipped_lines 0.0" in text

@@ -43,8 +43,11 @@ def test_the_templates_compile_once_every_pod_is_counted_not_while_the_lists_dec
 
     runtime = Runtime()
 
-    class App:  # one cluster: the fleet is its runtime alone
-        extensions = {"extres": runtime, "extres_fleet": runtime}
+    class Process:  # one cluster: the fleet is its runtime alone
+        fleet = local = runtime
+
+    class App:
+        extensions = {"extres": Process()}
 
     monkeypatch.setattr(workers.time, "sleep", lambda s: None)
     monkeypatch.setattr(web, "compile_templates", lambda app: (said.append("compile"), compiled.set()))
