@@ -155,3 +155,30 @@ def test_token_mode_signs_in_per_cluster_each_cookie_sent_under_its_own_path(
         assert page.locator('table.clusters tr[data-cluster="twin"]').get_attribute("data-state") == "live"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_the_fleets_free_gpus_are_a_click_from_the_overview_on_the_first_screen(
+    browser, fleet_server, core, uid, width, height
+):
+    """The fifth of an admin's questions (tests/browser/test_demo_story.py has the others): the
+    fleet's free GPUs, one click from the overview, on the Fleet page's first screen."""
+    from playwright.sync_api import expect
+
+    from tests.kube_helpers import create_node
+
+    create_node(core, f"{uid}-gpu", {"nvidia.com/gpu": "8"})
+    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=width < 600)
+    try:
+        page = context.new_page()
+        page.goto(fleet_server.url + "/")
+        page.locator('nav a[href="/fleet/"]').click()
+        page.wait_for_load_state("load")
+        free = page.locator('tr[data-total="nvidia.com/gpu"] [data-field="free"]')
+        expect(free).to_be_visible(timeout=30_000)
+        box = free.bounding_box()
+        print(f"\n{width}x{height}: the fleet's free GPUs ({free.inner_text()}) at y = {box['y']:.0f}")
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height
+    finally:
+        context.close()
+        core.delete_node(f"{uid}-gpu")
