@@ -178,7 +178,7 @@ def test_the_fleets_free_gpus_are_a_click_from_the_overview_on_the_first_screen(
         expect(free).to_be_visible(timeout=30_000)
         box = free.bounding_box()
         print(f"\n{width}x{height}: the fleet's free GPUs ({free.inner_text()}) at y = {box['y']:.0f}")
-        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
     finally:
         context.close()
         core.delete_node(f"{uid}-gpu")
