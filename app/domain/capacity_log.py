@@ -233,6 +233,26 @@ def when(claimed: str, seen: str) -> str:
     return claimed if gap <= CLAIMED_SKEW else seen
 
 
+REMOVED_SKEW = timedelta(seconds=5)
+
+
+def attributed(entries: Sequence[Managed], field: str, resource: str, seen: str) -> tuple[str, str]:
+    """Who made a change seen at ``seen``, and when. An amount set: its owner, dated as it claims
+    (``when``). An amount removed: nobody owns it any more, and the remover's entry goes with its
+    last field, so the newest entry still touching the field (a kubelet's, written minutes
+    before) is its remover only if it wrote within REMOVED_SKEW of the sighting; else nobody is
+    named and the change is dated when it was seen (it was dated, and credited, as that other
+    entry's last write)."""
+    manager, claimed = owner(entries, field, resource)
+    if any(resource in e.owns.get(field, ()) for e in entries):
+        return manager, when(claimed, seen)
+    try:
+        near = abs(datetime.fromisoformat(claimed) - datetime.fromisoformat(seen)) <= REMOVED_SKEW
+    except (TypeError, ValueError):
+        near = False
+    return (manager, claimed) if near else ("", seen)
+
+
 def newest_first(records: Iterable[Record]) -> list[Record]:
     """Newest first: by time (to the second), then by the node's resourceVersion (two changes
     of one node in one second come in the order the API server made them)."""

@@ -264,3 +264,17 @@ def test_two_changes_of_a_node_in_one_second_come_newest_first_by_resource_versi
     cap = Record("2026-12-05T10:00:00Z", "n", "capacity", D, None, 2, "kubectl", "", "98")
     alloc = Record("2026-12-05T10:00:00Z", "n", "allocatable", D, None, 2, "kubelet", "", "102")
     assert newest_first([cap, alloc]) == [alloc, cap]
+
+
+def test_a_removal_is_dated_when_seen_unless_the_entry_still_touching_the_field_wrote_just_then():
+    """The remover's managedFields entry goes with its last field: the newest entry still
+    touching status.capacity (the kubelet's heartbeat of minutes before) is not its remover."""
+    from app.domain.capacity_log import attributed
+
+    seen = "2026-12-05T10:00:00Z"
+    kubelet = Managed("kubelet", "2026-12-05T09:56:00Z", {"capacity": frozenset({"cpu"})})
+    assert attributed([kubelet], "capacity", D, seen) == ("", seen)  # not 09:56, not the kubelet
+    remover = Managed("kubectl-patch", "2026-12-05T09:59:59Z", {"capacity": frozenset({"cpu"})})
+    assert attributed([kubelet, remover], "capacity", D, seen) == ("kubectl-patch", "2026-12-05T09:59:59Z")
+    setter = Managed("extres", "2026-12-05T09:59:58Z", {"capacity": frozenset({D})})  # a set: as before
+    assert attributed([kubelet, setter], "capacity", D, seen) == ("extres", "2026-12-05T09:59:58Z")

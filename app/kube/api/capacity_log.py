@@ -34,14 +34,13 @@ from app.domain.capacity_log import (
     DAY_KEY,
     SLOTS,
     Record,
+    attributed,
     decode,
     including,
     merged_store,
     moved,
     newest_first,
-    owner,
     slot,
-    when,
 )
 from app.kube.api.configmap_doc import ConfigMapDoc
 from app.kube.api.errors import BadRequest, Invalid, KubeError, TooLarge
@@ -128,10 +127,10 @@ class CapacityLog:
         entries = managed(raw)
         seen = _now()
         for field, resource, before, after in changes:
-            manager, claimed = owner(entries, field, resource)
+            manager, at = attributed(entries, field, resource, seen)
             self._put(
                 Record(
-                    when(claimed, seen),
+                    at,
                     new.name,
                     field,
                     resource,
