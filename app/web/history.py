@@ -10,6 +10,7 @@ from app.domain.capacity_log import Record
 from app.domain.history_query import HistoryQuery, parse
 from app.kube.api.capacity_log import Kept
 from app.kube.api.errors import KubeError
+from app.web import process
 from app.web.export import csv_response
 from app.web.hx import Page
 from app.web.paging import paged
@@ -47,7 +48,9 @@ def index() -> str:
     """Parse the query, read the records it selects, render."""
     query, errors = parse(request.args)
     records, kept, problem = _read(query)
-    said = {"args": query.args(), "errors": errors, "problem": problem, "kept": kept}
+    runtime = viewer().runtime
+    member = runtime.name if runtime is not process.of().local else ""
+    said = {"args": query.args(), "errors": errors, "problem": problem, "kept": kept, "member": member}
     return render_template("history/index.html", **paged("rows", records, PAGE_SIZE), **said, **_log_state())
 
 

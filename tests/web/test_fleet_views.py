@@ -466,3 +466,13 @@ def test_each_cluster_keeps_its_own_render_caches_and_a_gone_ones_are_dropped(tw
     assert process.render("local") is local  # not reset by a look at b
     assert process.render("b") is not local
     assert sorted(process._render) == ["b", "local"]  # made for b, the gone one's dropped
+
+
+def test_a_members_empty_history_says_whose_changes_are_kept_here(two):
+    app, _ = two
+    web = browser(app)
+    empty = soup(web.get("/c/b/history/")).select_one("[data-history-empty]").get_text(" ", strip=True)
+    assert "records member cluster b 's changes while it watches it" in empty
+    assert "b 's" not in soup(web.get("/history/")).select_one("[data-history-empty]").get_text(
+        " ", strip=True
+    )
