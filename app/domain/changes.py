@@ -143,10 +143,12 @@ def validate_set(
     return resource, count, want
 
 
-def moved(resource: str, node: str, expected: int | None, now: int | None) -> str:
-    """What a change refused because the value moved since the form was read says."""
+def moved(resource: str, node: str, expected: int | None, now: int | None, by: str = "", at: str = "") -> str:
+    """What a change refused because the value moved since the form was read says; ``by`` and
+    ``at``: the field manager that made the move and when (its managedFields entry), if known."""
+    who = f" (by {by}{', ' + at.replace('T', ' ').removesuffix('Z') + ' UTC' if at else ''})" if by else ""
     return (
-        f"{resource} on {node} changed since you loaded it: you saw {_shown(expected)}, it is now "
+        f"{resource} on {node} changed since you loaded it{who}: you saw {_shown(expected)}, it is now "
         f"{_shown(now)}. Nothing was changed; review and try again."
     )
 

@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from app import audit
 from app.domain import changes
+from app.domain.capacity_log import attributed
 from app.domain.quantity import QuantityError, parse_count
 from app.kube.api import paths, raw
 from app.kube.api.errors import (
@@ -27,6 +30,7 @@ from app.kube.api.errors import (
     refused,
     translate,
 )
+from app.kube.wire.managed_fields import managed
 
 if TYPE_CHECKING:
     from kubernetes import client
@@ -210,7 +214,9 @@ class NodeWriter:
                 said = f"{resource} is already {_show(new)} (changed to that since you loaded it)"
                 return Outcome(name, resource, action, old, new, True, f"{said}; nothing changed", dry_run)
             if old != expected:
-                raise Conflict(changes.moved(resource, name, expected, old), reason=Conflict.MOVED)
+                seen = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                by, at = attributed(managed(orjson.dumps(node)), "capacity", resource, seen)
+                raise Conflict(changes.moved(resource, name, expected, old, by, at), reason=Conflict.MOVED)
             if action == "remove":
                 if raw is None:
                     raise NotFound(f"{resource} is not advertised on {name}; nothing to remove.")
