@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import wraps
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 from app.domain.gpu_sharing import Physical, physical
 from app.domain.overview import Filters, Grid, NodeRow, build_grid, without_dra
@@ -29,11 +29,10 @@ if TYPE_CHECKING:
     from app.domain.diagnosis import ShapeIndex
     from app.domain.fit import NodeFacts, PodShape
     from app.domain.pod_affinity import InterPod, Labels, PodTerms
-    from app.domain.queues import Position, QueuesReport, Workload
+    from app.domain.queues import Position, QueuesReport, QuotaWait, Workload
     from app.domain.workloads_query import WorkloadsQuery
     from app.kube.state.devices import ClaimHolding
     from app.kube.state.dra_index import ClassRow, DeviceRow
-    from app.kube.state.queues import QuotaWait
     from app.kube.wire.projections import NodeView, PodView, QuotaView
     from app.runtime import Runtime
 
@@ -60,11 +59,13 @@ def kept(*versions: str, limit: int) -> Callable[[Read[P, T]], Read[P, T]]:
             key = (args, tuple(sorted(kwargs.items())))
             found = values.get(key, MISSING)
             if found is MISSING:
-                found = values[key] = read(runtime, *args, **kwargs)
-            return found
+                made: T = read(runtime, *args, **kwargs)
+                values[key] = made
+                return made
+            return cast(T, found)
 
         at.versions = versions  # type: ignore[attr-defined]
-        return at
+        return cast(Read[P, T], at)
 
     return wrap
 

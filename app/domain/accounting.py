@@ -187,7 +187,7 @@ def _resources(container: Mapping[str, Any]) -> Resources:
     return res.get("requests"), res.get("limits")
 
 
-def _spec_parts(spec: Mapping) -> list[Part]:
+def _spec_parts(spec: Mapping[str, Any]) -> list[Part]:
     parts = [Part(_resources(c)) for c in spec.get("containers") or ()]
     parts += [
         Part(_resources(c), sidecar=c.get("restartPolicy") == "Always", init=True)
@@ -196,7 +196,7 @@ def _spec_parts(spec: Mapping) -> list[Part]:
     return parts
 
 
-def pod_requests(spec: Mapping) -> Amounts:
+def pod_requests(spec: Mapping[str, Any]) -> Amounts:
     """Effective requests of a pod spec as in the API's JSON, not yet admitted: pod-level requests
     default to pod-level limits, as the API server's defaulting does."""
     pod_level = spec.get("resources") or {}
@@ -204,7 +204,7 @@ def pod_requests(spec: Mapping) -> Amounts:
     return pod_request_amounts(_spec_parts(spec), spec.get("overhead"), requests)
 
 
-def pod_limits(spec: Mapping) -> Amounts:
+def pod_limits(spec: Mapping[str, Any]) -> Amounts:
     """Effective limits of a pod spec as in the API's JSON."""
     return pod_limit_amounts(
         _spec_parts(spec), spec.get("overhead"), (spec.get("resources") or {}).get("limits")

@@ -144,7 +144,7 @@ def _ordered(a: Any, b: Any) -> tuple[Any, Any]:
 
 def _compare(a: Any, b: Any) -> int:
     x, y = _ordered(a, b)
-    return (x > y) - (x < y)
+    return int(x > y) - int(x < y)
 
 
 def _version_part(name: str) -> Any:

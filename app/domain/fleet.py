@@ -143,3 +143,12 @@ def chosen(rows: Iterable[FleetRow], query: FleetQuery) -> list[FleetRow]:
         if (not query.resources or r.resource in query.resources)
         and (not query.clusters or r.cluster in query.clusters)
     ]
+
+
+FREE_SHOWN = 3  # resources whose fleet-wide free count heads the page
+
+
+def free_first(totals: Iterable[Total]) -> list[Total]:
+    """The totals the Fleet page's first line gives the free count of: GPUs first (an admin's
+    question is the fleet's free GPUs), then the rest by name, at most FREE_SHOWN."""
+    return sorted(totals, key=lambda t: ("gpu" not in t.resource.lower(), t.resource))[:FREE_SHOWN]

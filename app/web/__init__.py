@@ -8,6 +8,7 @@ from importlib import import_module
 
 from flask import Flask
 from werkzeug.exceptions import HTTPException
+from werkzeug.wrappers import Response
 
 from app import workers
 from app.config import Settings
@@ -68,7 +69,7 @@ def init_app(
         }
 
     @app.after_request
-    def vary_on_htmx(response):
+    def vary_on_htmx(response: Response) -> Response:
         response.vary.add("HX-Request")
         return response
 
@@ -86,7 +87,7 @@ def init_app(
         raise RuntimeError(f"write routes on blueprints without the write guards (guarded()): {unguarded}")
 
     @app.errorhandler(KubeError)
-    def kube_error(exc: KubeError):
+    def kube_error(exc: KubeError) -> tuple[str, int, dict[str, str]]:
         log.warning("%s (request %s): %s [%s]", exc.title, security.request_id(), exc.message, exc.detail)
         body, status, headers = error_page(exc.title, exc.message, http_status(exc))
         if isinstance(exc, Busy):
@@ -94,13 +95,13 @@ def init_app(
         return body, status, headers
 
     @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):
+    def http_error(exc: HTTPException) -> tuple[str, int, dict[str, str]]:
         html, status, headers = error_page(exc.name, exc.description or "", exc.code or 500)
         allow = dict(exc.get_headers()).get("Allow")  # a 405 names the methods that are allowed
         return html, status, {**headers, "Allow": allow} if allow else headers
 
     @app.errorhandler(Exception)
-    def unexpected(exc: Exception):
+    def unexpected(exc: Exception) -> tuple[str, int, dict[str, str]]:
         log.exception("unhandled error")
         message = "The dashboard hit an unexpected error; it has been logged."
         return error_page("Something went wrong", message, 500)

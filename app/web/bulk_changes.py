@@ -10,6 +10,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from flask import abort, request, url_for
+from flask.typing import ResponseReturnValue
+from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response
 
 from app import audit, reads
@@ -32,7 +34,7 @@ RESULTS_PAGE = 100  # per-node outcomes per page
 
 # ---- many nodes -----------------------------------------------------------------
 @bp.get("/bulk")
-def bulk():
+def bulk() -> ResponseReturnValue:
     if request.args.get("check") == "1":  # a preview's or an apply's refusal, again (Back, Reload)
         try:
             _parse_bulk(request.args)
@@ -44,7 +46,7 @@ def bulk():
 AGAIN_MOST = 2000  # characters of a refused form's URL (its history entry); longer, none is made
 
 
-def _refused(errors: dict[str, str], form):
+def _refused(errors: dict[str, str], form: MultiDict[str, str]) -> ResponseReturnValue:
     """The form again with why, at a GET URL of its own whose answer is this one again (a longer
     form, many nodes chosen, makes no history entry: Reload shows the empty form)."""
     values = [(k, v) for k, v in form.items(multi=True) if k != "csrf_token"]
@@ -56,7 +58,9 @@ def _refused(errors: dict[str, str], form):
 CHOICES = 50  # nodes offered as checkboxes at once: the search narrows them, never all 5,000
 
 
-def _bulk_form(errors: dict[str, str], values, status: int = 200):
+def _bulk_form(
+    errors: dict[str, str], values: MultiDict[str, str], status: int = 200
+) -> tuple[str | Response, int]:
     """The bulk form: the chosen nodes, then the first nodes whose name contains ``find``."""
     names = reads.node_names(viewer().runtime)
     find = values.get("find", "").strip()[:253]
@@ -75,10 +79,11 @@ def _bulk_form(errors: dict[str, str], values, status: int = 200):
         values=values,
         errors=errors,
     )
-    return html if status == 200 else (html, status)
+    return html, status
 
 
-def _parse_bulk(form) -> tuple[str, str, int | None, list[NodeView]]:
+def _parse_bulk(form: Any) -> tuple[str, str, int | None, list[NodeView]]:
+    """``form``: request.form or request.args (a MultiDict, read as bulk_form.Form)."""
     """The bulk form (app.domain.bulk_form) over the nodes held: (action, resource, count, the
     target nodes); raises ChangeError."""
     state = viewer().runtime
@@ -118,7 +123,7 @@ def _run_each(
 
 
 @bp.post("/bulk/preview")
-def bulk_preview():
+def bulk_preview() -> ResponseReturnValue:
     try:
         action, resource, count, targets = _parse_bulk(request.form)
     except ChangeError as exc:
@@ -128,7 +133,7 @@ def bulk_preview():
 
 
 @bp.post("/bulk/apply")
-def bulk_apply():
+def bulk_apply() -> ResponseReturnValue:
     form = request.form
     try:
         action, resource, count, targets = _parse_bulk(form)

@@ -147,7 +147,8 @@ def _asked() -> dict[str, Any]:
     rows = fleet.chosen(rows, query)
     states = [s for s in states if not query.clusters or s.name in query.clusters]
     args = {"resource": list(query.resources), "cluster": list(query.clusters)}
-    said = {"states": states, "rows": rows, "totals": fleet.totals(rows, states)}
+    totals = fleet.totals(rows, states)
+    said = {"states": states, "rows": rows, "totals": totals, "free_first": fleet.free_first(totals)}
     return {**said, "query": query, "errors": errors, "args": args, "names": names}
 
 

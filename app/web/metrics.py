@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from flask import Flask, g, request
+from werkzeug.wrappers import Response
 
 from app.web.viewer import viewer
 
@@ -17,7 +18,7 @@ def init_app(app: Flask) -> None:
         g.started = time.perf_counter()
 
     @app.after_request
-    def record(response):
+    def record(response: Response) -> Response:
         started = g.get("started")
         if started is not None and request.endpoint != "static":
             seconds = time.perf_counter() - started

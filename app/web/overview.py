@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from flask import Response, jsonify, render_template, request, url_for
 from markupsafe import Markup, escape
+from werkzeug.datastructures import MultiDict
 
 from app import reads
 from app.domain import columns
 from app.domain.accounting import ResourceUsage
 from app.domain.names import unknown_resource
-from app.domain.overview import HEAT_BANDS, Filters, NodeRow, heat_band
+from app.domain.overview import HEAT_BANDS, Filters, Grid, NodeRow, heat_band
 from app.domain.overview_query import parse_query
 from app.domain.ownership import served_on_row, sources
 from app.domain.strip import shown_first
@@ -28,7 +30,7 @@ bp = Page("overview", __name__, reads=NODES_AND_PODS)
 FILTER_KEYS = ("q", "selector", "resource", "free", "min", "sort", "order", "view")
 
 
-def filter_args(args) -> dict[str, list[str]]:
+def filter_args(args: MultiDict[str, str]) -> dict[str, list[str]]:
     """The query arguments links on the page carry along: the filters, nothing else (an unknown
     key such as ``endpoint`` would otherwise reach ``url_for``)."""
     return {k: args.getlist(k) for k in FILTER_KEYS if args.getlist(k)}
@@ -44,7 +46,7 @@ def rows_per_page(resources: int) -> int:
     return max(20, PAGE_SIZE // max(1, resources))
 
 
-def _grid():
+def _grid() -> tuple[Grid, Filters, dict[str, str], dict[Any, Any]]:
     """The grid for the request's filters (app.reads.grid), and the memo its HTML is kept in
     until the rows next change."""
     filters, errors = parse_query(request.args)
@@ -106,7 +108,9 @@ def _asked(filters: Filters, errors: dict[str, str]) -> dict[str, object]:
     }
 
 
-def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: bool, memo: dict) -> Markup:
+def _table(
+    grid: Grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: bool, memo: dict[Any, Any]
+) -> Markup:
     """The grid's table for one page: the same for every viewer, so rendered once until a row
     changes. Its links carry the query's own arguments, which are part of its key: one
     requester's spelling of a filter never reaches another's links."""
@@ -146,7 +150,7 @@ def _table(grid, filters: Filters, rows: Sequence[NodeRow], page: int, compact: 
     return table
 
 
-def column_sources(grid, device_plugin: Callable[[str], bool]) -> dict[str, str]:
+def column_sources(grid: Grid, device_plugin: Callable[[str], bool]) -> dict[str, str]:
     """Per resource column, what serves it over the grid's nodes, in words (each node as the
     scheduler decides it there: its status first, else DRA devices)."""
     kinds: dict[str, list[str]] = {}
@@ -182,8 +186,8 @@ CSV_AFTER_NUMBERS = (
 )
 
 
-def _records(grid) -> list[dict[str, object]]:
-    out = []
+def _records(grid: Grid) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
     for row in grid.rows:
         for resource, u in sorted(row.usage.items()):
             out.append(

@@ -24,7 +24,7 @@ SHARE_LIMIT = 6000  # a manifest longer than this is not put in the shareable li
 
 def _render(
     values: Any, planned: Planned | None, errors: dict[str, str], status: int = 200, ignored: str = ""
-):
+) -> tuple[str, int]:
     replicas = count_field(values, "replicas", "Replicas", errors)
     if replicas is None and planned is not None:
         replicas = planned.replicas
@@ -78,7 +78,7 @@ def _render(
 FIELDS = ("requests", "selector", "tolerations")
 
 
-def _plan(values: Any):
+def _plan(values: Any) -> tuple[str, int]:
     asks = any(k in values for k in (*FIELDS, "manifest", "replicas"))  # not the empty form
     if asks and (wait := limits().plans.spent(identity().user or f"address {g.client}")):
         html, _ = _render(values, None, {"requests": wait})
@@ -124,12 +124,12 @@ def _misspelled(planned: Planned) -> str | None:
 
 
 @bp.get("/")
-def index():
+def index() -> tuple[str, int]:
     return _plan(request.args)
 
 
 @bp.post("/")
-def submit():
+def submit() -> tuple[str, int]:
     """The same, for a manifest too long for a link (up to the request size limit)."""
     try:
         form = request.form
@@ -139,5 +139,5 @@ def submit():
 
 
 @bp.errorhandler(RequestEntityTooLarge)
-def too_large(exc: RequestEntityTooLarge):
+def too_large(exc: RequestEntityTooLarge) -> tuple[str, int]:
     return _render({}, None, {"manifest": f"The manifest is larger than {MAX_MANIFEST // 1024} KiB."})

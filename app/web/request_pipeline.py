@@ -16,6 +16,7 @@ from werkzeug.wrappers import Response
 
 from app import logs
 from app.config import Settings
+from app.domain.addresses import Network
 from app.domain.hosts import allowed
 from app.domain.hosts import host_allowed as hosts_answer
 from app.kube.api.access import Identity
@@ -53,11 +54,12 @@ def run(steps: tuple[tuple[str, Step], ...]) -> Response | None:
         if outcome is DONE:
             return None
         if outcome is not None:
-            return outcome
+            answer: Response = outcome
+            return answer
     return None
 
 
-def pipeline(settings: Settings, networks: list, tokens: Any) -> tuple[tuple[str, Step], ...]:
+def pipeline(settings: Settings, networks: list[Network], tokens: Any) -> tuple[tuple[str, Step], ...]:
     """The steps, named, in the order they run."""
     mode = settings.auth_mode
     hosts = allowed(settings.allowed_hosts, settings.host)

@@ -17,6 +17,7 @@ from werkzeug.wrappers import Response
 from app import audit
 from app.config import Settings
 from app.domain import addresses
+from app.domain.addresses import Network
 from app.identity_headers import REPEATED
 from app.kube.api.access import Identity
 from app.web import process
@@ -37,12 +38,16 @@ PERMISSIONS = "camera=(), microphone=(), geolocation=(), payment=(), usb=(), dis
 networks = addresses.networks
 
 
-def trusted(addr: str | None, networks: Sequence) -> bool:
+def trusted(addr: str | None, networks: Sequence[Network]) -> bool:
     return addresses.trusted(addr or "", networks)
 
 
 def client_key(
-    remote_addr: str | None, headers: Any, networks: list, client: str, forwarders: Sequence = ()
+    remote_addr: str | None,
+    headers: Any,
+    networks: Sequence[Network],
+    client: str,
+    forwarders: Sequence[Network] = (),
 ) -> str | None:
     """What the client's limits count against (its address, an IPv6 /64), or None when its
     address is not known: a peer that is neither a trusted proxy nor a forwarder but forwards for
@@ -60,7 +65,7 @@ class IdentityError(Exception):
 
 def identity_from(
     settings: Settings,
-    networks: list,
+    networks: Sequence[Network],
     headers: Any,
     remote_addr: str | None,
     session_token: str | None,
@@ -147,7 +152,10 @@ MAX_HOPS = 32  # X-Forwarded-For entries read, from the right
 
 
 def client_address(
-    remote_addr: str | None, forwarded_for: str, networks: list, forwarders: Sequence = ()
+    remote_addr: str | None,
+    forwarded_for: str,
+    networks: Sequence[Network],
+    forwarders: Sequence[Network] = (),
 ) -> str:
     """The client as seen through the trusted proxies: the peer, unless it is a trusted proxy or
     a forwarder; then X-Forwarded-For read from the right, past every trusted proxy, to the first

@@ -200,6 +200,51 @@ def test_a_phone_shows_the_figures_of_every_table_first(browser, demo):
         context.close()
 
 
+GPU = "nvidia.com/gpu"
+# A GPU admin's questions, each: the link taken from the overview (None: on the overview itself)
+# and the answer, which must be on the first screen of the page it leads to.
+QUESTIONS = {
+    "how many GPUs can a 4-GPU job get now": (None, f'[data-room="{GPU}"] [data-fits="4"]'),
+    "why is this job waiting": ('nav a[href="/pending/"]', "[data-waiting-counts]"),
+    "which GPUs are sick": ('nav a[href="/unhealthy/"]', "[data-sick], main p.empty"),
+    "which allocations sit idle": ('nav a[href="/idle/"]', "table.idle tbody tr, [data-idle-none]"),
+}
+
+
+def answered_on_first_screen(page: Page, selector: str, height: int) -> float:
+    """The top of the answer's first element, checked to lie wholly within the first screen."""
+    answer = page.locator(selector).first
+    expect(answer).to_be_visible(timeout=SLOW)
+    box = answer.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 60) <= height, (selector, box)
+    return box["y"]
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_an_admins_questions_are_each_answered_within_a_click_on_the_first_screen(
+    browser, demo, width, height
+):
+    """From the overview, each question takes at most one click, and its answer is on the first
+    screen of the page it opens, at a desktop's and a phone's size (the fleet's free GPUs: in
+    tests/browser/test_fleet_pages.py, which has member clusters)."""
+    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=width < 600)
+    try:
+        page = context.new_page()
+        measured = []
+        for question, (link, answer) in QUESTIONS.items():
+            page.goto(demo.url + "/")
+            clicks = 0
+            if link is not None:
+                page.locator(link).first.click()
+                clicks += 1
+                page.wait_for_load_state("load")
+            y = answered_on_first_screen(page, answer, height)
+            measured.append(f"{question:40s} {clicks} click(s), answer at y = {y:.0f} of {height}")
+        print(f"\n{width}x{height}:\n  " + "\n  ".join(measured))
+    finally:
+        context.close()
+
+
 def test_the_readme_demo_step_by_step(browser, demo, axe):
     """The README's steps on the demo, its pictures taken on the way; the walk printed: after each
     action where focus is and what is said, then per page on a desktop and a phone axe's count,
@@ -408,48 +453,3 @@ def test_the_readme_demo_step_by_step(browser, demo, axe):
     audit = [line for line in log.splitlines() if '"outcome": "changed"' in line]
     assert len(audit) == 2, audit  # the remove and the dongle change
     assert "Traceback" not in log
-
-
-GPU = "nvidia.com/gpu"
-# A GPU admin's questions, each: the link taken from the overview (None: on the overview itself)
-# and the answer, which must be on the first screen of the page it leads to.
-QUESTIONS = {
-    "how many GPUs can a 4-GPU job get now": (None, f'[data-room="{GPU}"] [data-fits="4"]'),
-    "why is this job waiting": ('nav a[href="/pending/"]', "[data-waiting-counts]"),
-    "which GPUs are sick": ('nav a[href="/unhealthy/"]', "[data-sick], main p.empty"),
-    "which allocations sit idle": ('nav a[href="/idle/"]', "table.idle tbody tr, [data-idle-none]"),
-}
-
-
-def answered_on_first_screen(page: Page, selector: str, height: int) -> float:
-    """The top of the answer's first element, checked to lie wholly within the first screen."""
-    answer = page.locator(selector).first
-    expect(answer).to_be_visible(timeout=SLOW)
-    box = answer.bounding_box()
-    assert box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 60) <= height, (selector, box)
-    return box["y"]
-
-
-@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
-def test_an_admins_questions_are_each_answered_within_a_click_on_the_first_screen(
-    browser, demo, width, height
-):
-    """From the overview, each question takes at most one click, and its answer is on the first
-    screen of the page it opens, at a desktop's and a phone's size (the fleet's free GPUs: in
-    tests/browser/test_fleet_pages.py, which has member clusters)."""
-    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=width < 600)
-    try:
-        page = context.new_page()
-        measured = []
-        for question, (link, answer) in QUESTIONS.items():
-            page.goto(demo.url + "/")
-            clicks = 0
-            if link is not None:
-                page.locator(link).first.click()
-                clicks += 1
-                page.wait_for_load_state("load")
-            y = answered_on_first_screen(page, answer, height)
-            measured.append(f"{question:40s} {clicks} click(s), answer at y = {y:.0f} of {height}")
-        print(f"\n{width}x{height}:\n  " + "\n  ".join(measured))
-    finally:
-        context.close()

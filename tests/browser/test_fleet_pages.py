@@ -99,11 +99,14 @@ def sign_in(page, token: str) -> None:
 
 
 def test_token_mode_signs_in_per_cluster_each_cookie_sent_under_its_own_path(
-    browser, fleet_token_server, axe
+    browser, fleet_token_server, axe, core, uid
 ):
     """Chromium keeps a member's session in a cookie of its own whose Path is /c/twin/: signed in
     at home, the member still asks for its own sign-in; signed in there too, each cluster's pages
     open, the Fleet page links the member's sign-in, and each sign-in form passes axe."""
+    from tests.kube_helpers import create_node
+
+    create_node(core, f"{uid}-n", {"example.com/dongle": "3"})  # a figure to add up
     context = axe_context(browser, 1440, False)
     try:
         page = context.new_page()
@@ -155,6 +158,7 @@ def test_token_mode_signs_in_per_cluster_each_cookie_sent_under_its_own_path(
         assert page.locator('table.clusters tr[data-cluster="twin"]').get_attribute("data-state") == "live"
     finally:
         context.close()
+        core.delete_node(f"{uid}-n")
 
 
 @pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
@@ -174,7 +178,7 @@ def test_the_fleets_free_gpus_are_a_click_from_the_overview_on_the_first_screen(
         page.goto(fleet_server.url + "/")
         page.locator('nav a[href="/fleet/"]').click()
         page.wait_for_load_state("load")
-        free = page.locator('tr[data-total="nvidia.com/gpu"] [data-field="free"]')
+        free = page.locator('[data-fleet-free-resource="nvidia.com/gpu"] [data-field="free"]')
         expect(free).to_be_visible(timeout=30_000)
         box = free.bounding_box()
         print(f"\n{width}x{height}: the fleet's free GPUs ({free.inner_text()}) at y = {box['y']:.0f}")

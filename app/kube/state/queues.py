@@ -64,11 +64,13 @@ class Queues:
         with self._lock:
             kept = self._read.at(self.version)
             if "waiting" in kept:
-                return kept["waiting"]
+                was: list[QuotaWait] = kept["waiting"]
+                return was
             workloads = [v.workload for v in self.workloads.values()]
             cluster_queue_of = {k: q.cluster_queue for k, q in self.local_queues.items()}
             cohort_of = {v.queue.name: v.queue.cohort for v in self.tables["clusterqueues"].values()}
-        found = kept["waiting"] = waiting(workloads, cluster_queue_of, cohort_of)
+        found: list[QuotaWait] = waiting(workloads, cluster_queue_of, cohort_of)
+        kept["waiting"] = found
         return found
 
     def admitted_for(self, namespace: str, owners: Iterable[tuple[str, str]]) -> Workload | None:
@@ -107,9 +109,11 @@ class Queues:
         with self._lock:
             kept = self._reports.at((self.version, nodes_version))
             if "report" in kept:
-                return kept["report"]
+                made: QueuesReport = kept["report"]
+                return made
             queues = [v.queue for v in self.tables["clusterqueues"].values()]
             flavors = {v.name: v.node_labels for v in self.tables["resourceflavors"].values()}
             workloads = [v.workload for v in self.workloads.values()]
-        found = kept["report"] = report(queues, flavors, workloads, nodes())
-        return found
+        reported: QueuesReport = report(queues, flavors, workloads, nodes())
+        kept["report"] = reported
+        return reported
