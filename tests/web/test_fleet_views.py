@@ -476,3 +476,15 @@ def test_a_members_empty_history_says_whose_changes_are_kept_here(two):
     assert "b 's" not in soup(web.get("/history/")).select_one("[data-history-empty]").get_text(
         " ", strip=True
     )
+
+
+def test_the_fleet_page_opens_on_the_fleets_free_count_gpus_first(two):
+    app, member = two
+    member.node("g1", {"nvidia.com/gpu": "8"})
+    page = soup(browser(app).get("/fleet/"))
+    shown = [
+        s["data-fleet-free-resource"] for s in page.select("[data-fleet-free] [data-fleet-free-resource]")
+    ]
+    assert shown == ["nvidia.com/gpu", D]  # GPUs first
+    free = page.select_one(f'[data-fleet-free-resource="{D}"] [data-field="free"]').get_text()
+    assert free == page.select_one(f'tr[data-total="{D}"] [data-field="free"]').get_text() == "16"
