@@ -76,4 +76,18 @@ def shown_first(entries: list[Entry], chosen: Iterable[str], room: int) -> tuple
         return 4, 0, e.resource
 
     ordered = sorted(entries, key=rank)
-    return ordered[:room], ordered[room:]
+    first, rest = ordered[:room], ordered[room:]
+    gpus = [e for e in rest if _whole_gpus(e.resource) and (e.allocatable or e.waiting)]
+    if gpus and not any(_whole_gpus(e.resource) for e in first):
+        # an admin's first question is what a GPU job can get now: whole GPUs keep a place on
+        # the first screen, taking the last place not chosen by the reader
+        out = next((e for e in reversed(first) if e.resource not in picked), None)
+        if out is not None:
+            first = [e for e in first if e is not out] + [gpus[0]]
+            rest = sorted([out, *(e for e in rest if e is not gpus[0])], key=rank)
+    return first, rest
+
+
+def _whole_gpus(resource: str) -> bool:
+    """A device plugin's whole GPUs (nvidia.com/gpu, amd.com/gpu), not their shares."""
+    return resource.rsplit("/", 1)[-1] == "gpu"

@@ -18,3 +18,20 @@ def test_the_strip_asks_for_attention_in_order_never_by_name_alone():
     assert [e.resource for e in more] == ["b.io/dongle", "a.io/qubit"]
     shown, _ = shown_first(entries, ("a.io/qubit",), 1)  # the reader's choice first
     assert [e.resource for e in shown] == ["a.io/qubit"]
+
+
+def test_whole_gpus_keep_a_place_on_the_first_screen_whatever_else_asks_for_attention():
+    """What a GPU job can get now is an admin's first question: shares unhealthy and other
+    over-commitments rank first, yet whole GPUs take the last place the reader did not choose."""
+    entries = [
+        Entry("nvidia.com/gpu.shared", 8, 8, 2, 1, 0, 0, unavailable=4, nodes_unavailable=1),
+        Entry("wgh/extended-cpu", 8, 12, 2, 1, 4, 1),
+        Entry("example.com/dongle", 4, 4, 1, 3, 0, 0),
+        Entry("nvidia.com/gpu", 8, 8, 2, 2, 0, 0),
+        Entry("a.io/qubit", 0, 0, 0, 0, 0, 0),
+    ]
+    shown, more = shown_first(entries, (), 3)
+    assert [e.resource for e in shown] == ["nvidia.com/gpu.shared", "wgh/extended-cpu", "nvidia.com/gpu"]
+    assert [e.resource for e in more] == ["example.com/dongle", "a.io/qubit"]  # still in attention's order
+    chosen, _ = shown_first(entries, ("a.io/qubit", "example.com/dongle"), 2)  # the reader's choices stand
+    assert [e.resource for e in chosen] == ["a.io/qubit", "example.com/dongle"]
