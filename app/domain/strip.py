@@ -77,14 +77,17 @@ def shown_first(entries: list[Entry], chosen: Iterable[str], room: int) -> tuple
 
     ordered = sorted(entries, key=rank)
     first, rest = ordered[:room], ordered[room:]
-    gpus = [e for e in rest if _whole_gpus(e.resource) and (e.allocatable or e.waiting)]
-    if gpus and not any(_whole_gpus(e.resource) for e in first):
-        # an admin's first question is what a GPU job can get now: whole GPUs keep a place on
-        # the first screen, taking the last place not chosen by the reader
-        out = next((e for e in reversed(first) if e.resource not in picked), None)
-        if out is not None:
-            first = [e for e in first if e is not out] + [gpus[0]]
-            rest = sorted([out, *(e for e in rest if e is not gpus[0])], key=rank)
+    # an admin's first question is what a GPU job can get now: each kind of whole GPUs (a device
+    # plugin's, DRA's) keeps a place on the first screen, taking the last place that is neither
+    # the reader's choice nor a GPU
+    for gpu in [e for e in rest if _whole_gpus(e.resource) and (e.allocatable or e.waiting)]:
+        out = next(
+            (e for e in reversed(first) if e.resource not in picked and not _whole_gpus(e.resource)), None
+        )
+        if out is None:
+            break
+        first = [*(e for e in first if e is not out), gpu]
+        rest = sorted([out, *(e for e in rest if e is not gpu)], key=rank)
     return first, rest
 
 

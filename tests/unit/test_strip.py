@@ -35,3 +35,15 @@ def test_whole_gpus_keep_a_place_on_the_first_screen_whatever_else_asks_for_atte
     assert [e.resource for e in more] == ["example.com/dongle", "a.io/qubit"]  # still in attention's order
     chosen, _ = shown_first(entries, ("a.io/qubit", "example.com/dongle"), 2)  # the reader's choices stand
     assert [e.resource for e in chosen] == ["a.io/qubit", "example.com/dongle"]
+
+
+def test_each_kind_of_whole_gpus_keeps_a_place():
+    entries = [
+        Entry("nvidia.com/gpu.shared", 4, 0, 1, 0, 0, 0, unavailable=4, nodes_unavailable=1),
+        Entry("example.com/dongle", 6, 5, 2, 1, 0, 0),
+        Entry("example.com/gpu", 8, 4, 2, 1, 0, 0),  # DRA's
+        Entry("nvidia.com/gpu", 8, 2, 2, 0, 0, 0),  # a device plugin's
+    ]
+    shown, more = shown_first(entries, (), 3)
+    assert [e.resource for e in shown] == ["nvidia.com/gpu.shared", "example.com/gpu", "nvidia.com/gpu"]
+    assert [e.resource for e in more] == ["example.com/dongle"]
