@@ -183,11 +183,14 @@ def test_the_pages_agree_with_kueue_over_a_seeded_random_life(kueue_plane):  # n
     try:
         for step in range(STEPS):
             kinds = ["create", "create", "finish", "delete", "quota", "node"] if jobs else ["create"]
-            kind = rng.choice(kinds)
+            # the last two steps are fixed so that every life ends with a job waiting (a random
+            # one may never make one wait): the quota squeezed to 2, then a job asking for 3
+            kind = {STEPS - 2: "quota", STEPS - 1: "create"}.get(step) or rng.choice(kinds)
+            last = step >= STEPS - 2
             if kind == "create":
                 made += 1
                 name = f"j{made}"
-                batch.create_namespaced_job(NS, job(name, rng.randint(1, 3)))
+                batch.create_namespaced_job(NS, job(name, 3 if last else rng.randint(1, 3)))
                 jobs.append(name)
                 did = f"create {name}"
             elif kind == "finish":
@@ -205,7 +208,7 @@ def test_the_pages_agree_with_kueue_over_a_seeded_random_life(kueue_plane):  # n
                 batch.delete_namespaced_job(name, NS, propagation_policy="Background")
                 did = f"delete {name}"
             elif kind == "quota":  # its nominal quota and how much it may borrow from the lender
-                quota, borrow = rng.randint(2, 8), rng.randint(0, 4)
+                quota, borrow = (2, 0) if last else (rng.randint(2, 8), rng.randint(0, 4))
                 limits = {"name": GPU, "nominalQuota": quota, "borrowingLimit": borrow}
                 flavors = [{"name": FLAVOR, "resources": [limits]}]
                 patch = {"spec": {"resourceGroups": [{"coveredResources": [GPU], "flavors": flavors}]}}
