@@ -123,7 +123,7 @@ def dashboard_says(web: Any) -> dict[str, Any]:
         lacks = card.select_one("[data-lacks]")
         waiting[name] = lacks["data-more"] if lacks is not None else ""
         for h in card.select("[data-quota-holder]"):
-            holders.add((h["data-quota-holder"].split("/", 1)[1], h.get_text().rsplit(": ", 1)[1]))
+            holders.add((h["data-quota-holder"].split("/", 1)[1], h["data-amount"]))
     queues = BeautifulSoup(web.get("/queues/").get_data(as_text=True), "html.parser")
     section = queues.select_one(f'[data-cluster-queue="{CQ}"]')
     said: dict[str, Any] = {"waiting": waiting, "holders": sorted(holders)}
