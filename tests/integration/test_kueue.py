@@ -169,7 +169,7 @@ def test_a_job_past_its_queues_gpu_quota_waits_with_no_pod_and_kueue_names_the_s
     assert wait.select_one('[data-field="cluster-queue"]').get_text() == "team"
     [holder] = wait.select("[data-quota-holder]")
     first = workload_of(api, "first")["metadata"]["name"]
-    assert holder["data-quota-holder"] == f"team-a/{first}" and holder.get_text().endswith(": 3")
+    assert holder["data-quota-holder"] == f"team-a/{first}" and holder["data-amount"] == "3"
     assert "insufficient unused quota" in wait.select_one(".scheduler q").get_text()
     # the first one done, the second is admitted in its turn
     batch.delete_namespaced_job("first", "team-a", propagation_policy="Background")
