@@ -6,10 +6,6 @@ Fleet page marks every member "refused: answer too large" while asking it less a
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -17,55 +13,41 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from extres_demo import testenv
-from tests.helpers import UNREACHABLE, repo_root, wait_until_serving
 from tests.hostile_member import hostile
-from tests.integration.test_slow_readers import worker_rss_mib
+from tests.web.test_intake import Served
 
 pytestmark = pytest.mark.waits
 MEMBERS = [f"m{i}" for i in range(10)]
+HOLD = 45.0  # seconds the Fleet page is asked while the members answer with bombs
 
 
 def test_ten_members_sending_gzip_bombs_never_take_the_worker_past_its_limit(tmp_path: Path) -> None:
-    (tmp_path / "kubeconfig").write_text(UNREACHABLE)
     folder = tmp_path / "members"
     folder.mkdir()
-    port = testenv.free_port()
     with hostile(tmp_path) as member:
         for name in MEMBERS:
             (folder / name).write_text(member.kubeconfig(name))
-        env = {**os.environ, "EXTRES_KUBECONFIG": str(tmp_path / "kubeconfig"), "EXTRES_IN_CLUSTER": "false",
-               "EXTRES_PORT": str(port), "EXTRES_METRICS_PORT": "0", "EXTRES_LOG_LEVEL": "ERROR",
-               "EXTRES_TEMPLATE_CACHE": "off", "EXTRES_CLUSTERS_DIR": str(folder),
-               "EXTRES_CLUSTERS_LOOPBACK": "true", "EXTRES_HISTORY_STORE": "off"}  # fmt: skip
-        server = subprocess.Popen(
-            [str(Path(sys.executable).parent / "extres"), "serve"], cwd=repo_root(), env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
+        server = Served(tmp_path, EXTRES_CLUSTERS_DIR=str(folder), EXTRES_CLUSTERS_LOOPBACK="true",
+                        EXTRES_HISTORY_STORE="off", EXTRES_LOG_LEVEL="ERROR")  # fmt: skip
         try:
-            base = f"http://127.0.0.1:{port}"
-            wait_until_serving(server, f"{base}/healthz", timeout=30)
             most, answered, page = 0.0, 0, ""
-            end = time.monotonic() + float(os.environ.get("HOLD_SECONDS", "45"))
+            end = time.monotonic() + HOLD
             while time.monotonic() < end:
-                with urllib.request.urlopen(f"{base}/fleet/", timeout=10) as resp:
+                with urllib.request.urlopen(f"{server.url}/fleet/", timeout=10) as resp:
                     page = resp.read().decode()
                 try:
-                    with urllib.request.urlopen(f"{base}/healthz", timeout=3) as resp:
+                    with urllib.request.urlopen(f"{server.url}/healthz", timeout=3) as resp:
                         answered += resp.status == 200
                 except OSError:
                     pass
-                most = max(most, worker_rss_mib(server.pid))
-                if os.environ.get("SHOW_RSS"):
-                    print(f"{worker_rss_mib(server.pid):.0f}", end=" ", flush=True)
+                most = max(most, server.worker_rss_mib())
                 time.sleep(0.5)
             lists = member.lists
             time.sleep(10)
             later = member.lists - lists  # asked less and less often
-            most = max(most, worker_rss_mib(server.pid))
+            most = max(most, server.worker_rss_mib())
         finally:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=30)
+            server.stop()
     found = BeautifulSoup(page, "html.parser")
     states = {r["data-cluster"]: r for r in found.select("tr[data-cluster][data-state]")}
     print(f"\nworker at most {most:.0f} MiB; {lists} lists asked in 45 s, {later} in the next 10 s")
