@@ -149,6 +149,9 @@ def _answer(node: NodeView, values: dict[str, str]) -> tuple[str, int]:
     except ChangeError as exc:
         return _set_form(node, values, errors=exc.errors, status=422)
     now = node.capacity.get(resource)
+    if now == count:  # Back onto a notice or a conflict after the Save it led to: done, not asked
+        notice = f"{resource} on {node.name} is {count} now, as this form asks: nothing to change."
+        return _set_form(node, {**values, "resource": resource, "expected": str(now)}, notice=notice)
     if expected is not None and now != expected:
         return _changed_meanwhile(node, values, now, moved(resource, node.name, expected, now))
     first = _ask_first(node, {**values, "resource": resource}, count, expected, False)

@@ -171,3 +171,30 @@ def test_typing_a_filter_adds_one_history_entry(browser, server, nodes, uid):
         assert w.problems == []
     finally:
         w.page.context.close()
+
+
+def test_back_onto_a_notice_after_saving_says_it_is_done(browser, server, nodes):
+    """Add a name the node has (a notice: "Save to change it to 6"), Save, then Back onto the
+    notice: it says the node is at 6 as asked, with no prompt to save what is saved."""
+    r, a, _ = nodes
+    w = open_page(browser)
+    page = w.page
+    steps = Steps(page)
+    try:
+        page.goto(server.url + f"/nodes/{a}")
+        form = page.locator("form.change").last
+        form.locator("input[name=resource]").fill(r)
+        form.locator("input[name=quantity]").fill("6")
+        form.locator("input[name=quantity]").press("Enter")
+        expect(page.locator("[data-notice]")).to_contain_text("Save to change it to 6")
+        page.locator("button.primary").click()
+        expect(page.locator(".flash.ok")).to_contain_text("→ 6")
+        steps.move("Back", "saving a notice", "nothing to change")
+        expect(page.locator("[data-notice]")).to_have_text(
+            f"{r} on {a} is 6 now, as this form asks: nothing to change."
+        )
+        assert "Save to change" not in page.locator("main").inner_text()
+        steps.move("Forward", "saving a notice", a)
+        assert w.problems == []
+    finally:
+        page.context.close()

@@ -74,6 +74,22 @@ def test_a_write_is_a_redirect_and_the_get_of_a_stale_entry_shows_the_form_as_no
     assert len(cluster.apiserver.patches()) == 1
 
 
+def test_back_onto_a_notice_after_its_save_says_it_is_done_rather_than_asking_again(client, cluster):
+    cluster.node("n1", {D: "4"})
+    notice = client.post(SET, data={"resource": D, "quantity": "6", "expected": ""})
+    assert "Save to change it to 6" in shown(notice)["flash"]
+    saved = client.post(SET, data=shown(notice)["values"])  # the notice's Save: written
+    assert saved.status_code == 303 and len(cluster.apiserver.patches()) == 1
+    client.get(saved.headers["Location"])  # the node page, its flash said there
+    back = shown(again(client, notice))  # Back onto the notice: as things are now
+    assert back["flash"] == f"{D} on n1 is 6 now, as this form asks: nothing to change."
+    assert back["values"]["expected"] == "6" and back["errors"] == {}
+    # a conflict's entry alike (its Save had said "changed since you loaded it: you saw 5")
+    conflict = client.get(f"{SET}/new?resource={D}&quantity=6&expected=5&check=1")
+    assert "nothing to change" in shown(conflict)["flash"] and shown(conflict)["errors"] == {}
+    assert len(cluster.apiserver.patches()) == 1
+
+
 def test_a_refused_bulk_form_names_a_get_url_that_answers_the_same_refusal(client, cluster):
     cluster.node("n1", {D: "4"})
     form = {"action": "set", "resource": D, "quantity": "0.5", "nodes": "n1"}
