@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.config import Settings
+from app.settings.config import Settings
 
 if TYPE_CHECKING:
     from flask import Flask

@@ -10,9 +10,9 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from app import logs
-from app.config import Settings
+from app.base import logs
 from app.serving import serve_app
+from app.settings.config import Settings
 
 log = logging.getLogger("extres")
 

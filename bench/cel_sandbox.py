@@ -1,4 +1,4 @@
-"""What evaluating DeviceClass selectors in a child process costs (app/cel_sandbox.py), against
+"""What evaluating DeviceClass selectors in a child process costs (app/sandbox/cel_sandbox.py), against
 evaluating them in the worker, in the same run, at a GPU cluster's size.
 
     python bench/cel_sandbox.py [--nodes 5000] [--gpus 8] [--rounds 3]
@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app import cel_sandbox
 from app.domain import device_cel, selector_answers
 from app.domain.device_cel import Device, Version
+from app.sandbox import cel_sandbox
 
 DRIVER = "gpu.nvidia.com"
 CLASSES = [

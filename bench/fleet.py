@@ -3,7 +3,7 @@ and the Fleet page's p50/p95 beside one cluster's overview, in the same run.
 
     python bench/fleet.py [--clusters 10] [--pods 5000] [--nodes 500] [--requests 200]
 
-Each cluster is a runtime (app/runtime.py) with its own Store, fed API-shaped nodes and pods as
+Each cluster is a runtime (app/runtime/cluster.py) with its own Store, fed API-shaped nodes and pods as
 the watches would (tests/web/fake.py: no control plane; the pages read only the stores). Memory:
 each count of clusters is built in a fresh process and its RSS growth over an empty app is
 read there (a single-cluster install is the same app with one); per cluster = growth / count.
@@ -43,7 +43,7 @@ def build(clusters: int, pods: int, nodes: int):  # type: ignore[no-untyped-def]
     """An app (in-process evaluator, no Prometheus) whose fleet has ``clusters`` clusters (the
     local one and members), each with ``nodes`` nodes of 8 and ``pods`` pods of 1 (or none)."""
     from app import create_app
-    from app.runtime import Runtime
+    from app.runtime.cluster import Runtime
     from tests.web.fake import FakeCluster
 
     def fed(name: str) -> FakeCluster:

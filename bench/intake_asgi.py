@@ -7,8 +7,8 @@ dependency of the project."""
 from a2wsgi import WSGIMiddleware
 
 from app import create_app
-from app.config import Settings
 from app.serving import gunicorn_options
+from app.settings.config import Settings
 
 _options = gunicorn_options(Settings.from_env())
 for _hook in ("post_worker_init", "worker_exit"):

@@ -22,7 +22,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
 from app.kube.state.store import Store
-from app.node_metrics import NODE_FAMILIES, PREFIX, NodeFamilies
+from app.metrics.nodes import NODE_FAMILIES, PREFIX, NodeFamilies
 
 
 class Formatted:

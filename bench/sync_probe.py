@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import msgspec
 from kubernetes import client
 
-from app import workers
+from app.base import workers
 from app.kube.api.cache import ClusterCache
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.kube.api.listing import initial_events_end

@@ -1,4 +1,4 @@
-"""Write README.md's configuration table from ``app.config.Settings``: each field's comment,
+"""Write README.md's configuration table from ``app.settings.config.Settings``: each field's comment,
 environment variable and default.
 
     python scripts/settings_table.py          # rewrite the table in README.md
@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-CONFIG = ROOT / "app" / "config.py"
+CONFIG = ROOT / "app" / "settings" / "config.py"
 START, END = "<!-- settings table: scripts/settings_table.py -->", "<!-- end of settings table -->"
 
 
@@ -52,14 +52,16 @@ def shown(value: object) -> str:
 
 def table() -> str:
     sys.path.insert(0, str(ROOT))
-    from app.config import PREFIX, Settings
+    from app.settings.config import PREFIX, Settings
 
     said = comments()
     rows = ["| variable | default | meaning |", "| --- | --- | --- |"]
     defaults = Settings()  # every default (a Settings made directly keeps an unset secret key unset)
     for name in Settings.names():
         if not said.get(name):
-            raise SystemExit(f"app/config.py: the setting {name!r} has no comment saying what it is for")
+            raise SystemExit(
+                f"app/settings/config.py: the setting {name!r} has no comment saying what it is for"
+            )
         default: object = getattr(defaults, name)
         if name == "device_plugin_resources":
             default = "well-known plugins"

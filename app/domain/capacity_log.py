@@ -11,7 +11,7 @@ capacity or allocatable of an extended resource, whoever made it.
   resourceVersion after the change): every replica that sees one change makes the same key, so
   two replicas merging into one store write it once, and a replica's own write (with the user)
   and its watch's sighting (without) become one record.
-* Where: a member cluster's records (app.fleet) are kept in this dashboard's own cluster's
+* Where: a member cluster's records (app.runtime.fleet) are kept in this dashboard's own cluster's
   store beside its own, each naming its cluster (``cluster``; "" for the dashboard's own
   cluster, whose records read and seal as they always did): each cluster's history shows its
   own records alone, and one change of one cluster still has one key.

@@ -22,7 +22,7 @@ class Column:
     value: Callable[[ResourceUsage], int] | None  # the number, sorted on and exported; None: not a number
     compact: bool = False  # shown in the compact view too (the full view shows every column)
     cell: str = ""  # its cell's macro in templates/overview/_usage_cells.html; "": its number
-    metric: str = ""  # the help of its per-node family (app/metrics.py); "": not exported
+    metric: str = ""  # the help of its per-node family (app/metrics/families.py); "": not exported
 
 
 COLUMNS: tuple[Column, ...] = (

@@ -1,6 +1,6 @@
 """DeviceClass selectors' answers, kept, and who decides them: one ``Answers`` per runtime, given
 to its store, its evaluator chosen by a setting (``EXTRES_SELECTOR_EVALUATOR``: ``sandboxed``, a
-child process, app.cel_sandbox.answers, the served default; or ``in-process``,
+child process, app.sandbox.cel_sandbox.answers, the served default; or ``in-process``,
 app.domain.device_cel here, what ``Answers()`` is), for tests and the served worker alike.
 
 Two questions are asked of it, both before a page asks (the store calls ``decide`` and

@@ -12,9 +12,9 @@ import gc
 import logging
 from typing import Any
 
-from app import logs
-from app.config import Settings
-from app.identity_headers import mark_repeated_identity_headers
+from app.base import logs
+from app.settings.config import Settings
+from app.settings.identity_headers import mark_repeated_identity_headers
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def gunicorn_options(settings: Settings) -> dict[str, Any]:
         "threads": settings.threads,
         "worker_connections": settings.connections,
         "sendfile": False,  # every answer goes through the worker's outbox (app/serving/http_worker.py)
-        # every logger, gunicorn's too, as JSON lines on stderr (app.logs); access lines only when
+        # every logger, gunicorn's too, as JSON lines on stderr (app.base.logs); access lines only when
         # EXTRES_ACCESS_LOG is set
         "logconfig_dict": logs.config(settings.log_level, settings.access_log),
         "loglevel": settings.log_level.lower(),

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from gunicorn.asgi.parser import LimitRequestHeaders, LimitRequestLine, ParseError, PythonProtocol
 
-from app.config import Settings
 from app.domain.addresses import Network, limit_key, networks, trusted
+from app.settings.config import Settings
 
 HEAD_LIMITS = {"limit_request_line": 8190, "limit_request_fields": 100, "limit_request_field_size": 8190}
 MAX_HEAD = 32 * 1024  # bytes of a request's head, as nginx's default buffers for one (4 x 8k)

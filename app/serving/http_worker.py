@@ -43,8 +43,8 @@ from typing import Any, ClassVar
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
 from app.domain.addresses import limit_key
+from app.metrics.tallies import ANSWERS_DROPPED
 from app.serving.http_intake import CONTINUE, Arrival, Budget, Limits, Refused, client_key
-from app.tallies import ANSWERS_DROPPED
 
 LINGER = 2.0  # seconds a closed connection is drained for, as gunicorn does (RFC 9112 9.6)
 STALLED = 1.0  # seconds an answer may leave nothing before its reader counts as stopped (past the budget)

@@ -18,7 +18,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from app import workers
+from app.base import workers
 
 log = logging.getLogger(__name__)
 METRICS_WORKERS = 2  # scrapes answered at once

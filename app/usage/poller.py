@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from app import workers
+from app.base import workers
 from app.domain.gpu_usage import Reading
 from app.domain.usage_mapping import Sample
 
@@ -71,7 +71,7 @@ class UsagePoller:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        """Start refreshing in the background (``app.workers``: the first at once, then every
+        """Start refreshing in the background (``app.base.workers``: the first at once, then every
         ``refresh`` seconds), once however often it is called."""
         with self._lock:
             if self._thread is not None:

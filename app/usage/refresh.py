@@ -5,7 +5,7 @@ Why a process: an answer of 40,000 series decodes into tens of MiB of small obje
 a second; in the worker they would leave its heap fragmented (measured: +44 MiB of RSS kept after
 three refreshes at 5,000 nodes x 8 GPUs, for 6.5 MiB of reading; bench/gpu_usage.py). The child
 does the queries and the reading and hands back the reading alone, pickled; its memory goes with
-it. It is started by app/bounded_child.py (fork and exec: the worker has threads; isolated, with
+it. It is started by app/sandbox/bounded_child.py (fork and exec: the worker has threads; isolated, with
 no setting or key in its environment but the proxy variables that reach Prometheus), bounded
 like the selector sandbox (1 GiB of address space, no core file) and killed past its deadline.
 Both ends are this app: the pickles never carry anything from a user."""
@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from app import bounded_child
 from app.domain.gpu_usage import PodKey, Reading, read
 from app.domain.usage_mapping import UsageMapping
+from app.sandbox import bounded_child
 from app.usage.poller import Source, UsageStopped, UsageUnavailable
 
 MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map

@@ -10,13 +10,13 @@ from flask import Flask
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response
 
-from app import workers
-from app.config import Settings
-from app.fleet import Fleet
-from app.fleet_metrics import FleetMetrics
+from app.base import workers
 from app.kube.api.errors import Busy, KubeError, http_status
 from app.kube.api.ports import ClusterPort
-from app.runtime import Runtime
+from app.runtime.cluster import Runtime
+from app.runtime.fleet import Fleet
+from app.runtime.fleet_metrics import FleetMetrics
+from app.settings.config import Settings
 from app.usage.poller import Source
 from app.web import filters, process, request_pipeline, security, surface, write_guards
 from app.web.bulk_jobs import BulkJobs

@@ -13,14 +13,13 @@ from datetime import UTC, datetime
 from flask import g, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
-from app import audit
+from app.base import audit
 from app.kube.api.access import Identity
 from app.kube.api.errors import Busy, KubeError
 from app.kube.api.ports import RevocationPort
 from app.web import clusters, process, security
-from app.web.bulk_jobs import BulkJobs, job_owner
+from app.web.bulk_start import job_owner
 from app.web.hx import Page, navigate
-from app.web.limits import limits
 from app.web.security import csrf_ok, csrf_token, identity, safe_next, same_origin
 from app.web.viewer import viewer
 
@@ -64,7 +63,7 @@ def _verified(token: str) -> tuple[Identity | None, str, int]:
     """The token's user, or why it may not sign in now and the status to answer with: the form,
     the token's length, the sign-in limits (a token accepted lately passes them), a full
     sign-out list, the TokenReview budget, the API server's answer (a refusal is counted)."""
-    sign_ins, cluster = limits().sign_ins, viewer().runtime.cluster
+    sign_ins, cluster = process.of().limits.sign_ins, viewer().runtime.cluster
     client = g.client_key  # through the trusted proxies; None when the address is not known
     offered = Identity(token=token[:MAX_TOKEN], mode="token")
     digest = (offered.key[3] or "") if token else ""
@@ -107,7 +106,7 @@ def logout() -> Response | tuple[str, int]:
     """Ends the session here and, through the shared revocation list, on every replica: a copy
     of the cookie stops working too. When the list cannot be written, the page says so."""
     acting = security.who()
-    for key, job in BulkJobs.get().cancel_owned(job_owner()):  # their jobs stop with them
+    for key, job in process.of().bulk.cancel_owned(job_owner()):  # their jobs stop with them
         audit.record(
             "bulk_cancelled", acting, resource=job.resource, action=job.action, job=key, reason="signed out"
         )

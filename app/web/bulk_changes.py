@@ -14,13 +14,15 @@ from flask.typing import ResponseReturnValue
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response
 
-from app import audit, reads
+from app.base import audit
 from app.domain.bulk_form import parse_bulk
 from app.domain.changes import ChangeError, Impact, validate_expected
 from app.kube.api.writer import NodeWriter, Outcome
 from app.kube.wire.projections import NodeView
-from app.web import security
-from app.web.bulk_jobs import BulkJob, BulkJobs, job_owner, start_job
+from app.runtime import reads
+from app.web import process, security
+from app.web.bulk_jobs import BulkJob
+from app.web.bulk_start import job_owner, start_job
 from app.web.changes import actor, node_impact, writer
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, redirect
 from app.web.paging import paged
@@ -175,7 +177,7 @@ def _start_job(
 @bp.post("/results/<key>/cancel")
 def cancel(key: str) -> Response:
     """Stop a running job after the node it is on: the nodes not yet written are left alone."""
-    job = BulkJobs.get().find(key, job_owner())
+    job = process.of().bulk.find(key, job_owner())
     if job is None:
         abort(404, description="There is no such bulk change of yours.")
     job.cancelled = True
@@ -191,7 +193,7 @@ def _impacts(outcomes: list[Outcome]) -> dict[str, Impact]:
 
 @bp.get("/results/<key>")
 def results(key: str) -> str | Response:
-    job = BulkJobs.get().find(key, job_owner())
+    job = process.of().bulk.find(key, job_owner())
     if job is None:
         abort(404, description="These results are no longer kept; see the node pages for the current state.")
     return page_or_fragment("bulk/_job.html", "bulk/results.html", key=key, **_progress(job))

@@ -12,17 +12,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
 
-from flask import abort, url_for
-from werkzeug.wrappers import Response
-
-from app import audit, workers
+from app.base import workers
 from app.kube.api.writer import Outcome
-from app.web import process, security
-from app.web.hx import redirect
-from app.web.security import identity
-from app.web.viewer import viewer
 
 KEPT = 100  # bulk jobs kept for their pages
 PER_USER = 1  # jobs one identity may have running at once
@@ -59,10 +51,6 @@ class BulkJobs:
         self.per_user = per_user
         self._jobs: OrderedDict[str, BulkJob] = OrderedDict()
         self._lock = threading.Lock()
-
-    @staticmethod
-    def get() -> BulkJobs:
-        return process.of().bulk
 
     def start(self, job: BulkJob, work: Callable[[BulkJob], None]) -> str:
         """Run ``work(job)`` in the background on a write slot; its key. Raises JobRefused when
@@ -112,48 +100,3 @@ class BulkJobs:
         """The job, if it exists and ``owner`` started it."""
         job = self._jobs.get(key)
         return job if job is not None and job.owner == owner else None
-
-
-def job_owner() -> Hashable:
-    """Whose a job is: the user, on the cluster of the request's path (the same name signed in
-    on another cluster is someone else, and signing out there stops nothing here)."""
-    return (viewer().runtime.name, identity().owner)
-
-
-def start_job(job: BulkJob, each: Callable[[BulkJob], None]) -> Response:
-    """Start ``job`` (``each`` does its work) for this user, with its audit lines; its page."""
-    job.owner = job_owner()
-    acting = security.who()
-    trail: dict[str, Any] = {
-        "resource": job.resource,
-        "new": job.count,
-        "action": job.action,
-        "nodes": job.total,
-    }
-
-    def work(job: BulkJob) -> None:
-        each(job)
-        if not job.dry_run:
-            ok = sum(o.ok for o in job.outcomes)
-            left = job.total - job.nodes_done
-            audit.record(
-                "bulk_finished",
-                acting,
-                **trail,
-                counts={"ok": ok, "failed": len(job.outcomes) - ok, "left": left},
-            )
-
-    try:
-        key = BulkJobs.get().start(job, work)
-    except JobRefused as exc:
-        abort(429, description=str(exc))
-    if not job.dry_run:
-        audit.record("bulk_started", acting, **trail, job=key)
-    return redirect(url_for("bulk.results", key=key), code=303)
-
-
-def keep_done(outcomes: list[Outcome]) -> Response:
-    """Outcomes already known (a change made at once) kept as a done job, for its page."""
-    nodes = len({o.node for o in outcomes})
-    job = BulkJob(total=nodes, outcomes=outcomes, done=True, owner=job_owner(), nodes_done=nodes)
-    return redirect(url_for("bulk.results", key=BulkJobs.get().keep(job)), code=303)

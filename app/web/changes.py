@@ -11,7 +11,6 @@ from __future__ import annotations
 from flask import abort, flash, render_template, request, url_for
 from werkzeug.wrappers import Response
 
-from app import reads
 from app.domain.changes import (
     ChangeError,
     Impact,
@@ -24,6 +23,7 @@ from app.domain.changes import (
 from app.domain.names import is_dns_label, is_dns_subdomain
 from app.kube.api.writer import NodeWriter, Outcome
 from app.kube.wire.projections import NodeView
+from app.runtime import reads
 from app.web import security
 from app.web.hx import NODES_AND_PODS, Page, redirect, typed
 from app.web.security import identity

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from flask import render_template
 
-from app import reads
 from app.domain.devices import IMPLICIT_PREFIX
+from app.runtime import reads
 from app.web.hx import NODES_AND_PODS, Page
 from app.web.viewer import viewer
 

@@ -1,6 +1,6 @@
 """The fleet: every cluster's extended resources side by side (app.domain.fleet), with totals over
 the clusters whose figures are current; exported as CSV and JSON. Each cluster's figures are
-read from its own runtime (app.reads), shown only to whom may read them there."""
+read from its own runtime (app.runtime.reads), shown only to whom may read them there."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from typing import Any
 
 from flask import Response, jsonify, render_template, request
 
-from app import reads
 from app.domain import fleet
 from app.domain.fleet import ClusterState, FleetRow
-from app.fleet import Fleet
 from app.kube.api.access import Identity
 from app.kube.api.errors import KubeError, refused
-from app.runtime import Runtime
+from app.runtime import reads
+from app.runtime.cluster import Runtime
+from app.runtime.fleet import Fleet
 from app.web import process, security
 from app.web.export import csv_response
 from app.web.hx import NODES_AND_PODS, Page, htmx, page_or_fragment

@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from app.web import process
 from app.web.plan_limits import PlanLimits
 from app.web.sign_in_limits import SignInLimits
 
@@ -21,7 +20,3 @@ class Limits:
     @classmethod
     def for_threads(cls, threads: int, plans_per_minute: int) -> Limits:
         return cls(threading.BoundedSemaphore(max(1, threads - 2)), PlanLimits(plans_per_minute))
-
-
-def limits() -> Limits:
-    return process.of().limits

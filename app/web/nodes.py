@@ -6,9 +6,9 @@ from typing import Any, NoReturn
 
 from flask import Response, abort
 
-from app import reads
 from app.domain.accounting import node_usage
 from app.domain.names import is_requested_as_extended
+from app.runtime import reads
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.viewer import viewer
 

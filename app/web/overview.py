@@ -10,7 +10,6 @@ from flask import Response, jsonify, render_template, request, url_for
 from markupsafe import Markup, escape
 from werkzeug.datastructures import MultiDict
 
-from app import reads
 from app.domain import columns
 from app.domain.accounting import ResourceUsage
 from app.domain.names import unknown_resource
@@ -18,10 +17,10 @@ from app.domain.overview import HEAT_BANDS, Filters, Grid, NodeRow, heat_band
 from app.domain.overview_query import parse_query
 from app.domain.ownership import served_on_row, sources
 from app.domain.strip import shown_first
+from app.runtime import reads
 from app.web.export import UNTIL_COUNTED, csv_response, json_body
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg, typed
 from app.web.paging import paginate
-from app.web.render_cache import RenderCaches
 from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("overview", __name__, reads=NODES_AND_PODS)
@@ -47,13 +46,13 @@ def rows_per_page(resources: int) -> int:
 
 
 def _grid() -> tuple[Grid, Filters, dict[str, str], dict[Any, Any]]:
-    """The grid for the request's filters (app.reads.grid), and the memo its HTML is kept in
+    """The grid for the request's filters (app.runtime.reads.grid), and the memo its HTML is kept in
     until the rows next change."""
     filters, errors = parse_query(request.args)
     filters = _known_only(filters, errors)
     runtime = viewer().runtime
     grid = reads.grid(runtime, filters, viewer().may_read_devices)
-    return grid, filters, errors, RenderCaches.get().tables.at(reads.rows_version(runtime))
+    return grid, filters, errors, viewer().render_caches().tables.at(reads.rows_version(runtime))
 
 
 def _known_only(filters: Filters, errors: dict[str, str]) -> Filters:
@@ -131,7 +130,9 @@ def _table(
             cols=columns.shown(compact),
             sources=column_sources(grid, state.device_plugins.owns),
             aliases=reads.aliases(state) if dra else {},
-            row_html=RenderCaches.get().row_html.renderer(
+            row_html=viewer()
+            .render_caches()
+            .row_html.renderer(
                 tuple(grid.resources),
                 compact,
                 usage,

@@ -12,7 +12,6 @@ from urllib.parse import quote
 from flask import Response, request
 from markupsafe import Markup, escape
 
-from app import reads
 from app.domain import preemption
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
@@ -22,9 +21,9 @@ from app.domain.queues import Workload, waiting_counts
 from app.domain.scheduler_message import SchedulerMessage, gate_owner, parse_scheduler_message
 from app.kube.state.devices import ClaimHolding
 from app.kube.wire.projections import PodView
+from app.runtime import reads
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.paging import paged
-from app.web.render_cache import RenderCaches
 from app.web.viewer import viewer
 
 bp = Page("pending", __name__, url_prefix="/pending", reads=NODES_AND_PODS)
@@ -164,7 +163,7 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     counts = Counter(pod.shape for pod in every)
     made: dict[PodShape, tuple[Diagnosis, Markup, Places]] = {}  # each shape on this page diagnosed once
     writable = viewer().may_write
-    advice_html = RenderCaches.get().advice_html
+    advice_html = viewer().render_caches().advice_html
     out = []
     cards: dict[tuple[object, ...], PendingPod] = {}
     for pod in shown:

@@ -7,13 +7,13 @@ from typing import Any
 from flask import g, render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from app import reads
 from app.domain.diagnosis import among_neighbours
 from app.domain.manifest import MAX_MANIFEST, ManifestError, Planned, parse_manifest
 from app.domain.names import likely_typos
 from app.domain.plan_fields import count_field, parse_fields
+from app.runtime import reads
+from app.web import process
 from app.web.hx import NODES_AND_PODS, Page
-from app.web.limits import limits
 from app.web.security import identity
 from app.web.viewer import viewer
 
@@ -80,7 +80,7 @@ FIELDS = ("requests", "selector", "tolerations")
 
 def _plan(values: Any) -> tuple[str, int]:
     asks = any(k in values for k in (*FIELDS, "manifest", "replicas"))  # not the empty form
-    if asks and (wait := limits().plans.spent(identity().user or f"address {g.client}")):
+    if asks and (wait := process.of().limits.plans.spent(identity().user or f"address {g.client}")):
         html, _ = _render(values, None, {"requests": wait})
         return html, 429
     errors: dict[str, str] = {}

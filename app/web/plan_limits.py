@@ -1,13 +1,13 @@
 """How many What-if plans one user may ask for: each costs up to half a second of the worker's
 CPU (every node weighed), so one user's script must not take the worker from everyone.
 
-Counted in a moving window (app/rate_window.py, as sign-ins are: app/web/sign_in_limits.py), per
+Counted in a moving window (app/base/rate_window.py, as sign-ins are: app/web/sign_in_limits.py), per
 verified user (per client address in service-account mode,
 where everyone is the app)."""
 
 from __future__ import annotations
 
-from app.rate_window import MovingWindow
+from app.base.rate_window import MovingWindow
 
 PER_USER = 30  # plans a minute
 

@@ -9,11 +9,11 @@ from typing import NoReturn
 
 from flask import Response, abort
 
-from app import reads
 from app.domain.names import is_dns_label, is_dns_subdomain
 from app.domain.pod_details import PodDetails
 from app.kube.api.errors import KubeError, NotFound
-from app.runtime import Runtime
+from app.runtime import reads
+from app.runtime.cluster import Runtime
 from app.web.hx import Page, page_or_fragment
 from app.web.security import identity
 from app.web.viewer import viewer

@@ -1,7 +1,7 @@
 """What one worker process holds whichever cluster a request is about, kept on the app under one
 key: the fleet (the local cluster's runtime and the members'), the limits on threads and plans,
 the render caches (one set per cluster), the bulk jobs and the sign-in sessions. Each cluster's
-runtime (app/runtime.py) holds only what is that cluster's."""
+runtime (app/runtime/cluster.py) holds only what is that cluster's."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from flask import Flask, current_app
 
 if TYPE_CHECKING:
-    from app.fleet import Fleet
-    from app.runtime import Runtime
+    from app.runtime.cluster import Runtime
+    from app.runtime.fleet import Fleet
     from app.web.bulk_jobs import BulkJobs
     from app.web.limits import Limits
     from app.web.render_cache import RenderCaches

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from flask import render_template
 
-from app import reads
+from app.runtime import reads
 from app.web.hx import NODES_AND_PODS, Page
 from app.web.paging import paged
 from app.web.viewer import viewer

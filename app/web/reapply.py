@@ -8,9 +8,10 @@ from collections.abc import Callable
 from flask import render_template, request
 from werkzeug.wrappers import Response
 
-from app import reads
 from app.domain.changes import ChangeError, validate_set
-from app.web.bulk_jobs import BulkJob, keep_done, start_job
+from app.runtime import reads
+from app.web.bulk_jobs import BulkJob
+from app.web.bulk_start import keep_done, start_job
 from app.web.changes import _node_or_404, actor, writer
 from app.web.hx import NODES_AND_PODS, Page
 from app.web.viewer import viewer

@@ -8,13 +8,12 @@ from collections.abc import Callable, Mapping
 from flask import get_template_attribute
 from markupsafe import Markup
 
+from app.base.memo import VersionedMemo
 from app.domain import columns
 from app.domain.diagnosis import Diagnosis
 from app.domain.gpu_usage import Reading
 from app.domain.overview import NodeRow
 from app.domain.ownership import Ownership
-from app.memo import VersionedMemo
-from app.web import process
 
 
 class RowHTML:
@@ -87,17 +86,10 @@ class AdviceHTML:
 
 
 class RenderCaches:
-    """The app's render caches (what is kept of the data itself is the read model's: app.reads):
+    """The app's render caches (what is kept of the data itself is the read model's: app.runtime.reads):
     the overview's tables and heat squares, by page, grid rows, pending advice."""
 
     def __init__(self) -> None:
         self.tables = VersionedMemo(64)  # the overview's rendered tables and heat squares, by rows version
         self.row_html = RowHTML()
         self.advice_html = AdviceHTML()
-
-    @staticmethod
-    def get() -> RenderCaches:
-        """The render caches of the request's cluster."""
-        from app.web.viewer import viewer
-
-        return process.of().render(viewer().runtime.name)

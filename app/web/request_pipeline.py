@@ -14,12 +14,12 @@ from typing import Any
 from flask import abort, current_app, g, request, session, url_for
 from werkzeug.wrappers import Response
 
-from app import logs
-from app.config import Settings
+from app.base import logs
 from app.domain.addresses import Network
 from app.domain.hosts import allowed
 from app.domain.hosts import host_allowed as hosts_answer
 from app.kube.api.access import Identity
+from app.settings.config import Settings
 from app.web import clusters, process, security, surface
 from app.web.hx import Page, redirect
 from app.web.viewer import viewer

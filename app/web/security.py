@@ -14,12 +14,12 @@ from urllib.parse import unquote, urlsplit
 from flask import Flask, current_app, g, request, session
 from werkzeug.wrappers import Response
 
-from app import audit
-from app.config import Settings
+from app.base import audit
 from app.domain import addresses
 from app.domain.addresses import Network
-from app.identity_headers import REPEATED
 from app.kube.api.access import Identity
+from app.settings.config import Settings
+from app.settings.identity_headers import REPEATED
 from app.web import process
 from app.web.sessions import ClusterSessions, TokenSession
 

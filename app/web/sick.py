@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flask import Response
 
-from app import reads
+from app.runtime import reads
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
 from app.web.viewer import viewer
 

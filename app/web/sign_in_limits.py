@@ -1,6 +1,6 @@
 """How many failed sign-ins a client, and a token, may have: past either, sign-in waits a minute.
 
-Counted in a moving window (app/rate_window.py: the `limits` library, the one Flask-Limiter is
+Counted in a moving window (app/base/rate_window.py: the `limits` library, the one Flask-Limiter is
 built on). Used directly rather than through Flask-Limiter's decorators: what is counted is a
 *failed* sign-in, known only once the API server has answered, and a token the API server
 accepted lately passes whatever the count, so a flood of bad tokens from an address everyone
@@ -8,7 +8,7 @@ shares (an ingress not named in trusted_proxies) never locks out users already k
 
 from __future__ import annotations
 
-from app.rate_window import MovingWindow
+from app.base.rate_window import MovingWindow
 
 PER_CLIENT = 10  # failed sign-ins per client address or IPv6 /64 (through the trusted proxies) per minute
 PER_TOKEN = 3  # failed sign-ins with one token per minute, from any address

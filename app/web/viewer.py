@@ -1,25 +1,29 @@
 """The viewer: what this request's user may do and see, asked once per request and read by the
 views and templates alike (``viewer`` in every template). One place answers "may this user
 change nodes", "may they read DRA objects", "how fresh is what they see", "who sets this
-resource": no page asks the runtime (app.runtime) or another blueprint for it; views reach the runtime
+resource": no page asks the runtime (app.runtime.cluster) or another blueprint for it; views reach the runtime
 as ``viewer().runtime``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from flask import abort, current_app, g
 
-from app import reads
 from app.domain.gpu_usage import Reading
 from app.domain.ownership import Ownership
 from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
-from app.runtime import Runtime
+from app.runtime import reads
+from app.runtime.cluster import Runtime
 from app.usage.poller import UsageStatus
 from app.web import clusters, process, security
+
+if TYPE_CHECKING:
+    from app.web.render_cache import RenderCaches
 
 DRA_READS = (("list", "resource.k8s.io/deviceclasses"), ("list", "resource.k8s.io/resourceslices"))
 
@@ -71,7 +75,7 @@ class Viewer:
     @cached_property
     def pending_count(self) -> int:
         """Unschedulable pods, for the navigation badge (none while pods are still being counted)."""
-        return self.runtime.pending_count() if self.freshness.synced else 0
+        return reads.pending_count(self.runtime) if self.freshness.synced else 0
 
     @cached_property
     def sick_count(self) -> int:
@@ -145,6 +149,10 @@ class Viewer:
 
     def unreadable_named(self) -> list[Unreadable]:
         return self.runtime.unreadable_named()
+
+    def render_caches(self) -> RenderCaches:
+        """The render caches of this request's cluster (each cluster its own set)."""
+        return process.of().render(self.runtime.name)
 
     def ownership(self, resource: str, node: str | None = None) -> Ownership:
         """Who sets ``resource`` (on ``node``) (app.domain.ownership)."""

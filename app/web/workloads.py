@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask import Response, request
 
-from app import reads
 from app.domain.workloads import WorkloadRow
 from app.domain.workloads_query import in_rows, parse
+from app.runtime import reads
 from app.web.export import UNTIL_COUNTED, csv_response, json_body
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
 from app.web.paging import paged

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from flask import abort, g, request
 
+from app.web import process
 from app.web.hx import Page
-from app.web.limits import limits
 from app.web.security import identity, refused
 from app.web.viewer import refuse_until_counted, viewer
 
@@ -21,7 +21,7 @@ def hold_a_write_slot() -> None:
     slow or stalled API server never starves the pages and the health checks. A change beyond
     that is refused at once (nothing is sent; the user retries), never queued or retried."""
     if request.method == "POST":
-        if not limits().write_slots.acquire(blocking=False):
+        if not process.of().limits.write_slots.acquire(blocking=False):
             refused("too many changes waiting on the API server", 503)
             abort(503, description=BUSY)
         g.write_slot = True
@@ -29,7 +29,7 @@ def hold_a_write_slot() -> None:
 
 def release_write_slot(_exc: BaseException | None) -> None:
     if g.pop("write_slot", False):
-        limits().write_slots.release()
+        process.of().limits.write_slots.release()
 
 
 def require_edit_right() -> None:

@@ -10,9 +10,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-from app.config import Settings
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.serving import serve_app
+from app.settings.config import Settings
 from extres_demo import cluster, demo_queues, kueue, testenv
 from extres_demo.dcgm_exporter import DcgmExporter
 from extres_demo.prometheus import PrometheusProcess, installed

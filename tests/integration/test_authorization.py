@@ -12,8 +12,8 @@ from bs4 import BeautifulSoup
 from kubernetes import client
 
 from app import create_app
-from app.config import Settings
 from app.serving import gunicorn_options
+from app.settings.config import Settings
 from app.web.process import of as process_of
 from app.web.security import safe_next
 from tests.helpers import browser, eventually

@@ -107,7 +107,7 @@ def test_chart_renders_lints_and_validates(name):
 def test_member_secrets_values_reach_the_app_and_let_it_list_secrets_in_their_namespace_alone(admin_api):
     """clusters.secrets: the app is told the namespace and label; applied to the API server, the
     chart's Role lets the app's account list Secrets there and do nothing else with any Secret."""
-    from app.config import Settings
+    from app.settings.config import Settings
 
     docs = render(VALUE_SETS["fleet-secrets"])
     [deploy] = [d for d in docs if d["kind"] == "Deployment"]
@@ -141,7 +141,7 @@ def test_member_secrets_values_reach_the_app_and_let_it_list_secrets_in_their_na
 def test_gpu_usage_values_reach_the_app_as_settings_it_accepts():
     """The chart's usage values become the app's settings, checked by the app's own parser; without
     a Prometheus URL none is set (no usage anywhere)."""
-    from app.config import Settings
+    from app.settings.config import Settings
 
     def env(values):
         [deploy] = [d for d in render(values) if d["kind"] == "Deployment"]
@@ -173,7 +173,7 @@ def test_member_clusters_are_mounted_by_name_and_the_app_may_read_no_secret():
     """Each member's kubeconfig is a file named by its cluster, mounted read-only from its Secret by
     the kubelet; the settings the app gets are the ones it accepts; no Role grants any right on
     Secrets (the app reads none through the API)."""
-    from app.config import Settings
+    from app.settings.config import Settings
 
     docs = render(VALUE_SETS["fleet"])
     [deploy] = [d for d in docs if d["kind"] == "Deployment"]

@@ -20,7 +20,8 @@ import pytest
 from bs4 import BeautifulSoup
 from kubernetes import client
 
-from app import create_app, workers
+from app import create_app
+from app.base import workers
 from app.web.process import of as process_of
 from extres_demo import testenv
 from tests.helpers import browser

@@ -12,7 +12,7 @@ import pytest
 from flask.sessions import SecureCookieSessionInterface
 from kubernetes import client
 
-from app.config import Settings
+from app.settings.config import Settings
 from tests.helpers import browser
 from tests.kube_helpers import create_node
 

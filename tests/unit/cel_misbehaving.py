@@ -5,8 +5,8 @@ import os
 import signal
 import time
 
-from app import cel_sandbox
 from app.domain import device_cel
+from app.sandbox import cel_sandbox
 
 _here = device_cel.evaluate_here
 

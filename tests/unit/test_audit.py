@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from app import audit, logs
+from app.base import audit, logs
 from app.web.security import client_address, networks
 
 

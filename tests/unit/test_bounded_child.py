@@ -1,4 +1,4 @@
-"""Both children (the selector sandbox, the usage refresh) start through app/bounded_child.py:
+"""Both children (the selector sandbox, the usage refresh) start through app/sandbox/bounded_child.py:
 isolated, with no setting or key of the parent's, in a directory it cannot write."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from app import bounded_child
+from app.sandbox import bounded_child
 
 
 def test_a_child_gets_no_setting_no_key_no_working_directory_and_its_limits(monkeypatch, tmp_path):

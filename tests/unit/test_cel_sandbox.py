@@ -1,4 +1,4 @@
-"""Selectors evaluated in a child process (app.cel_sandbox): the same answers as in the worker,
+"""Selectors evaluated in a child process (app.sandbox.cel_sandbox): the same answers as in the worker,
 and a crash, a stall or a memory blow-up costs the one pair that caused it, never the caller."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from app import bounded_child, cel_sandbox
 from app.domain import device_cel, selector_answers
 from app.domain.device_cel import Device, Unknown
+from app.sandbox import bounded_child, cel_sandbox
 
 GPU = "gpu.example.com"
 DEVICES = [Device(GPU, (("index", i),), (("memory", f"{8 * (i + 1)}Gi"),)) for i in range(6)]
@@ -127,7 +127,7 @@ def test_an_evaluation_past_the_budget_in_the_child_is_counted_in_the_parent(san
 
 
 def test_each_way_a_child_ends_is_told_apart_and_counted():
-    from app import bounded_child as bc
+    from app.sandbox import bounded_child as bc
 
     assert [bc.classify(code) for code in (-11, -9, bc.OVER_MEMORY, -15, -2, 1)] == [
         "crashed",

@@ -1,4 +1,4 @@
-"""What the log says of one cluster's contact (app/kube/api/contact.py, app/logs.py): one line when
+"""What the log says of one cluster's contact (app/kube/api/contact.py, app/base/logs.py): one line when
 it is lost, one when it is back, whatever the kinds and retries between; a refusal once per kind;
 every line logged about a cluster names it, in its background threads too."""
 
@@ -8,7 +8,7 @@ import io
 import json
 import logging
 
-from app import logs, workers
+from app.base import logs, workers
 from app.kube.api.contact import Contact
 
 KINDS = ("nodes", "pods", "resourceslices", "deviceclasses", "resourceclaims", "resourcequotas")

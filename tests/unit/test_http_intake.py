@@ -123,8 +123,8 @@ def test_a_connection_counts_against_its_address_or_its_64(peer, key):
 def test_the_forwarders_connections_are_not_limited_per_address():
     """Behind the chart's ingress every user arrives from the controller's few addresses: its
     kept-alive connections must not turn the next user away (the NetworkPolicy admits no one else)."""
-    from app.config import Settings
     from app.serving.http_intake import Limits
+    from app.settings.config import Settings
 
     limits = Limits.of(Settings(trusted_proxies=("127.0.0.1",), forwarders=("0.0.0.0/0", "::/0")))
     assert client_key(("10.244.1.7", 5000), limits.exempt) is None

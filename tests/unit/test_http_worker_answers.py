@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
+from app.metrics.tallies import ANSWERS_DROPPED
 from app.serving.http_intake import Budget, Limits
 from app.serving.http_worker import STALLED, BufferingWorker, Outbox
-from app.tallies import ANSWERS_DROPPED
 
 
 class NeverWritten:
@@ -58,7 +58,7 @@ def test_the_loop_cuts_the_stalled_readers_holding_the_most_until_the_budget_hol
 
 
 def test_the_dropped_answers_are_a_metric_of_the_process():
-    from app.metrics import _ProcessCounts
+    from app.metrics.families import _ProcessCounts
 
     [family] = [f for f in _ProcessCounts().collect() if f.name == "extres_intake_answers_dropped"]
     assert family.samples[0].value == ANSWERS_DROPPED.value

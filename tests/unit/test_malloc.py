@@ -26,7 +26,7 @@ def test_without_glibc_nothing_is_changed(monkeypatch: pytest.MonkeyPatch):
 def test_the_worker_tunes_them_before_it_allocates(monkeypatch: pytest.MonkeyPatch):
     calls: list[bool] = []
     monkeypatch.setattr(malloc, "tune", lambda: calls.append(True) or True)
-    from app.config import Settings
+    from app.settings.config import Settings
 
     gunicorn_options(Settings.from_env())["post_fork"](None, None)
     assert calls == [True]

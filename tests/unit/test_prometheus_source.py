@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from app import bounded_child
 from app.domain.usage_mapping import DCGM, KEY, SEPARATOR
+from app.sandbox import bounded_child
 from app.usage import refresh
 from app.usage.poller import UsagePoller, UsageUnavailable
 from app.usage.prometheus import Prometheus

@@ -18,7 +18,7 @@ def test_the_readme_is_an_entry_page_of_at_most_300_lines():
 def test_the_settings_table_is_made_from_settings():
     script = runpy.run_path(str(ROOT / "scripts" / "settings_table.py"))
     assert script["main"](["--check"]) == 0, "run python scripts/settings_table.py"
-    from app.config import Settings
+    from app.settings.config import Settings
 
     text = README.read_text()
     for name in Settings.names():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.config import Settings
+from app.settings.config import Settings
 
 
 @pytest.mark.parametrize("entry", ["10.0.0.0/8", "0.0.0.0/0", "fd00::/64", "not-an-address"])

@@ -22,7 +22,7 @@ print(json.dumps({"status": status, "loaded": loaded}))
 MASTER = """
 import json, sys
 from app import cli, serving
-from app.config import Settings
+from app.settings.config import Settings
 serving.gunicorn_options(Settings.from_env())
 print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
 """

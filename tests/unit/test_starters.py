@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app import workers
+from app.base import workers
 from app.kube.api.capacity_log import CapacityLog
 from app.kube.api.revocations import Revocations
 

@@ -1,6 +1,6 @@
 """The usage poller never stops on an error: an unexpected one (the child could not be started,
 its answer not read) is logged and said like a Prometheus failure, the last reading stays, and
-the next round comes as usual, in a thread app.workers started."""
+the next round comes as usual, in a thread app.base.workers started."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from app.kube.api.freshness import Freshness
 from app.kube.api.revocations import Revocations
 from app.kube.api.watch_wire import EVENT
 from app.kube.wire.reading import Unreadable, UnreadableLog, readers
-from app.metrics import ClusterCollector
+from app.metrics.families import ClusterCollector
 
 
 def watched(cache: ClusterCache) -> SimpleNamespace:

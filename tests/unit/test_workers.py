@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from app import workers
+from app.base import workers
 
 
 def test_a_loop_goes_on_after_a_failure_and_stops_when_told():

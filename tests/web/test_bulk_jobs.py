@@ -92,7 +92,7 @@ def test_a_job_is_its_users_on_its_cluster_alone(make_app, nodes):
     """Token mode, token-user signed in on the local cluster and on member b: the job started on
     the local cluster is not b's, b's pages neither show nor stop it, and signing out of b stops
     nothing here (it cancelled a 300-node job before)."""
-    from app.runtime import Runtime
+    from app.runtime.cluster import Runtime
     from tests.web.fake import FakeCluster
 
     app = make_app(auth_mode="token")

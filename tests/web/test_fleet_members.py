@@ -10,8 +10,8 @@ import logging
 
 import yaml
 
-from app.fleet import Fleet
 from app.kube.api.errors import Unavailable
+from app.runtime.fleet import Fleet
 from app.web.process import of as process_of
 
 
@@ -38,7 +38,7 @@ def test_a_folders_members_follow_its_files(make_app, tmp_path, caplog):
     (tmp_path / "d").write_bytes(kubeconfig("https://10.0.0.8:6443"))  # new
     assert "cluster bad: refused (exec)" in caplog.text
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="app.fleet"):
+    with caplog.at_level(logging.WARNING, logger="app.runtime.fleet"):
         fleet.sync()
         fleet.sync()
     assert sorted(fleet.members) == ["c", "d"]
@@ -61,7 +61,7 @@ def test_labelled_secrets_are_members_read_again_and_kept_when_the_list_fails(ma
     assert sorted(fleet.members) == ["b", "twin"]
     assert [(r.cluster, r.rule) for r in fleet.refused] == [("twin", "name")]
     cluster.member_secrets = Unavailable("the API server did not answer")
-    with caplog.at_level(logging.WARNING, logger="app.fleet"):
+    with caplog.at_level(logging.WARNING, logger="app.runtime.fleet"):
         fleet.sync()
     assert sorted(fleet.members) == ["b", "twin"]  # kept
     assert "member clusters not read again: the API server did not answer" in caplog.text

@@ -15,7 +15,7 @@ from bs4 import BeautifulSoup
 from werkzeug.exceptions import NotFound
 
 from app.kube.api.freshness import Freshness
-from app.runtime import Runtime
+from app.runtime.cluster import Runtime
 from app.web.process import of as process_of
 from tests.helpers import browser
 from tests.web.fake import FakeCluster
@@ -227,7 +227,7 @@ def test_a_single_cluster_install_shows_no_fleet(client, cluster):
 def test_with_members_every_clusters_metrics_are_labelled_and_each_family_is_declared_once(two):
     from prometheus_client.parser import text_string_to_metric_families
 
-    from app import bounded_child
+    from app.sandbox import bounded_child
     from app.web import metrics_exposition
 
     app, _ = two
@@ -282,8 +282,8 @@ def test_a_single_cluster_scrape_is_as_it_always_was(app, cluster):
 def test_with_a_shared_prometheus_each_cluster_asks_for_its_own_series_alone(make_app, cluster, tmp_path):
     """EXTRES_PROMETHEUS_CLUSTER_LABEL: every usage query of a cluster selects its series by that
     label (members read usage there too); without it a member reads none."""
-    from app.config import Settings
-    from app.fleet import Fleet
+    from app.runtime.fleet import Fleet
+    from app.settings.config import Settings
     from tests.web.test_gpu_usage_views import StandInSource
 
     shared = Settings.from_env(

@@ -52,7 +52,7 @@ def test_a_pending_pod_asking_for_two_shares_is_warned(client, cluster):
 
 
 def test_the_node_page_and_the_metrics_tell_shares_from_devices(client, cluster):
-    from app.node_metrics import NodeFamilies
+    from app.metrics.nodes import NodeFamilies
 
     cluster.node("sliced", {GPU: "80"}, labels=plugin_labels(8, 10, "time-slicing"))
     cluster.node("whole", {GPU: "8"})

@@ -134,7 +134,7 @@ def test_pending_pods_coming_and_going_leave_the_grid_memo_alone(app, client, cl
     """Each page asks for the known resource names (the picker), which change with the pending
     pods: their memo is apart from the grids', so the grid stays memoised through that churn."""
     client.get("/")
-    grids = process_of(app).local.memos["grid"]  # the read model's (app.reads.grid)
+    grids = process_of(app).local.memos["grid"]  # the read model's (app.runtime.reads.grid)
     version = (id(cluster.store), cluster.store.rows_version)
     kept = dict(grids.at(version))
     assert kept, "the overview memoised its grid"

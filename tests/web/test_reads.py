@@ -1,4 +1,4 @@
-"""The read model (app/reads.py): each read names store versions that exist, is kept while they
+"""The read model (app/runtime/reads.py): each read names store versions that exist, is kept while they
 hold, made again when one moves, and kept apart per runtime (two clusters never share a value)."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import inspect
 
 import pytest
 
-from app import reads
-from app.config import Settings
 from app.domain.overview import Filters
 from app.kube.state.store import Store
-from app.runtime import Runtime
+from app.runtime import reads
+from app.runtime.cluster import Runtime
+from app.settings.config import Settings
 from tests.web.fake import FakeCluster
 
 R = "example.com/dongle"

@@ -90,7 +90,7 @@ def test_a_host_the_dashboard_is_not_served_under_is_refused_before_anything_els
 
 
 def test_an_allowed_host_that_is_not_one_stops_the_start_naming_the_setting():
-    from app.config import Settings
+    from app.settings.config import Settings
 
     with pytest.raises(ValueError, match="EXTRES_ALLOWED_HOSTS: 'a/b' is not a host name"):
         Settings.from_env({"EXTRES_ALLOWED_HOSTS": "localhost,a/b"})

@@ -1,13 +1,13 @@
-"""The runtime (app/runtime.py): built from Settings, one ``start`` and one ``stop`` in its listed
+"""The runtime (app/runtime/cluster.py): built from Settings, one ``start`` and one ``stop`` in its listed
 order, the selector evaluator given to the store, and nothing it started left running."""
 
 from __future__ import annotations
 
-from app import workers
-from app.config import Settings
+from app.base import workers
 from app.domain.devices import ClassFacts
 from app.kube.wire.dra import ClassView
-from app.runtime import ORDER, Runtime
+from app.runtime.cluster import ORDER, Runtime
+from app.settings.config import Settings
 from tests.web.fake import FakeCluster
 from tests.web.test_dra_views import GPU, R, devices
 from tests.web.test_gpu_usage_views import PROMETHEUS, StandInSource

@@ -12,10 +12,10 @@ import sys
 import pytest
 from bs4 import BeautifulSoup
 
-from app import cel_sandbox
 from app.domain import selector_answers
 from app.domain.devices import ClassFacts
 from app.kube.wire.dra import ClassView
+from app.sandbox import cel_sandbox
 from app.web.process import of as process_of
 from tests.web.test_dra_views import GPU, R, devices
 

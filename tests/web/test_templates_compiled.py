@@ -23,7 +23,7 @@ def test_the_templates_compile_once_every_pod_is_counted_not_while_the_lists_dec
     import threading
 
     import app.web as web
-    from app import workers
+    from app.base import workers
     from app.kube.api.freshness import Freshness
 
     said: list[str] = []

@@ -43,7 +43,7 @@ def test_unhealthy_shares_are_said_in_gpus_with_the_shares_beside(client, cluste
 
 
 def test_the_per_node_family_carries_the_lost_capacity_only_where_there_is_some(cluster):
-    from app.node_metrics import NodeFamilies
+    from app.metrics.nodes import NodeFamilies
 
     cluster.node("gpu-1", {GPU: "8"}, allocatable={GPU: "6"})
     cluster.node("gpu-2", {GPU: "8"})

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from urllib3 import HTTPHeaderDict
 
+from app.base.rate_window import MovingWindow
 from app.kube.api import raw
 from app.kube.api.client import api_client
 from app.kube.api.errors import Busy, Forbidden, KubeError, Unauthorized, Unavailable, refused, translate
-from app.rate_window import MovingWindow
 
 if TYPE_CHECKING:
     from kubernetes import client
@@ -127,7 +127,7 @@ class Access:
         self._lock = threading.Lock()
         # the budget for tokens not in the cache above: a stream of random tokens (a sign-in form,
         # an Authorization header on any path) costs the API server at most this many reviews;
-        # a moving window (app/rate_window.py)
+        # a moving window (app/base/rate_window.py)
         self._unknown = reviews_per_minute
         self._per_client = min(REVIEWS_PER_CLIENT, reviews_per_minute)
         self._budget = MovingWindow()

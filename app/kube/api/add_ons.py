@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from app import workers
+from app.base import workers
 from app.kube.api.errors import NotFound, refused, translate
 from app.kube.api.queue_positions import INTERVAL as POSITIONS_INTERVAL
 from app.kube.api.queue_positions import QueuePositions

@@ -18,7 +18,7 @@ from typing import Any
 
 from kubernetes import client
 
-from app import workers
+from app.base import workers
 from app.domain.accounting import resize_rule
 from app.kube.api.add_ons import DRA_KINDS, KUEUE_KINDS, AddOns
 from app.kube.api.contact import Contact

@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING
 
-from app import workers
+from app.base import workers
 from app.domain.accounting import extended_only
 from app.domain.capacity_log import (
     DAY_KEY,

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from app import audit
+from app.base import audit
 from app.domain.selector_answers import Answers
 from app.kube.api import raw
 from app.kube.api.access import Access, Identity

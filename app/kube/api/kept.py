@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from app import workers
+from app.base import workers
 from app.kube.api.errors import KubeError, Unavailable, translate
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from app import workers
+from app.base import workers
 from app.kube.api.errors import TooLong
 from app.kube.api.raw import HELD, Held, body, get
 from app.kube.state.pod_index import PodIndex

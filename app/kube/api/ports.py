@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from app import audit
+    from app.base import audit
     from app.domain.admission import Namespace
     from app.domain.pod_details import PodDetails
     from app.kube.api.access import Identity

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from app import workers
+from app.base import workers
 from app.kube.api import raw
 from app.kube.api.errors import TooLong, translate
 

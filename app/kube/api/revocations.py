@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from app import workers
+from app.base import workers
 from app.domain.numbers import bounded_int
 from app.kube.api.configmap_doc import ConfigMapDoc
 from app.kube.api.errors import KubeError, Unavailable

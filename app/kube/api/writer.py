@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from app import audit
+from app.base import audit
 from app.domain import changes
 from app.domain.capacity_log import attributed
 from app.domain.quantity import QuantityError, parse_count

@@ -8,9 +8,9 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from app.base.memo import VersionedMemo
 from app.domain.queues import Node, Position, QueuesReport, QuotaWait, Workload, report, waiting
 from app.kube.wire.kueue import LocalQueueView, WorkloadView
-from app.memo import VersionedMemo
 
 QUEUE_KINDS = ("workloads", "localqueues", "clusterqueues", "resourceflavors")
 

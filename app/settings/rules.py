@@ -1,4 +1,4 @@
-"""The checks of the settings that one field's type does not say (app.config calls ``check``
+"""The checks of the settings that one field's type does not say (app.settings.config calls ``check``
 once a Settings is made): key lengths, trusted proxies, names, selectors, the usage mappings,
 the stores' shapes, and what several replicas need. Each message names its variable."""
 
@@ -7,14 +7,11 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from app.domain.hosts import entry_error
 from app.domain.names import is_dns_label
 from app.domain.usage_mapping import DCGM, UsageMapping, mappings_from
-
-if TYPE_CHECKING:
-    from app.config import Settings
 
 PREFIX = "EXTRES_"
 MIN_KEY_BYTES = 32
@@ -22,7 +19,43 @@ LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,127}")
 SELECTOR = re.compile(r"[A-Za-z0-9._/=!, ()-]{1,256}")
 
 
-def check(s: Settings) -> None:
+class Checked(Protocol):
+    """The settings these rules read (a Settings, named by its fields: the rules import nothing of
+    the module that calls them)."""
+
+    @property
+    def secret_key(self) -> str: ...
+    @property
+    def history_key(self) -> str: ...
+    @property
+    def trusted_proxies(self) -> tuple[str, ...]: ...
+    @property
+    def forwarders(self) -> tuple[str, ...]: ...
+    @property
+    def allowed_hosts(self) -> tuple[str, ...]: ...
+    @property
+    def prometheus_cluster_label(self) -> str: ...
+    @property
+    def clusters_namespace(self) -> str | None: ...
+    @property
+    def clusters_selector(self) -> str: ...
+    @property
+    def cluster_name(self) -> str: ...
+    @property
+    def usage_mappings(self) -> str: ...
+    @property
+    def prometheus_url(self) -> str | None: ...
+    @property
+    def history_store(self) -> str: ...
+    @property
+    def session_store(self) -> str | None: ...
+    @property
+    def auth_mode(self) -> str: ...
+    @property
+    def replicas(self) -> int: ...
+
+
+def check(s: Checked) -> None:
     """Raises ValueError naming the first setting that breaks its rule."""
     for name in ("secret_key", "history_key"):  # a short key can be guessed
         if (key := getattr(s, name)) and len(key.encode()) < MIN_KEY_BYTES:

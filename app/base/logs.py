@@ -3,7 +3,7 @@
 The configuration is a ``logging.config.dictConfig`` dict, given to gunicorn as its
 ``logconfig_dict`` (``app.serving.gunicorn_options``), so it is in force wherever gunicorn loads
 the app: the container's command line and ``extres serve`` alike. The formatter is
-python-json-logger's; an audit record's fields (``app.audit``) stand at the top level of its line.
+python-json-logger's; an audit record's fields (``app.base.audit``) stand at the top level of its line.
 
 Access logs (a line per request, each 5-second poll of every open tab included) are off unless
 ``EXTRES_ACCESS_LOG`` is set.
@@ -49,7 +49,7 @@ class Formatter(JsonFormatter):
 
 
 # the cluster what is being done is about: set for a request (its path's cluster) and around a
-# cluster's start, whose threads inherit it (app.workers); every line logged then names it
+# cluster's start, whose threads inherit it (app.base.workers); every line logged then names it
 CLUSTER: ContextVar[str] = ContextVar("extres_cluster", default="")
 
 

@@ -2,7 +2,7 @@
 cache, Kueue's queues, selectors, and what its use counts: requests to its pages, its API errors,
 its usage refreshes and GPU usage) with a ``cluster`` label, this cluster's too, then the
 process's own counts (child exits, dropped answers, too-costly selectors) once, unlabelled.
-Without members the scrape is exactly a single cluster's (app.metrics.Metrics.exposition),
+Without members the scrape is exactly a single cluster's (app.metrics.families.Metrics.exposition),
 labels and all."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
-from app.fleet import Fleet
-from app.metrics import PROCESS
-from app.node_metrics import NodeFamilies, merged
+from app.metrics.families import PROCESS
+from app.metrics.nodes import NodeFamilies, merged
+from app.runtime.fleet import Fleet
 
 
 class Labelled(Collector):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.config import Settings
+from app.settings.config import Settings
 
 REPEATED = "X-Extres-Repeated-Header"
 

@@ -3,7 +3,7 @@ say) and the members whose kubeconfigs its sources give: the files of ``EXTRES_C
 (one each, named by the cluster; the chart mounts member Secrets there by name) and the Secrets
 of ``EXTRES_CLUSTERS_NAMESPACE`` that carry the label ``EXTRES_CLUSTERS_SELECTOR`` names
 (app.kube.api.member_secrets). Each member's kubeconfig is read as hostile
-(app.domain.member_kubeconfig) and, once accepted, is a runtime of its own (app.runtime): its
+(app.domain.member_kubeconfig) and, once accepted, is a runtime of its own (app.runtime.cluster): its
 own watches, store, selector evaluator and metrics, connected with its own credentials only. A
 refused one is named with its rule on the fleet page and in the log, its kubeconfig never shown.
 
@@ -22,11 +22,11 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
-from app import workers
+from app.base import workers
 from app.domain import member_kubeconfig
 from app.domain.member_kubeconfig import Refused
 from app.kube.api.errors import KubeError
-from app.runtime import Runtime
+from app.runtime.cluster import Runtime
 
 log = logging.getLogger(__name__)
 MAX_MEMBERS = 50

@@ -18,12 +18,12 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from app import bounded_child
 from app.domain import device_cel
 from app.domain.quantity import QuantityError, parse_quantity
 from app.domain.scheduler_message import parse_scheduler_message
-from app.node_metrics import NodeFamilies
-from app.tallies import ANSWERS_DROPPED
+from app.metrics.nodes import NodeFamilies
+from app.metrics.tallies import ANSWERS_DROPPED
+from app.sandbox import bounded_child
 
 if TYPE_CHECKING:
     from app.domain.idle_pods import Idle
@@ -262,7 +262,7 @@ class Metrics:
     """One cluster's families: the cluster collector's (its store), its instruments (requests to
     its pages, its API errors, its usage refreshes and GPU usage) and the per-node families kept
     as text; ``exposition`` is what a scrape of a single-cluster dashboard gets, the process's
-    own counts included (app/fleet_metrics.py labels each cluster's where there are several)."""
+    own counts included (app/runtime/fleet_metrics.py labels each cluster's where there are several)."""
 
     def __init__(self, cluster: Callable[[], ClusterPort | None], answers: Answers) -> None:
         self._cluster = cluster

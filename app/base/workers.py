@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 def start(name: str, work: Callable[[], object]) -> threading.Thread:
     """Run ``work`` once in a daemon thread named ``extres-<name>``, in a copy of the starting
-    thread's context (the cluster its log lines are about: app.logs)."""
+    thread's context (the cluster its log lines are about: app.base.logs)."""
     context = contextvars.copy_context()
 
     def run() -> None:

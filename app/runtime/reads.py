@@ -1,6 +1,6 @@
 """The read model: one function per thing a page shows that is made from a runtime's store, each
 declaring the store versions it depends on (``kept``), kept while they hold in the one memo
-facility (app.memo.VersionedMemo, one per read per runtime). Views parse their arguments, call a
+facility (app.base.memo.VersionedMemo, one per read per runtime). Views parse their arguments, call a
 read with the runtime and them, and render: no store hop, no key building. The fleet page reads
 the same functions for every cluster's runtime.
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
+from app.base.memo import VersionedMemo
 from app.domain.gpu_sharing import Physical, physical
 from app.domain.overview import Filters, Grid, NodeRow, build_grid, without_dra
 from app.domain.queues import GatedPod, WaitingCounts, waiting_counts
@@ -21,7 +22,7 @@ from app.domain.room import Room, room, shared_tolerations
 from app.domain.sick_devices import SickDevices, sick_devices
 from app.domain.strip import Entry, strip, waiting
 from app.domain.workloads import WorkloadRow, group
-from app.memo import VersionedMemo
+from app.kube.api.errors import KubeError
 
 if TYPE_CHECKING:
     from app.domain.accounting import Amounts
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from app.kube.state.devices import ClaimHolding
     from app.kube.state.dra_index import ClassRow, DeviceRow
     from app.kube.wire.projections import NodeView, PodView, QuotaView
-    from app.runtime import Runtime
+    from app.runtime.cluster import Runtime
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -255,6 +256,15 @@ def waiting_things(runtime: Runtime) -> WaitingCounts:
     gated = map(gated_pod, store.objects.gated_pods())
     quota = [q.workload for q in store.queues.waiting()]
     return waiting_counts(store.objects.unschedulable_count(), gated, quota)
+
+
+def pending_count(runtime: Runtime) -> int:
+    """Everything that waits, each thing once, for the navigation badge (0 when there is no
+    cluster to ask)."""
+    try:
+        return waiting_things(runtime).total
+    except KubeError:
+        return 0
 
 
 def gated_pod(pod: PodView) -> GatedPod:

@@ -9,7 +9,7 @@ time, outcome, request_id, user, groups, client, cluster, node, resource, old, n
 (``cluster``: the name of the cluster the decision was about, ``EXTRES_CLUSTER_NAME`` for the
 dashboard's own one, a member's name for a member's.)
 
-plus a few details (the action, the HTTP status, a reason). ``app.logs`` writes it as one JSON
+plus a few details (the action, the HTTP status, a reason). ``app.base.logs`` writes it as one JSON
 line (control characters escaped by the encoder, whatever a node or a user name holds).
 
 Who and from where come from the web layer as a ``Who``: the user and groups as verified (never

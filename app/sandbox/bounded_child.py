@@ -1,5 +1,5 @@
 """A Python child process that trusts nothing it need not: the selector evaluator
-(app/cel_sandbox.py) and the GPU usage refresh (app/usage/refresh.py) are each started here.
+(app/sandbox/cel_sandbox.py) and the GPU usage refresh (app/usage/refresh.py) are each started here.
 
 * ``python -I``: no ``PYTHON*`` variable, no user site-packages, nothing imported from the
   working directory; the child imports the same ``app`` package as its parent, by path;

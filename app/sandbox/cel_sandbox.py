@@ -34,10 +34,10 @@ import time
 import weakref
 from typing import IO, Any
 
-from app import bounded_child
 from app.domain import device_cel, selector_answers
 from app.domain.device_cel import Pairs, Unknown
 from app.domain.selector_answers import NOT_CHECKED
+from app.sandbox import bounded_child
 
 log = logging.getLogger(__name__)
 MEMORY_LIMIT = 1 << 30  # bytes of address space the child may map
@@ -51,7 +51,7 @@ _HEADER = struct.Struct("!I")
 class Sandbox:
     """One child process at a time; callers take turns (a lock)."""
 
-    module = "app.cel_sandbox"
+    module = "app.sandbox.cel_sandbox"
 
     def __init__(self, memory_limit: int = MEMORY_LIMIT, answer_timeout: float = ANSWER_TIMEOUT) -> None:
         self.answer_timeout = answer_timeout

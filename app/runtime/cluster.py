@@ -4,7 +4,7 @@ reader, the history writer), the GPU usage poller and its child, the metrics; an
 pages read from them that are not one store read (idle pods, who sets a resource, freshness).
 
 The web reaches it through the viewer (app.web.viewer). Every thread it starts goes through
-app.workers, every child through app.bounded_child."""
+app.base.workers, every child through app.sandbox.bounded_child."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import threading
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from app import cel_sandbox, logs, reads
-from app.config import Settings
+from app.base import logs
+from app.base.memo import VersionedMemo
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
 from app.domain.gpu_usage import PodKey, Reading
@@ -26,8 +26,9 @@ from app.kube.api.cluster_config import ClusterConfig
 from app.kube.api.errors import KubeError
 from app.kube.api.freshness import Freshness
 from app.kube.wire.reading import Unreadable
-from app.memo import VersionedMemo
-from app.metrics import Metrics
+from app.metrics.families import Metrics
+from app.sandbox import cel_sandbox
+from app.settings.config import Settings
 from app.usage import refresh
 from app.usage.poller import Source, UsagePoller, UsageStatus
 
@@ -69,7 +70,7 @@ class Runtime:
             cluster.store.devices.answer_with(self.answers)
         self.metrics = Metrics(lambda: self._cluster, self.answers)
         self.shapes = ShapeCache()  # pending pods' and planned shapes, with their per-node results
-        self.memos: dict[str, VersionedMemo] = {}  # the read model's, one per read (app.reads)
+        self.memos: dict[str, VersionedMemo] = {}  # the read model's, one per read (app.runtime.reads)
         self._lock = threading.Lock()
         self._started = False
         # None: no Prometheus set, no usage anywhere
@@ -282,14 +283,6 @@ class Runtime:
             return self.cluster.dra_state()
         except KubeError:
             return "unknown"
-
-    def pending_count(self) -> int:
-        """Everything that waits, each thing once (app.domain.queues.waiting_counts), for the
-        navigation badge (0 when there is no cluster)."""
-        try:
-            return reads.waiting_things(self).total
-        except KubeError:
-            return 0
 
 
 def _time(text: str) -> datetime:

@@ -16,10 +16,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from app import settings_rules
 from app.domain.device_plugins import DEFAULT_DEVICE_PLUGIN_PATTERNS
 from app.domain.usage_mapping import UsageMapping
-from app.settings_rules import PREFIX
+from app.settings import rules as settings_rules
+from app.settings.rules import PREFIX
 
 LISTS = (
     "previous_secret_keys",
@@ -181,7 +181,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
         return tuple(m.narrowed(label, self.cluster_name) for m in found) if label else found
 
     def __post_init__(self) -> None:
-        """The checks one field's type does not say (app.settings_rules); each names its variable."""
+        """The checks one field's type does not say (app.settings.rules); each names its variable."""
         settings_rules.check(self)
 
     def __repr__(self) -> str:
