@@ -41,6 +41,7 @@ from prometheus_client import CollectorRegistry, generate_latest  # noqa: E402
 
 from app import create_app  # noqa: E402
 from app.domain.usage_mapping import DCGM  # noqa: E402
+from app.runtime import reads  # noqa: E402
 from app.serving import malloc  # noqa: E402
 from app.usage.prometheus import Prometheus  # noqa: E402
 from app.web.process import of as process_of  # noqa: E402
@@ -214,7 +215,7 @@ def main() -> None:
             f"+{', +'.join(f'{g:.1f}' for g in grown)} MiB (baseline {rss_before / 2**20:.0f} MiB)",
             flush=True,
         )
-        idle = process_of(usage_app).local.idle_pods()
+        idle = reads.idle_pods(process_of(usage_app).local)
         print(
             f"idle pods: {len(idle)}, "
             f"{sum(i.device_hours for i in idle):.1f} GPU-hours held idle in the window"

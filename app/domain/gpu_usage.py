@@ -115,7 +115,7 @@ class Busy:
     devices: int
 
 
-@dataclass
+@dataclass(eq=False)  # one refresh is itself alone: hashed by identity (a read kept per reading)
 class Reading:
     """One refresh: every covered device, with what pages ask of it kept ready (busy per node,
     per pod, cluster-wide), for each mapping."""

@@ -1,7 +1,7 @@
 """What runs for one cluster, built from Settings, with one ``start`` and one ``stop``: the
 selector evaluator and its kept answers, the cluster (its watches and store, the revocation
 reader, the history writer), the GPU usage poller and its child, the metrics; and the answers
-pages read from them that are not one store read (idle pods, who sets a resource, freshness).
+what the reads (app.runtime.reads) read: handles and their lifecycle, no answers of its own.
 
 The web reaches it through the viewer (app.web.viewer). Every thread it starts goes through
 app.base.workers, every child through app.sandbox.bounded_child."""
@@ -18,19 +18,16 @@ from app.base.memo import VersionedMemo
 from app.domain.device_plugins import DevicePluginRule
 from app.domain.diagnosis import ShapeCache
 from app.domain.gpu_usage import PodKey, Reading
-from app.domain.idle_pods import Holding, Idle, idle
 from app.domain.member_kubeconfig import Member
-from app.domain.ownership import Ownership, ownership_of, ownership_on
 from app.domain.usage_mapping import UsageMapping
 from app.kube.api.cluster_config import ClusterConfig
 from app.kube.api.errors import KubeError
-from app.kube.api.freshness import Freshness
-from app.kube.wire.reading import Unreadable
 from app.metrics.families import Metrics
+from app.runtime import reads
 from app.sandbox import cel_sandbox
 from app.settings.config import Settings
 from app.usage import refresh
-from app.usage.poller import Source, UsagePoller, UsageStatus
+from app.usage.poller import Source, UsagePoller
 
 if TYPE_CHECKING:
     from app.kube.api.capacity_log import CapacityLog
@@ -75,7 +72,6 @@ class Runtime:
         self._started = False
         # None: no Prometheus set, no usage anywhere
         self.usage = self._usage_poller(settings, usage_source)
-        self._idle: tuple[Reading, tuple[int, int], list[Idle]] | None = None  # by its inputs
 
     # ---- start and stop ----------------------------------------------------------------------
     def start(self, first_sync_wait: float = 0) -> None:
@@ -182,7 +178,7 @@ class Runtime:
             return refresh.collect(source, job(), datetime.now(UTC))
 
         poller = UsagePoller(fetch, s.usage_refresh_seconds, on_refresh=self.metrics.usage_refreshed)
-        self.metrics.watch_usage(self.usage_status, self.idle_pods)
+        self.metrics.watch_usage(lambda: reads.usage_status(self), lambda: reads.idle_pods(self))
         return poller
 
     def _pod_nodes(self) -> dict[PodKey, str]:
@@ -199,95 +195,3 @@ class Runtime:
             return self.cluster.store.device_room(lambda r: any(m.covers(r) for m in mappings))
         except KubeError:
             return None
-
-    def usage_status(self) -> UsageStatus | None:
-        """GPU usage as last read (None when no Prometheus is set: pages show no usage at all)."""
-        return self.usage.status() if self.usage is not None else None
-
-    def idle_pods(self, reading: Reading | None = None) -> list[Idle]:
-        """Running pods whose GPUs stayed under the idle threshold over the window, most
-        device-hours first, as of ``reading`` (a page passes the one it shows; default: the
-        last one; none without one)."""
-        if reading is None:
-            status = self.usage_status()
-            reading = status.reading if status is not None else None
-        if reading is None:
-            return []
-        try:
-            store = self.cluster.store
-        except KubeError:
-            return []
-
-        def holding(key: PodKey) -> Holding | None:
-            pod = store.objects.pod(*key)
-            if pod is None or not pod.counts:
-                return None
-            owner = f"{pod.owner.kind}/{pod.owner.name}" if pod.owner and pod.owner.name else ""
-            return Holding(pod.namespace, pod.name, pod.node_name, _time(pod.created), owner)
-
-        version = (store.rows_version, store.holders_version)  # holders come, go, move, change owner
-        kept = self._idle
-        if kept is not None and kept[0] is reading and kept[1] == version:
-            return kept[2]
-        found = idle(reading, holding, self.settings.idle_threshold_percent, reading.taken)
-        self._idle = (reading, version, found)
-        return found
-
-    def idle_held(self, reading: Reading | None = None) -> dict[str, int]:
-        """Per node, the GPUs its idle pods hold (``idle_pods``; shares of one GPU add up to it)."""
-        found: dict[str, float] = {}
-        for i in self.idle_pods(reading):
-            found[i.holding.node] = found.get(i.holding.node, 0) + i.devices
-        return {node: round(n) for node, n in found.items() if round(n)}
-
-    # ---- what pages read beside the store ---------------------------------------------------
-    def freshness(self) -> Freshness:
-        try:
-            return self.cluster.freshness()
-        except KubeError as exc:
-            return Freshness(synced=False, stale=True, age_seconds=None, error=exc.message)
-
-    def unreadable_named(self) -> list[Unreadable]:
-        """A few of the objects the cache could not read (kind, name, where it failed)."""
-        try:
-            return self.cluster.unreadable_named()
-        except KubeError:
-            return []
-
-    def ownership(self, resource: str, node: str | None = None) -> Ownership:
-        """Who sets ``resource``'s amount (app.domain.ownership), on ``node`` when one is in
-        question (as the scheduler decides there: its status first, else DRA devices there),
-        else the name's owner: the one rule for every page that offers or describes a change."""
-
-        def dra_class_for(name: str) -> str | None:
-            try:
-                return self.cluster.store.devices.class_for(name)
-            except KubeError:
-                return None
-
-        if node is None:
-            return ownership_of(resource, self.device_plugins.owns, dra_class_for)
-        try:
-            here, dra_class = self.cluster.store.devices.served_on(node, resource)
-        except KubeError:
-            here, dra_class = None, None
-        return ownership_on(resource, here, dra_class, self.device_plugins.owns, dra_class_for)
-
-    def read_only(self, resource: str, node: str | None = None) -> str | None:
-        """What sets ``resource``'s amount (on ``node``) instead of this dashboard, if anything: a
-        device plugin (the kubelet rewrites it) or DRA devices (their driver publishes them)."""
-        return self.ownership(resource, node).source or None
-
-    def dra_state(self) -> str:
-        try:
-            return self.cluster.dra_state()
-        except KubeError:
-            return "unknown"
-
-
-def _time(text: str) -> datetime:
-    """An RFC 3339 time from the API (a pod's creation), or the epoch where it is not one."""
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        return datetime.fromtimestamp(0, UTC)

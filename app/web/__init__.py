@@ -13,6 +13,7 @@ from werkzeug.wrappers import Response
 from app.base import workers
 from app.kube.api.errors import Busy, KubeError, http_status
 from app.kube.api.ports import ClusterPort
+from app.runtime import reads
 from app.runtime.cluster import Runtime
 from app.runtime.fleet import Fleet
 from app.runtime.fleet_metrics import FleetMetrics
@@ -121,7 +122,7 @@ def on_worker_start(app: Flask) -> None:
     def start() -> None:
         process.of(app).fleet.start()  # the local runtime first, then each member's
         runtime = process.of(app).local
-        workers.until(lambda: runtime.freshness().synced, COMPILE_AFTER, interval=0.1)
+        workers.until(lambda: reads.freshness(runtime).synced, COMPILE_AFTER, interval=0.1)
         compile_templates(app)
 
     workers.start("connect", start)

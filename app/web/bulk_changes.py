@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
@@ -89,7 +90,9 @@ def _parse_bulk(form: Any) -> tuple[str, str, int | None, list[NodeView]]:
     """The bulk form (app.domain.bulk_form) over the nodes held: (action, resource, count, the
     target nodes); raises ChangeError."""
     state = viewer().runtime
-    change = parse_bulk(form, reads.node_labels(state), state.read_only, state.settings.max_quantity)
+    change = parse_bulk(
+        form, reads.node_labels(state), partial(reads.read_only, state), state.settings.max_quantity
+    )
     targets = [n for t in change.targets if (n := reads.node_view(state, t)) is not None]
     return change.action, change.resource, change.count, targets
 

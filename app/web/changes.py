@@ -163,7 +163,7 @@ def _validated_set(name: str, values: dict[str, str]) -> tuple[str, int, int | N
     return validate_set(
         *values.values(),
         maximum=viewer().runtime.settings.max_quantity,
-        owner=lambda r: viewer().runtime.read_only(r, name),  # as the scheduler sees it on this node
+        owner=lambda r: reads.read_only(viewer().runtime, r, name),  # as the scheduler sees it on this node
     )
 
 
@@ -221,7 +221,7 @@ def confirm_remove(name: str) -> str | Response:
     state = viewer().runtime
     node = _node_or_404(name)
     resource = request.args.get("resource", "")
-    if msg := validate_resource(resource, lambda r: state.read_only(r, name)):
+    if msg := validate_resource(resource, lambda r: reads.read_only(state, r, name)):
         abort(422, description=msg)
     if resource not in node.capacity:
         # Forward or Reload after the remove, or someone else's: the node page says how it is now
@@ -238,7 +238,9 @@ def remove_resource(name: str) -> Response | tuple[str, int, dict[str, str]]:
     form = request.form
     try:
         resource, expected = validate_remove(
-            form.get("resource", ""), form.get("expected"), lambda r: viewer().runtime.read_only(r, name)
+            form.get("resource", ""),
+            form.get("expected"),
+            lambda r: reads.read_only(viewer().runtime, r, name),
         )
     except ChangeError as exc:
         abort(

@@ -23,6 +23,6 @@ def index() -> str:
         rows=read.rows,
         incomplete=read.incomplete,
         unbound=read.unbound,
-        dra=runtime.dra_state() if allowed else "not-yours",
+        dra=reads.dra_state(runtime) if allowed else "not-yours",
         implicit_prefix=IMPLICIT_PREFIX,
     )

@@ -76,10 +76,10 @@ def _devices_shown(runtime: Runtime, here: bool) -> bool:
 def _state(runtime: Runtime, here: bool, now: datetime) -> ClusterState:
     if (hidden := _hidden(runtime, here)) is not None:
         return hidden
-    name, fresh = runtime.name, runtime.freshness()
+    name, fresh = runtime.name, reads.freshness(runtime)
     at = now - timedelta(seconds=fresh.age_seconds) if fresh.age_seconds is not None else None
     waiting = len(reads.waiting_for_quota(runtime)) if fresh.synced else 0
-    idle = sum(runtime.idle_held().values()) if runtime.usage is not None and fresh.synced else None
+    idle = sum(reads.idle_held(runtime).values()) if runtime.usage is not None and fresh.synced else None
     if fresh.forbidden:
         return ClusterState(name, fleet.NO_ACCESS, f"no access: {fresh.error}", at)
     if fresh.too_large:  # it answers, more than is read of one answer: asked again, backing off

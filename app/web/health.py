@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.runtime import reads
 from app.web.hx import Page
 from app.web.viewer import viewer
 
@@ -19,7 +20,7 @@ def readyz() -> tuple[str, int]:
     """Ready when the cache has synced and its watches are open. Anyone may ask, so the answer
     names no object and repeats nothing the API server said: the log has those. Objects that
     could not be read are counted; they leave the rest live, so they do not make the app unready."""
-    fresh = viewer().runtime.freshness()
+    fresh = reads.freshness(viewer().runtime)
     detail = f"{fresh.unreadable_text} (left out; the log names them)\n" if fresh.unreadable else ""
     if fresh.synced and not fresh.stale:
         return "ok\n" + detail, 200

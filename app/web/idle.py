@@ -7,6 +7,7 @@ from flask import Response, request
 
 from app.domain.idle_pods import Idle
 from app.domain.idle_query import parse, select
+from app.runtime import reads
 from app.web.export import UNTIL_COUNTED, csv_response
 from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
 from app.web.paging import paged
@@ -22,7 +23,9 @@ def index() -> str | Response:
     query, errors = parse(request.args)
     state = viewer().runtime
     counted = viewer().freshness.synced  # while pods are counted the page says so, and lists none
-    rows = select(state.idle_pods(viewer().usage_reading), query) if counted else []  # the reading shown
+    rows = (
+        select(reads.idle_pods(state, viewer().usage_reading), query) if counted else []
+    )  # the reading shown
     listing = {**paged("rows", rows, PAGE_SIZE), "hours": sum(r.device_hours for r in rows)}
     said = {"status": viewer().usage, "settings": state.settings, "query": query, "args": query.args()}
     said["typed"] = typed("min_hours")
@@ -55,5 +58,5 @@ def export_csv() -> Response:
         return Response("; ".join(errors.values()) + "\n", status=422, mimetype="text/plain")
     reading = viewer().usage_reading
     as_of = reading.taken.isoformat() if reading is not None else ""
-    rows = select(viewer().runtime.idle_pods(reading), query) if reading is not None else []
+    rows = select(reads.idle_pods(viewer().runtime, reading), query) if reading is not None else []
     return csv_response(_records(rows, as_of), FIELDS, "extres-idle-gpus.csv")

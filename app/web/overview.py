@@ -138,7 +138,7 @@ def _table(
                 usage,
                 counting,
                 state.device_plugins.owns,
-                state.idle_held(usage) if usage is not None and not counting else None,
+                reads.idle_held(state, usage) if usage is not None and not counting else None,
             ),
             usage=usage,
             # per resource, the nodes advertising it: its cluster busy is over their devices only

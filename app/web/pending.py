@@ -104,14 +104,14 @@ def _diagnosed(index: ShapeIndex, wanted: int) -> tuple[Diagnosis, Places]:
 def held(pod: PodView, d: Diagnosis, where: Places, writable: bool) -> list[Held]:
     """For each resource the pod is short of and this dashboard may not add (a device plugin's,
     DRA's, or the user may not change nodes): on the nodes the pod could otherwise use, who holds
-    it, each node's owner decided once (``Runtime.ownership``)."""
+    it, each node's owner decided once (``reads.ownership``)."""
     runtime = viewer().runtime
     out = []
     for fit in d.fits:
         if not fit.shortfall:
             continue
         for name, free, allocatable in where.get(fit.resource, ()):
-            owner = runtime.ownership(fit.resource, name)
+            owner = reads.ownership(runtime, fit.resource, name)
             if owner.editable and writable:
                 continue
             holders = [p for p in reads.holders_on(runtime, name) if p.requests.get(fit.resource)]
@@ -170,7 +170,9 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
         key = pod.shape
         if key not in made:
             diagnosis, where = reads.shaped(runtime, key, partial(_diagnosed, wanted=counts[key]))
-            html = advice_html(diagnosis, bool(pod.node_selector), writable, runtime.ownership)
+            html = advice_html(
+                diagnosis, bool(pod.node_selector), writable, partial(reads.ownership, runtime)
+            )
             made[key] = (diagnosis, html, where)
         diagnosis, advice, where = made[key]
         group = (pod.namespace, pod.owner, key) if pod.owner and pod.owner.name else None

@@ -4,6 +4,7 @@ one node at once, or every drifted node as a background job, after a dry run of 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from flask import render_template, request
 from werkzeug.wrappers import Response
@@ -28,7 +29,11 @@ def _refuser() -> Callable[[str, int], str | None]:
     def refused(resource: str, count: int) -> str | None:
         try:
             validate_set(
-                resource, str(count), None, maximum=state.settings.max_quantity, owner=state.read_only
+                resource,
+                str(count),
+                None,
+                maximum=state.settings.max_quantity,
+                owner=partial(reads.read_only, state),
             )
         except ChangeError as exc:
             return " ".join(exc.errors.values())

@@ -70,7 +70,7 @@ class Viewer:
     @cached_property
     def freshness(self) -> Freshness:
         """How fresh what this request shows is (one answer for a page and its fragment)."""
-        return self.runtime.freshness()
+        return reads.freshness(self.runtime)
 
     @cached_property
     def pending_count(self) -> int:
@@ -89,7 +89,7 @@ class Viewer:
         pods are still being counted, or without usage)."""
         if not self.usage_on or not self.freshness.synced:
             return 0
-        return sum(self.runtime.idle_held(self.usage_reading).values())
+        return sum(reads.idle_held(self.runtime, self.usage_reading).values())
 
     @cached_property
     def known_resources(self) -> list[str]:
@@ -101,7 +101,7 @@ class Viewer:
 
     @cached_property
     def dra_state(self) -> str:
-        return self.runtime.dra_state()
+        return reads.dra_state(self.runtime)
 
     @cached_property
     def queues_on(self) -> bool:
@@ -135,7 +135,7 @@ class Viewer:
     @cached_property
     def usage(self) -> UsageStatus | None:
         """GPU usage as last read (one answer for a page and its fragment); None when off."""
-        return self.runtime.usage_status()
+        return reads.usage_status(self.runtime)
 
     def usage_covers(self, resources: Iterable[str]) -> bool:
         """Whether a usage mapping reads any of ``resources`` (a node without GPUs shows no usage)."""
@@ -148,7 +148,7 @@ class Viewer:
         return self.usage.reading if self.usage is not None else None
 
     def unreadable_named(self) -> list[Unreadable]:
-        return self.runtime.unreadable_named()
+        return reads.unreadable_named(self.runtime)
 
     def render_caches(self) -> RenderCaches:
         """The render caches of this request's cluster (each cluster its own set)."""
@@ -156,7 +156,7 @@ class Viewer:
 
     def ownership(self, resource: str, node: str | None = None) -> Ownership:
         """Who sets ``resource`` (on ``node``) (app.domain.ownership)."""
-        return self.runtime.ownership(resource, node)
+        return reads.ownership(self.runtime, resource, node)
 
 
 def viewer() -> Viewer:

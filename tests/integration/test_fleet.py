@@ -22,6 +22,7 @@ from kubernetes import client
 
 from app import create_app
 from app.base import workers
+from app.runtime import reads
 from app.web.process import of as process_of
 from extres_demo import testenv
 from tests.helpers import browser
@@ -181,9 +182,9 @@ def test_three_clusters_side_by_side_one_stopped_one_without_access_no_token_cro
         fleet.start()
         assert workers.until(
             lambda: (
-                fleet.local.freshness().synced
-                and fleet.members["b"].freshness().synced
-                and fleet.members["c"].freshness().forbidden
+                reads.freshness(fleet.local).synced
+                and reads.freshness(fleet.members["b"]).synced
+                and reads.freshness(fleet.members["c"]).forbidden
             ),
             60,
         )
@@ -272,7 +273,7 @@ def test_token_mode_signs_in_per_cluster_each_token_reaching_its_own_api_server_
     try:
         fleet.start()
         assert workers.until(
-            lambda: fleet.local.freshness().synced and fleet.members["b"].freshness().synced, 60
+            lambda: reads.freshness(fleet.local).synced and reads.freshness(fleet.members["b"]).synced, 60
         )
         web = browser(app)
         assert web.post("/login", data={"token": ann["a"], "next": "/"}).status_code == 303
@@ -341,14 +342,14 @@ def test_members_from_labelled_secrets_follow_them_and_no_other_secret_is_read(t
         fleet.start()  # the Secrets are read once the local cluster is connected
         assert sorted(fleet.members) == ["b"] and fleet.refused == []
         first = fleet.members["b"]
-        assert workers.until(lambda: first.freshness().synced, 60)
+        assert workers.until(lambda: reads.freshness(first).synced, 60)
         web = app.test_client()
         assert figures(page(web, "/fleet/"), "b")["allocatable"] == "8"
         changed = kubeconfig(planes["b"], dashboard["b"], host="localhost")
         core.patch_namespaced_secret("member-b", "extres-clusters", {"stringData": {"kubeconfig": changed}})
         fleet.sync()
         assert fleet.members["b"] is not first and fleet.members["b"].member.pinned == "127.0.0.1"
-        assert workers.until(lambda: fleet.members["b"].freshness().synced, 60)
+        assert workers.until(lambda: reads.freshness(fleet.members["b"]).synced, 60)
         assert figures(page(web, "/fleet/"), "b")["allocatable"] == "8"
         core.delete_namespaced_secret("member-b", "extres-clusters")
         fleet.sync()
@@ -395,7 +396,7 @@ def test_a_members_capacity_history_is_kept_in_the_dashboards_own_cluster(two_pl
     fleet = process_of(app).fleet
     try:
         fleet.start()
-        assert workers.until(lambda: fleet.members["b"].freshness().synced, 60)
+        assert workers.until(lambda: reads.freshness(fleet.members["b"]).synced, 60)
         b_core = client.CoreV1Api(admin(planes["b"]))
         path = f"/status/capacity/{D.replace('/', '~1')}"
         b_core.patch_node_status("b1", [{"op": "replace", "path": path, "value": "7"}])

@@ -29,17 +29,20 @@ def test_the_templates_compile_once_every_pod_is_counted_not_while_the_lists_dec
     said: list[str] = []
     compiled = threading.Event()
 
-    class Runtime:
+    class Cluster:
         asked = 0
-
-        def start(self) -> None:
-            said.append("start")
 
         def freshness(self) -> Freshness:
             self.asked += 1
             counted = self.asked > 3  # counting on the first three asks
             said.append("counted" if counted else "counting")
             return Freshness(synced=counted, stale=not counted, age_seconds=None, error=None)
+
+    class Runtime:
+        cluster = Cluster()
+
+        def start(self) -> None:
+            said.append("start")
 
     runtime = Runtime()
 

@@ -1,20 +1,12 @@
-"""The read model: one function per thing a page shows that is made from a runtime's store, each
-declaring the store versions it depends on (``kept``), kept while they hold in the one memo
-facility (app.base.memo.VersionedMemo, one per read per runtime). Views parse their arguments, call a
-read with the runtime and them, and render: no store hop, no key building. The fleet page reads
-the same functions for every cluster's runtime.
-
-A read's arguments are its key (hashable: filters, a resource tuple, a flag); a read declaring no
-version is made on every call (what it reads is already kept by the store)."""
+"""Reads made from a runtime's store: one function per thing a page shows, each declaring the store
+versions it depends on (``kept``) or made on every call where the store keeps it already."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import wraps
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
-from app.base.memo import VersionedMemo
 from app.domain.gpu_sharing import Physical, physical
 from app.domain.overview import Filters, Grid, NodeRow, build_grid, without_dra
 from app.domain.queues import GatedPod, WaitingCounts, waiting_counts
@@ -23,6 +15,9 @@ from app.domain.sick_devices import SickDevices, sick_devices
 from app.domain.strip import Entry, strip, waiting
 from app.domain.workloads import WorkloadRow, group
 from app.kube.api.errors import KubeError
+from app.runtime.reads.kept import Handles, kept
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from app.domain.accounting import Amounts
@@ -35,43 +30,9 @@ if TYPE_CHECKING:
     from app.kube.state.devices import ClaimHolding
     from app.kube.state.dra_index import ClassRow, DeviceRow
     from app.kube.wire.projections import NodeView, PodView, QuotaView
-    from app.runtime.cluster import Runtime
-
-P = ParamSpec("P")
-T = TypeVar("T")
-Read = Callable[Concatenate["Runtime", P], T]
-MISSING = object()
 
 
-def kept(*versions: str, limit: int) -> Callable[[Read[P, T]], Read[P, T]]:
-    """Keep ``read(runtime, *args)`` per ``args`` while the runtime's store's ``versions`` (its
-    attribute names) hold, at most ``limit`` values at a version."""
-
-    def wrap(read: Read[P, T]) -> Read[P, T]:
-        name = read.__qualname__
-
-        @wraps(read)
-        def at(runtime: Runtime, *args: P.args, **kwargs: P.kwargs) -> T:
-            store = runtime.cluster.store
-            memo = runtime.memos.get(name)
-            if memo is None:
-                memo = runtime.memos.setdefault(name, VersionedMemo(limit))
-            values = memo.at((id(store), *(getattr(store, v) for v in versions)))
-            key = (args, tuple(sorted(kwargs.items())))
-            found = values.get(key, MISSING)
-            if found is MISSING:
-                made: T = read(runtime, *args, **kwargs)
-                values[key] = made
-                return made
-            return cast(T, found)
-
-        at.versions = versions  # type: ignore[attr-defined]
-        return cast(Read[P, T], at)
-
-    return wrap
-
-
-def summary(runtime: Runtime, dra: bool) -> list[Entry]:
+def summary(runtime: Handles, dra: bool) -> list[Entry]:
     """The strip (app.domain.strip) from the kept totals and the unschedulable pods, never every
     pod. ``dra``: the user may read DRA objects."""
     store = runtime.cluster.store
@@ -80,7 +41,7 @@ def summary(runtime: Runtime, dra: bool) -> list[Entry]:
 
 
 @kept("rows_version", "pending_version", limit=4)
-def known_names(runtime: Runtime, dra: bool) -> list[str]:
+def known_names(runtime: Handles, dra: bool) -> list[str]:
     """The extended resource names a user may see: advertised, served by DRA devices (``dra``: if
     the user may read them), or asked for by a waiting pod (apart from the grids' memo, so that
     pending pods coming and going never crowd the grids out)."""
@@ -88,7 +49,7 @@ def known_names(runtime: Runtime, dra: bool) -> list[str]:
 
 
 @kept("fit_version", "pending_version", limit=8)
-def room_for(runtime: Runtime, resources: tuple[str, ...]) -> dict[str, Room]:
+def room_for(runtime: Handles, resources: tuple[str, ...]) -> dict[str, Room]:
     """What a job can use now of each of ``resources`` (app.domain.room), with the tolerations the
     pods asking for each carry alike, made again only when something placement depends on (or a
     waiting pod) moved."""
@@ -97,7 +58,7 @@ def room_for(runtime: Runtime, resources: tuple[str, ...]) -> dict[str, Room]:
 
 
 @kept("rows_version", limit=1)
-def physical_devices(runtime: Runtime) -> dict[str, Physical]:
+def physical_devices(runtime: Handles) -> dict[str, Physical]:
     """Per shared device (and each name its shares are advertised as), its physical count over
     the nodes (app.domain.gpu_sharing), made again only when a row changed."""
     rows = runtime.cluster.store.overview_rows()[0]
@@ -107,7 +68,7 @@ def physical_devices(runtime: Runtime) -> dict[str, Physical]:
 
 
 @kept("rows_version", "holders_version", limit=1)
-def sick(runtime: Runtime) -> list[SickDevices]:
+def sick(runtime: Handles) -> list[SickDevices]:
     """Every device a device plugin reports unhealthy (app.domain.sick_devices), named where a pod
     on that node reports which."""
     store = runtime.cluster.store
@@ -122,7 +83,7 @@ def sick(runtime: Runtime) -> list[SickDevices]:
 
 
 @kept("rows_version", limit=64)
-def grid(runtime: Runtime, filters: Filters, dra: bool) -> Grid:
+def grid(runtime: Handles, filters: Filters, dra: bool) -> Grid:
     """The overview's grid for ``filters``; a user who may not read DRA objects (``dra``) gets it
     without the resources DRA devices serve, summed again over what is shown. With usage read,
     the resources it covers (GPUs) come first, on screen."""
@@ -135,7 +96,7 @@ def grid(runtime: Runtime, filters: Filters, dra: bool) -> Grid:
 
 
 @kept("rows_version", "holders_version", limit=8)
-def workload_rows(runtime: Runtime, by: str) -> list[WorkloadRow]:
+def workload_rows(runtime: Handles, by: str) -> list[WorkloadRow]:
     """Who holds the extended resources, grouped ``by`` workload or namespace."""
     store = runtime.cluster.store
     allocatable = {r: u.allocatable for r, u in store.overview_totals().by_resource.items()}
@@ -143,14 +104,9 @@ def workload_rows(runtime: Runtime, by: str) -> list[WorkloadRow]:
 
 
 @kept("rows_version", "holders_version", limit=64)
-def workloads_chosen(runtime: Runtime, query: WorkloadsQuery) -> list[WorkloadRow]:
+def workloads_chosen(runtime: Handles, query: WorkloadsQuery) -> list[WorkloadRow]:
     """The rows a query chooses, filtered and sorted once per query until the rows move."""
     return query.chosen(workload_rows(runtime, query.by))
-
-
-def versions_of(read: Callable[..., Any]) -> tuple[str, ...]:
-    """The store versions a read declared (tests check each names a real one)."""
-    return tuple(getattr(read, "versions", ()))
 
 
 # ---- reads of what the store keeps itself (made on every call: the store keeps them) -------
@@ -161,14 +117,14 @@ class DeviceClasses:
     unbound: list[SliceFacts]  # slices for several nodes
 
 
-def device_classes(runtime: Runtime) -> DeviceClasses:
+def device_classes(runtime: Handles) -> DeviceClasses:
     """Every DeviceClass with what it serves and matches (the Devices page)."""
     return runtime.cluster.store.devices.read(
         lambda dra: DeviceClasses(dra.class_rows(), list(dra.incomplete), list(dra.unbound))
     )
 
 
-def queues(runtime: Runtime) -> tuple[QueuesReport, bool]:
+def queues(runtime: Handles) -> tuple[QueuesReport, bool]:
     """Kueue's queues over the nodes (the Queues page), and whether Kueue's objects are served."""
     store = runtime.cluster.store
     return store.queue_report(), store.queues.served()
@@ -184,7 +140,7 @@ class NodeRead:
     devices: tuple[list[DeviceRow], set[str]]
 
 
-def node(runtime: Runtime, name: str, devices: bool) -> NodeRead | None:
+def node(runtime: Handles, name: str, devices: bool) -> NodeRead | None:
     """One node as its page shows it (None when it is not there); ``devices``: the user may read
     its DRA devices."""
     store = runtime.cluster.store
@@ -198,59 +154,59 @@ def node(runtime: Runtime, name: str, devices: bool) -> NodeRead | None:
     )
 
 
-def pod(runtime: Runtime, namespace: str, name: str) -> PodView | None:
+def pod(runtime: Handles, namespace: str, name: str) -> PodView | None:
     return runtime.cluster.store.objects.pod(namespace, name)
 
 
-def aliases(runtime: Runtime) -> dict[str, tuple[str, ...]]:
+def aliases(runtime: Handles) -> dict[str, tuple[str, ...]]:
     """Each DRA-served name shown as one resource -> its other names."""
     return runtime.cluster.store.devices.aliases()
 
 
-def rows_version(runtime: Runtime) -> tuple[int, int]:
+def rows_version(runtime: Handles) -> tuple[int, int]:
     """What the overview's HTML is kept by (the store's identity and its rows' version)."""
     store = runtime.cluster.store
     return id(store), store.rows_version
 
 
-def node_view(runtime: Runtime, name: str) -> NodeView | None:
+def node_view(runtime: Handles, name: str) -> NodeView | None:
     return runtime.cluster.store.objects.node(name)
 
 
-def node_labels(runtime: Runtime) -> dict[str, Mapping[str, str]]:
+def node_labels(runtime: Handles) -> dict[str, Mapping[str, str]]:
     """Every node's labels, by name (what a bulk change's selector is matched against)."""
     return {n.name: n.labels for n in runtime.cluster.store.objects.node_list()}
 
 
-def node_names(runtime: Runtime) -> list[str]:
+def node_names(runtime: Handles) -> list[str]:
     return runtime.cluster.store.objects.node_names()
 
 
-def drifted(runtime: Runtime) -> list[str]:
+def drifted(runtime: Handles) -> list[str]:
     """The nodes whose capacity differs from what was set through the dashboard."""
     return [n.name for n in runtime.cluster.store.objects.drifted_nodes()]
 
 
-def holders_on(runtime: Runtime, node: str) -> list[PodView]:
+def holders_on(runtime: Handles, node: str) -> list[PodView]:
     """The pods on ``node`` requesting extended resources."""
     return runtime.cluster.store.objects.pods_requesting_extended(node)
 
 
-def unschedulable(runtime: Runtime) -> list[PodView]:
+def unschedulable(runtime: Handles) -> list[PodView]:
     return runtime.cluster.store.objects.unschedulable_pods()
 
 
-def gated(runtime: Runtime) -> list[PodView]:
+def gated(runtime: Handles) -> list[PodView]:
     return runtime.cluster.store.objects.gated_pods()
 
 
-def waiting_for_quota(runtime: Runtime) -> list[QuotaWait]:
+def waiting_for_quota(runtime: Handles) -> list[QuotaWait]:
     """Jobs Kueue holds for quota (no pod at all)."""
     return runtime.cluster.store.queues.waiting()
 
 
 @kept("pending_version", "queues_version", limit=1)
-def waiting_things(runtime: Runtime) -> WaitingCounts:
+def waiting_things(runtime: Handles) -> WaitingCounts:
     """What waits, each thing once: the navigation's badge and the Pending page's first line."""
     store = runtime.cluster.store
     gated = map(gated_pod, store.objects.gated_pods())
@@ -258,7 +214,7 @@ def waiting_things(runtime: Runtime) -> WaitingCounts:
     return waiting_counts(store.objects.unschedulable_count(), gated, quota)
 
 
-def pending_count(runtime: Runtime) -> int:
+def pending_count(runtime: Handles) -> int:
     """Everything that waits, each thing once, for the navigation badge (0 when there is no
     cluster to ask)."""
     try:
@@ -272,18 +228,18 @@ def gated_pod(pod: PodView) -> GatedPod:
     return (pod.namespace, pod.name, (pod.owner.kind, pod.owner.name) if pod.owner else ("", ""), pod.gates)
 
 
-def queues_served(runtime: Runtime) -> bool:
+def queues_served(runtime: Handles) -> bool:
     return runtime.cluster.store.queues.served()
 
 
-def shaped(runtime: Runtime, shape: PodShape, use: Callable[[ShapeIndex], T]) -> T:
+def shaped(runtime: Handles, shape: PodShape, use: Callable[[ShapeIndex], T]) -> T:
     """What ``use`` takes from a pod shape's kept index, brought up to date with the store
     (app.domain.diagnosis.ShapeCache.read: a diagnosis, the headroom)."""
     return runtime.shapes.read(shape, runtime.cluster.store, use)
 
 
 def neighbours(
-    runtime: Runtime, shape: PodShape, namespace: str, labels: Labels, terms: PodTerms
+    runtime: Handles, shape: PodShape, namespace: str, labels: Labels, terms: PodTerms
 ) -> tuple[InterPod | None, list[NodeFacts]]:
     """The pods around a planned shape that its affinity terms weigh (None: none matter), and
     every node's facts."""
@@ -304,7 +260,7 @@ class Surroundings:
     nodes: int
 
 
-def surroundings(runtime: Runtime) -> Surroundings:
+def surroundings(runtime: Handles) -> Surroundings:
     store = runtime.cluster.store
     o, q = store.objects, store.queues
     return Surroundings(
@@ -317,16 +273,16 @@ def surroundings(runtime: Runtime) -> Surroundings:
     )
 
 
-def claims_holding(runtime: Runtime, node: str, dra_class: str) -> list[ClaimHolding]:
+def claims_holding(runtime: Handles, node: str, dra_class: str) -> list[ClaimHolding]:
     """The ResourceClaims holding ``dra_class``'s devices on ``node``."""
     return runtime.cluster.store.devices.claims_holding(node, dra_class)
 
 
-def dra_class_for(runtime: Runtime, resource: str) -> str | None:
+def dra_class_for(runtime: Handles, resource: str) -> str | None:
     """The DeviceClass serving ``resource`` through DRA, if one does."""
     return runtime.cluster.store.devices.class_for(resource)
 
 
-def admitted_for(runtime: Runtime, namespace: str, owners: Iterable[tuple[str, str]]) -> Workload | None:
+def admitted_for(runtime: Handles, namespace: str, owners: Iterable[tuple[str, str]]) -> Workload | None:
     """The admitted Kueue Workload standing for the first of ``owners`` in ``namespace``."""
     return runtime.cluster.store.queues.admitted_for(namespace, owners)

@@ -1,0 +1,113 @@
+"""The read model: every figure a page or a metric shows is read here, with a cluster's runtime
+(its handles, ``Handles``) and the page's arguments. Views parse their arguments, call a read and
+render: no store hop, no key building, no error default of their own. The fleet page reads the
+same functions for every cluster's runtime.
+
+``store``: what is made from the store, each read declaring the store versions it depends on
+(``kept``: per arguments, hashable, while those versions hold; a read declaring none is made on
+every call, what it reads being kept by the store already); ``beside``: freshness, what could
+not be read, who sets a resource, DRA's state, GPU usage and the pods idle on their GPUs."""
+
+from __future__ import annotations
+
+from app.runtime.reads.beside import (
+    dra_state,
+    freshness,
+    idle_held,
+    idle_pods,
+    ownership,
+    read_only,
+    unreadable_named,
+    usage_status,
+)
+from app.runtime.reads.kept import (
+    Handles,
+    kept,
+    versions_of,
+)
+from app.runtime.reads.store import (
+    DeviceClasses,
+    NodeRead,
+    Surroundings,
+    admitted_for,
+    aliases,
+    claims_holding,
+    device_classes,
+    dra_class_for,
+    drifted,
+    gated,
+    gated_pod,
+    grid,
+    holders_on,
+    known_names,
+    neighbours,
+    node,
+    node_labels,
+    node_names,
+    node_view,
+    pending_count,
+    physical_devices,
+    pod,
+    queues,
+    queues_served,
+    room_for,
+    rows_version,
+    shaped,
+    sick,
+    summary,
+    surroundings,
+    unschedulable,
+    waiting_for_quota,
+    waiting_things,
+    workload_rows,
+    workloads_chosen,
+)
+
+__all__ = [
+    "DeviceClasses",
+    "Handles",
+    "NodeRead",
+    "Surroundings",
+    "admitted_for",
+    "aliases",
+    "claims_holding",
+    "device_classes",
+    "dra_class_for",
+    "dra_state",
+    "drifted",
+    "freshness",
+    "gated",
+    "gated_pod",
+    "grid",
+    "holders_on",
+    "idle_held",
+    "idle_pods",
+    "kept",
+    "known_names",
+    "neighbours",
+    "node",
+    "node_labels",
+    "node_names",
+    "node_view",
+    "ownership",
+    "pending_count",
+    "physical_devices",
+    "pod",
+    "queues",
+    "queues_served",
+    "read_only",
+    "room_for",
+    "rows_version",
+    "shaped",
+    "sick",
+    "summary",
+    "surroundings",
+    "unreadable_named",
+    "unschedulable",
+    "usage_status",
+    "versions_of",
+    "waiting_for_quota",
+    "waiting_things",
+    "workload_rows",
+    "workloads_chosen",
+]
