@@ -47,21 +47,27 @@ def _statements(body: list[ast.stmt]) -> int:
     return count
 
 
-def _routed(fn: ast.FunctionDef) -> bool:
-    return any(
-        isinstance(d, ast.Call)
-        and isinstance(d.func, ast.Attribute)
-        and d.func.attr in ("get", "post", "route")
-        for d in fn.decorator_list
-    )
+def _routed(root: Path) -> set[tuple[str, str]]:
+    """(module, function) of every view the route table (app/web/routes.py) names: each row's
+    first argument, ``module.function``."""
+    table = ast.parse((root / "app" / "web" / "routes.py").read_text())
+    return {
+        (call.args[0].value.id, call.args[0].attr)
+        for call in ast.walk(table)
+        if isinstance(call, ast.Call)
+        and call.args
+        and isinstance(call.args[0], ast.Attribute)
+        and isinstance(call.args[0].value, ast.Name)
+    }
 
 
 def views(root: Path = ROOT) -> list[View]:
-    """Every routed function under app/web, longest first."""
-    found = []
+    """Every view under app/web the route table names, longest first."""
+    routed, found = _routed(root), []
     for path in sorted((root / "app" / "web").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.FunctionDef) and _routed(node) and (body := _body(node)):
+            named = isinstance(node, ast.FunctionDef) and (path.stem, node.name) in routed
+            if named and (body := _body(node)):
                 lines = (body[-1].end_lineno or body[-1].lineno) - body[0].lineno + 1
                 found.append(View(f"{path.stem}:{node.name}", lines, _statements(body)))
     return sorted(found, key=lambda v: (-v.lines, v.where))

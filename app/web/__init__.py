@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from importlib import import_module
 
 from flask import Flask
 from werkzeug.exceptions import HTTPException
@@ -19,11 +18,12 @@ from app.runtime.fleet import Fleet
 from app.runtime.fleet_metrics import FleetMetrics
 from app.settings.config import Settings
 from app.usage.poller import Source
-from app.web import filters, process, request_pipeline, security, surface, write_guards
+from app.web import filters, process, request_pipeline, routes, security, write_guards
 from app.web.bulk_jobs import BulkJobs
 from app.web.clusters import ClusterPrefix, home, same_page
-from app.web.hx import POLL_MARK, Page, error_page, htmx
+from app.web.hx import POLL_MARK, error_page, htmx
 from app.web.limits import Limits
+from app.web.surface import Page
 from app.web.template_cache import template_cache
 from app.web.viewer import viewer
 
@@ -49,14 +49,12 @@ def init_app(
     steps = request_pipeline.pipeline(settings, security.networks(settings.trusted_proxies), this.sessions())
     app.before_request(lambda: request_pipeline.run(steps))  # who asks, and may they: in order
     app.teardown_request(request_pipeline.done)
+    write_guards.init_app(app)  # after the pipeline: for the routes whose row says editors
     writes = not (settings.auth_mode == "service-account" and settings.read_only)
     app.config["EXTRES_WRITES"] = writes
-    # a page is its module (app/web/<page>.py, with ``bp``), its templates, and its row in
-    # app.web.surface; read-only: no write route exists at all, and a shared link to a form says
-    # why there is none (changes_off), never a stock "Not Found"
-    for blueprint in surface.registered(writes, settings.auth_mode == "token"):
-        prefix = "/changes" if blueprint.when in ("writes", "read-only") else None
-        app.register_blueprint(import_module(f"app.web.{blueprint.module}").bp, url_prefix=prefix)
+    # the pages of app.web.routes' table this mode registers; read-only: no write route exists at
+    # all, and a shared link to a form says why there is none (changes_off), never "Not Found"
+    routes.register(app, writes, settings.auth_mode == "token")
 
     @app.context_processor
     def inject_state() -> dict[str, object]:
@@ -64,7 +62,7 @@ def init_app(
             "viewer": viewer(),
             "identity": security.identity,
             "poll_mark": POLL_MARK,
-            "nav_sections": surface.NAV,
+            "nav_sections": routes.NAV,
             "cluster_home": home,
             "same_page": same_page,
         }
@@ -77,15 +75,6 @@ def init_app(
     unchecked = sorted(name for name, bp in app.blueprints.items() if not isinstance(bp, Page))
     if unchecked:
         raise RuntimeError(f"blueprints without declared read rights (make them a Page): {unchecked}")
-    unguarded = sorted(  # a route the surface says writes, on a blueprint without the write guards
-        r.endpoint
-        for r in surface.ROUTES
-        if r.writes
-        and r.endpoint in app.view_functions
-        and write_guards.require_edit_right not in app.before_request_funcs.get(r.endpoint.split(".")[0], [])
-    )
-    if unguarded:
-        raise RuntimeError(f"write routes on blueprints without the write guards (guarded()): {unguarded}")
 
     @app.errorhandler(KubeError)
     def kube_error(exc: KubeError) -> tuple[str, int, dict[str, str]]:

@@ -19,24 +19,23 @@ from app.kube.api.errors import Busy, KubeError
 from app.kube.api.ports import RevocationPort
 from app.web import clusters, process, security
 from app.web.bulk_start import job_owner
-from app.web.hx import Page, navigate
+from app.web.hx import navigate
 from app.web.security import csrf_ok, csrf_token, identity, safe_next, same_origin
+from app.web.surface import Page
 from app.web.viewer import viewer
 
 log = logging.getLogger(__name__)
-bp = Page("auth", __name__, reads=())
+bp = Page("auth", __name__, reads=(), when="token")
 # The session cookie carries the token encrypted: past ~2,600 characters the cookie passes the
 # 4 KB browsers keep, and they drop it silently. Longer tokens go through the proxy's header.
 MAX_TOKEN = 2600
 
 
-@bp.get("/login")
 def login_form() -> str:
     csrf_token()
     return render_template("auth/login.html", error="", next=_next(request.args.get("next")))
 
 
-@bp.post("/login")
 def login() -> Response | tuple[str, int, dict[str, str]]:
     """Check the pasted token (``_verified``); sign in, or say why not and change nothing (the
     refusal's history entry is the sign-in form's GET URL: Back, Forward, Reload never re-send)."""
@@ -101,7 +100,6 @@ def _accepted(who: Identity) -> Identity | None:
     return verified if verified is not None and access.allowed(verified, "list", "nodes") else None
 
 
-@bp.post("/logout")
 def logout() -> Response | tuple[str, int]:
     """Ends the session here and, through the shared revocation list, on every replica: a copy
     of the cookie stops working too. When the list cannot be written, the page says so."""

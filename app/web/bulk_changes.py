@@ -25,18 +25,17 @@ from app.web import process, security
 from app.web.bulk_jobs import BulkJob
 from app.web.bulk_start import job_owner, start_job
 from app.web.changes import actor, node_impact, writer
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, redirect
+from app.web.hx import NODES_AND_PODS, page_or_fragment, redirect
 from app.web.paging import paged
+from app.web.surface import Page
 from app.web.viewer import viewer
-from app.web.write_guards import guarded
 
 log = logging.getLogger(__name__)
-bp = guarded(Page("bulk", __name__, reads=NODES_AND_PODS))  # under /changes, as every write
+bp = Page("bulk", __name__, url_prefix="/changes", reads=NODES_AND_PODS, when="writes")
 RESULTS_PAGE = 100  # per-node outcomes per page
 
 
 # ---- many nodes -----------------------------------------------------------------
-@bp.get("/bulk")
 def bulk() -> ResponseReturnValue:
     if request.args.get("check") == "1":  # a preview's or an apply's refusal, again (Back, Reload)
         try:
@@ -127,7 +126,6 @@ def _run_each(
         report(outcome)
 
 
-@bp.post("/bulk/preview")
 def bulk_preview() -> ResponseReturnValue:
     try:
         action, resource, count, targets = _parse_bulk(request.form)
@@ -137,7 +135,6 @@ def bulk_preview() -> ResponseReturnValue:
     return _start_job(action, resource, count, planned, dry_run=True)
 
 
-@bp.post("/bulk/apply")
 def bulk_apply() -> ResponseReturnValue:
     form = request.form
     try:
@@ -177,7 +174,6 @@ def _start_job(
     return start_job(job, each)
 
 
-@bp.post("/results/<key>/cancel")
 def cancel(key: str) -> Response:
     """Stop a running job after the node it is on: the nodes not yet written are left alone."""
     job = process.of().bulk.find(key, job_owner())
@@ -194,7 +190,6 @@ def _impacts(outcomes: list[Outcome]) -> dict[str, Impact]:
     return {o.node: node_impact(o.node, o.resource, o.new) for o in cuts}
 
 
-@bp.get("/results/<key>")
 def results(key: str) -> str | Response:
     job = process.of().bulk.find(key, job_owner())
     if job is None:

@@ -25,12 +25,12 @@ from app.kube.api.writer import NodeWriter, Outcome
 from app.kube.wire.projections import NodeView
 from app.runtime import reads
 from app.web import security
-from app.web.hx import NODES_AND_PODS, Page, redirect, typed
+from app.web.hx import NODES_AND_PODS, redirect, typed
 from app.web.security import identity
+from app.web.surface import Page
 from app.web.viewer import viewer
-from app.web.write_guards import guarded
 
-bp = guarded(Page("changes", __name__, reads=NODES_AND_PODS))
+bp = Page("changes", __name__, url_prefix="/changes", reads=NODES_AND_PODS, when="writes")
 
 
 def actor() -> str:
@@ -79,7 +79,6 @@ def _finish(node: str, outcome: Outcome) -> Response | tuple[str, int]:
 SET_FIELDS = ("resource", "quantity", "expected")
 
 
-@bp.get("/nodes/<name>/resources/new")
 def new(name: str) -> str:
     node = _node_or_404(name)
     if request.args.get("check") == "1":  # a Save's answer, again: Back, Forward or Reload to it
@@ -108,7 +107,6 @@ def _prompted_by(key: str, resource: str) -> dict[str, object] | None:
     return {"key": f"{namespace}/{name}", "waiting": waiting, "asks": asks}
 
 
-@bp.post("/nodes/<name>/resources")
 def set_resource(name: str) -> Response | tuple[str, int, dict[str, str]]:
     """A Save: written, and the node page; else the form again with why, at a GET URL of its own
     (``HX-Push-Url``: the form's values and ``check=1``), whose answer is this one again."""
@@ -216,7 +214,6 @@ def _set_form(
     return html, status
 
 
-@bp.get("/nodes/<name>/resources/remove")
 def confirm_remove(name: str) -> str | Response:
     state = viewer().runtime
     node = _node_or_404(name)
@@ -232,7 +229,6 @@ def confirm_remove(name: str) -> str | Response:
     )
 
 
-@bp.post("/nodes/<name>/resources/remove")
 def remove_resource(name: str) -> Response | tuple[str, int, dict[str, str]]:
     node = _node_or_404(name)
     form = request.form

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from flask import abort
 
-from app.web.hx import Page
+from app.web.surface import Page
 
-bp = Page("changes_off", __name__, reads=())
+bp = Page("changes_off", __name__, url_prefix="/changes", reads=(), when="read-only")
 
 
-@bp.route("/", defaults={"rest": ""}, methods=["GET", "POST"])
-@bp.route("/<path:rest>", methods=["GET", "POST"])
 def turned_off(rest: str) -> str:
     abort(
         403,

@@ -7,13 +7,13 @@ from flask import render_template
 
 from app.domain.devices import IMPLICIT_PREFIX
 from app.runtime import reads
-from app.web.hx import NODES_AND_PODS, Page
+from app.web.hx import NODES_AND_PODS
+from app.web.surface import Page
 from app.web.viewer import viewer
 
 bp = Page("devices", __name__, url_prefix="/devices", reads=NODES_AND_PODS)
 
 
-@bp.get("/")
 def index() -> str:
     runtime = viewer().runtime
     allowed = viewer().may_read_devices

@@ -18,7 +18,8 @@ from app.runtime.cluster import Runtime
 from app.runtime.fleet import Fleet
 from app.web import process, security
 from app.web.export import csv_response
-from app.web.hx import NODES_AND_PODS, Page, htmx, page_or_fragment
+from app.web.hx import NODES_AND_PODS, htmx, page_or_fragment
+from app.web.surface import Page
 from app.web.viewer import DRA_READS, viewer
 
 bp = Page("fleet", __name__, url_prefix="/fleet", reads=NODES_AND_PODS)
@@ -118,7 +119,6 @@ def _rows(runtime: Runtime, here: bool, state: ClusterState) -> list[FleetRow]:
     return fleet.rows_of(runtime.name, strip, room, reads.physical_devices(runtime))
 
 
-@bp.get("/apart")
 def apart() -> str:
     """This cluster's figures alone, as the Fleet page of another cluster's path asks for them
     in token mode (from this cluster's path: its own session cookie goes with the request, and
@@ -129,7 +129,6 @@ def apart() -> str:
     return render_template(part, state=state, rows=_rows(runtime, True, state))
 
 
-@bp.get("/")
 def index() -> str | Response:
     """Parse (the filters), read (every cluster's state and rows), render."""
     asked = _asked()
@@ -166,12 +165,10 @@ def _figures(r: FleetRow) -> dict[str, object]:
     return {f: getattr(r, f) for f in FIELDS[3:]}
 
 
-@bp.get("/export.csv")
 def export_csv() -> Response:
     return csv_response(_records(_asked()), FIELDS, "extres-fleet.csv")
 
 
-@bp.get("/export.json")
 def export_json() -> Response:
     asked = _asked()
     clusters = [{"cluster": s.name, "state": s.state, "said": s.said} for s in asked["states"]]

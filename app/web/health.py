@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from app.runtime import reads
-from app.web.hx import Page
+from app.web.surface import Page
 from app.web.viewer import viewer
 
 bp = Page("health", __name__, reads=())
 
 
-@bp.get("/healthz")
 def healthz() -> tuple[str, int]:
     """The process answers; no API call."""
     return "ok\n", 200
 
 
-@bp.get("/readyz")
 def readyz() -> tuple[str, int]:
     """Ready when the cache has synced and its watches are open. Anyone may ask, so the answer
     names no object and repeats nothing the API server said: the log has those. Objects that

@@ -12,8 +12,8 @@ from app.kube.api.capacity_log import Kept
 from app.kube.api.errors import KubeError
 from app.web import process
 from app.web.export import csv_response
-from app.web.hx import Page
 from app.web.paging import paged
+from app.web.surface import Page
 from app.web.viewer import viewer
 
 bp = Page("history", __name__, url_prefix="/history", reads=(("list", "nodes"),))
@@ -43,7 +43,6 @@ def _log_state() -> dict[str, object]:
     }
 
 
-@bp.get("/")
 def index() -> str:
     """Parse the query, read the records it selects, render."""
     query, errors = parse(request.args)
@@ -54,7 +53,6 @@ def index() -> str:
     return render_template("history/index.html", **paged("rows", records, PAGE_SIZE), **said, **_log_state())
 
 
-@bp.get("/export.csv")
 def export_csv() -> Response:
     records, _, _ = _read(parse(request.args)[0])
     rows = [{f: getattr(r, f) if getattr(r, f) is not None else "" for f in FIELDS} for r in records]

@@ -1,6 +1,6 @@
 """htmx plumbing every page shares: the page or the fragment htmx asked for, redirects that
 htmx follows as navigations, errors that never land inside a fragment, read rights declared on
-each blueprint, and the query arguments several pages take."""
+each blueprint (app.web.surface), and the query arguments several pages take."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from flask import Blueprint, Response, render_template, request
+from flask import Response, render_template, request
 from flask import redirect as flask_redirect
 from flask_htmx import HTMX
 from werkzeug.urls import iri_to_uri
@@ -101,16 +101,6 @@ def error_page(title: str, message: str, status: int) -> tuple[str, int, dict[st
 
 
 NODES_AND_PODS = (("list", "nodes"), ("list", "pods"))  # what the overview and most pages show
-
-
-class Page(Blueprint):
-    """A blueprint whose pages read the cluster: ``reads`` names the (verb, resource) pairs a
-    user must hold to see them (``()``: none), checked on every request (``app.web.security``).
-    The app refuses to start with a blueprint of any other kind."""
-
-    def __init__(self, name: str, import_name: str, *, reads: Iterable[tuple[str, str]], **kw: Any):
-        super().__init__(name, import_name, **kw)
-        self.reads = tuple(reads)
 
 
 def resource_arg(

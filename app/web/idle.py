@@ -9,8 +9,9 @@ from app.domain.idle_pods import Idle
 from app.domain.idle_query import parse, select
 from app.runtime import reads
 from app.web.export import UNTIL_COUNTED, csv_response
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
+from app.web.hx import NODES_AND_PODS, page_or_fragment, typed
 from app.web.paging import paged
+from app.web.surface import Page
 from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("idle", __name__, url_prefix="/idle", reads=NODES_AND_PODS)
@@ -18,7 +19,6 @@ PAGE_SIZE = 100
 FIELDS = ("namespace", "pod", "owner", "node", "devices", "utilization", "since", "device_hours", "as_of")
 
 
-@bp.get("/")
 def index() -> str | Response:
     query, errors = parse(request.args)
     state = viewer().runtime
@@ -50,7 +50,6 @@ def _records(rows: list[Idle], as_of: str) -> list[dict[str, object]]:
     ]
 
 
-@bp.get("/export.csv")
 def export_csv() -> Response:
     refuse_until_counted(UNTIL_COUNTED)
     query, errors = parse(request.args)

@@ -9,13 +9,13 @@ from flask import Response, abort
 from app.domain.accounting import node_usage
 from app.domain.names import is_requested_as_extended
 from app.runtime import reads
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
+from app.web.hx import NODES_AND_PODS, page_or_fragment
+from app.web.surface import Page
 from app.web.viewer import viewer
 
 bp = Page("nodes", __name__, url_prefix="/nodes", reads=NODES_AND_PODS)
 
 
-@bp.get("/<name>")
 def detail(name: str) -> str | Response:
     """Read the node, its usage and pods and (for who may read them) its devices; render."""
     return page_or_fragment("nodes/_node.html", "nodes/detail.html", **_read(name))

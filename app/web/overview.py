@@ -19,8 +19,9 @@ from app.domain.ownership import served_on_row, sources
 from app.domain.strip import shown_first
 from app.runtime import reads
 from app.web.export import UNTIL_COUNTED, csv_response, json_body
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, resource_arg, typed
+from app.web.hx import NODES_AND_PODS, page_or_fragment, resource_arg, typed
 from app.web.paging import paginate
+from app.web.surface import Page
 from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("overview", __name__, reads=NODES_AND_PODS)
@@ -69,7 +70,6 @@ def _known_only(filters: Filters, errors: dict[str, str]) -> Filters:
     return filters
 
 
-@bp.get("/")
 def index() -> str | Response:
     """Parse (``_grid``: the query and the grid it asks for), read (a page of its rows), render."""
     grid, filters, errors, memo = _grid()
@@ -210,7 +210,6 @@ def _records(grid: Grid) -> list[dict[str, object]]:
     return out
 
 
-@bp.get("/export.json")
 def export_json() -> Response:
     refuse_until_counted(UNTIL_COUNTED)
     grid, _, errors, _ = _grid()
@@ -220,7 +219,6 @@ def export_json() -> Response:
     return json_body({"nodes": _records(grid), "totals": totals})
 
 
-@bp.get("/export.csv")
 def export_csv() -> Response:
     refuse_until_counted(UNTIL_COUNTED)
     grid, _, errors, _ = _grid()
@@ -248,7 +246,6 @@ def _heat_cells(rows: Iterable[NodeRow], resource: str) -> tuple[Markup, list[in
     return Markup("".join(parts)), counts
 
 
-@bp.get("/heat")
 def heat() -> str:
     """Every node as one small square per resource, coloured by the share requested: 5,000 nodes on
     one screen. Each square is a link to its node (reached by Tab; its title, read as its name and

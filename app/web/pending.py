@@ -22,8 +22,9 @@ from app.domain.scheduler_message import SchedulerMessage, gate_owner, parse_sch
 from app.kube.state.devices import ClaimHolding
 from app.kube.wire.projections import PodView
 from app.runtime import reads
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment
+from app.web.hx import NODES_AND_PODS, page_or_fragment
 from app.web.paging import paged
+from app.web.surface import Page
 from app.web.viewer import viewer
 
 bp = Page("pending", __name__, url_prefix="/pending", reads=NODES_AND_PODS)
@@ -205,7 +206,6 @@ def for_pod(advice: Markup, pod: PodView) -> Markup:
     return Markup(html.replace(POD_MARK, quote(f"{pod.namespace}/{pod.name}", safe="")))
 
 
-@bp.get("/")
 def index() -> str | Response:
     """Parse (app.domain.pending_query), read the pods it selects, render."""
     query, errors = parse(request.args, viewer().known_resources)

@@ -13,8 +13,9 @@ from app.domain.names import likely_typos
 from app.domain.plan_fields import count_field, parse_fields
 from app.runtime import reads
 from app.web import process
-from app.web.hx import NODES_AND_PODS, Page
+from app.web.hx import NODES_AND_PODS
 from app.web.security import identity
+from app.web.surface import Page
 from app.web.viewer import viewer
 
 bp = Page("plan", __name__, url_prefix="/plan", reads=NODES_AND_PODS)
@@ -123,12 +124,10 @@ def _misspelled(planned: Planned) -> str | None:
     return None
 
 
-@bp.get("/")
 def index() -> tuple[str, int]:
     return _plan(request.args)
 
 
-@bp.post("/")
 def submit() -> tuple[str, int]:
     """The same, for a manifest too long for a link (up to the request size limit)."""
     try:

@@ -14,8 +14,9 @@ from app.domain.pod_details import PodDetails
 from app.kube.api.errors import KubeError, NotFound
 from app.runtime import reads
 from app.runtime.cluster import Runtime
-from app.web.hx import Page, page_or_fragment
+from app.web.hx import page_or_fragment
 from app.web.security import identity
+from app.web.surface import Page
 from app.web.viewer import viewer
 
 # the Events about a pod are read with the app's own identity, once the user's own right to get
@@ -23,7 +24,6 @@ from app.web.viewer import viewer
 bp = Page("pods", __name__, url_prefix="/pods", reads=(("list", "pods"),))
 
 
-@bp.get("/<namespace>/<name>")
 def detail(namespace: str, name: str) -> str | Response:
     """Read the cache's pod and its details; render."""
     state = viewer().runtime

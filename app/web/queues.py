@@ -7,15 +7,15 @@ from __future__ import annotations
 from flask import render_template
 
 from app.runtime import reads
-from app.web.hx import NODES_AND_PODS, Page
+from app.web.hx import NODES_AND_PODS
 from app.web.paging import paged
+from app.web.surface import Page
 from app.web.viewer import viewer
 
 bp = Page("queues", __name__, url_prefix="/queues", reads=NODES_AND_PODS)
 PAGE_SIZE = 20  # ClusterQueues a page
 
 
-@bp.get("/")
 def index() -> str:
     """Read the report over the queues and the nodes; render."""
     report, served = reads.queues(viewer().runtime)

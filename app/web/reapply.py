@@ -14,11 +14,11 @@ from app.runtime import reads
 from app.web.bulk_jobs import BulkJob
 from app.web.bulk_start import keep_done, start_job
 from app.web.changes import _node_or_404, actor, writer
-from app.web.hx import NODES_AND_PODS, Page
+from app.web.hx import NODES_AND_PODS
+from app.web.surface import Page
 from app.web.viewer import viewer
-from app.web.write_guards import guarded
 
-bp = guarded(Page("reapply", __name__, reads=NODES_AND_PODS))  # under /changes, as every write
+bp = Page("reapply", __name__, url_prefix="/changes", reads=NODES_AND_PODS, when="writes")
 
 
 def _refuser() -> Callable[[str, int], str | None]:
@@ -42,7 +42,6 @@ def _refuser() -> Callable[[str, int], str | None]:
     return refused
 
 
-@bp.post("/nodes/<name>/reapply")
 def reapply_node(name: str) -> Response | tuple[str, int]:
     _node_or_404(name)
     outcomes = writer().reapply(name, actor(), _refuser())
@@ -52,20 +51,17 @@ def reapply_node(name: str) -> Response | tuple[str, int]:
 REAPPLY_LISTED = 50  # drifted nodes named on the re-apply page; the count covers the rest
 
 
-@bp.get("/reapply")
 def reapply_preview() -> str:
     """The drifted nodes, and a form to check each write with a dry run (a background job)."""
     names = reads.drifted(viewer().runtime)
     return render_template("reapply/index.html", names=names, listed=REAPPLY_LISTED)
 
 
-@bp.post("/reapply/preview")
 def reapply_dry_run() -> Response:
     names = reads.drifted(viewer().runtime)
     return _start_reapply(names, dry_run=True)
 
 
-@bp.post("/reapply")
 def reapply_all() -> Response:
     chosen = set(request.form.getlist("nodes"))
     drifted = [n for n in reads.drifted(viewer().runtime) if n in chosen]

@@ -11,7 +11,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from flask import abort, current_app, g, request, session, url_for
+from flask import abort, g, request, session, url_for
 from werkzeug.wrappers import Response
 
 from app.base import logs
@@ -21,13 +21,12 @@ from app.domain.hosts import host_allowed as hosts_answer
 from app.kube.api.access import Identity
 from app.settings.config import Settings
 from app.web import clusters, process, security, surface
-from app.web.hx import Page, redirect
+from app.web.hx import redirect
 from app.web.viewer import viewer
 
 log = logging.getLogger("extres.security")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PROBES = frozenset({"/healthz", "/readyz"})  # their paths: any method gets its usual answer
-OPEN_ENDPOINTS = frozenset(r.endpoint for r in surface.ROUTES if r.open)  # the surface's open rows
 DONE = object()  # a step's answer: the request needs nothing more before its view
 # a trusted proxy's X-Request-Id is kept when it looks like one; anyone else's is replaced
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -113,7 +112,7 @@ def pipeline(settings: Settings, networks: list[Network], tokens: Any) -> tuple[
     def open_or_unrouted() -> object | None:
         """Health, static files and the sign-in form are open; no such page (or not with this
         method) is a 404 or 405 before any other check."""
-        return DONE if request.endpoint in OPEN_ENDPOINTS or request.routing_exception is not None else None
+        return DONE if surface.is_open(request.endpoint) or request.routing_exception is not None else None
 
     def signed_in() -> Response | None:
         if g.identity.known:
@@ -138,12 +137,12 @@ def pipeline(settings: Settings, networks: list[Network], tokens: Any) -> tuple[
 
     def may_read_the_page() -> None:
         """What the page shows, the user may read (impersonate and token modes); then verified."""
-        page = current_app.blueprints.get(request.blueprint or "")
-        if not isinstance(page, Page):  # init_app refuses such an app; never serve one unchecked
+        route = surface.row(request.endpoint)
+        if route is None:  # every route has its row (app.web.routes); never serve one unchecked
             abort(403, description="This page declares no read rights, so it is not shown.")
         if mode != "service-account":
             who, access = g.identity, viewer().runtime.cluster.access
-            for verb, resource in page.reads:
+            for verb, resource in route.reads:
                 if not access.check(who, verb, resource):
                     abort(403, description=f"{who.label} may not {verb} {resource}, which this page shows.")
         g.verified = True

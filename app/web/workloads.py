@@ -8,8 +8,9 @@ from app.domain.workloads import WorkloadRow
 from app.domain.workloads_query import in_rows, parse
 from app.runtime import reads
 from app.web.export import UNTIL_COUNTED, csv_response, json_body
-from app.web.hx import NODES_AND_PODS, Page, page_or_fragment, typed
+from app.web.hx import NODES_AND_PODS, page_or_fragment, typed
 from app.web.paging import paged
+from app.web.surface import Page
 from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("workloads", __name__, url_prefix="/workloads", reads=NODES_AND_PODS)
@@ -26,7 +27,6 @@ def _query() -> tuple[list[WorkloadRow], dict[str, str], dict[str, str]]:
     return reads.workloads_chosen(runtime, query), query.args(), errors
 
 
-@bp.get("/")
 def index() -> str | Response:
     rows, args, errors = _query()
     asked = {"args": args, "errors": errors, "typed": typed("resource")}
@@ -55,14 +55,12 @@ def _records(rows: list[WorkloadRow]) -> list[dict[str, object]]:
     ]
 
 
-@bp.get("/export.json")
 def export_json() -> Response:
     refuse_until_counted(UNTIL_COUNTED)
     rows, args, errors = _query()
     return json_body({"rows": _records(rows), "filters": args, "errors": errors})
 
 
-@bp.get("/export.csv")
 def export_csv() -> Response:
     refuse_until_counted(UNTIL_COUNTED)
     rows, _, _ = _query()

@@ -1,14 +1,15 @@
-"""What every write's blueprint goes through before its view (the single-node forms, the bulk
-forms, re-apply): a write slot, the user's right to patch nodes/status checked again, every pod
-counted, no field sent twice. ``guarded`` puts them on a blueprint, in that order."""
+"""What every route for editors goes through before its view (the single-node forms, the bulk
+forms, re-apply: the rows of app/web/routes.py marked ``editors``): a write slot, the user's right
+to patch nodes/status checked again, every pod counted, no field sent twice, in that order
+(``init_app`` runs them after the request pipeline, for those routes alone)."""
 
 from __future__ import annotations
 
-from flask import abort, g, request
+from flask import Flask, abort, g, request
 
 from app.web import process
-from app.web.hx import Page
 from app.web.security import identity, refused
+from app.web.surface import row
 from app.web.viewer import refuse_until_counted, viewer
 
 REPEATABLE = frozenset({"nodes"})  # the bulk form's node list; every other field is given once
@@ -60,11 +61,17 @@ def refuse_repeated_fields() -> None:
                 abort(422, description=f"The field {name!r} was sent {count} times; send it once.")
 
 
-def guarded(bp: Page) -> Page:
-    """``bp`` with the guards, in order."""
-    bp.before_request(hold_a_write_slot)
-    bp.teardown_request(release_write_slot)
-    bp.before_request(require_edit_right)
-    bp.before_request(require_every_pod_counted)
-    bp.before_request(refuse_repeated_fields)
-    return bp
+GUARDS = (hold_a_write_slot, require_edit_right, require_every_pod_counted, refuse_repeated_fields)
+
+
+def guard() -> None:
+    """The guards, in order, where the route's row says it is for editors."""
+    found = row(request.endpoint)
+    if found is not None and found.editors:
+        for check in GUARDS:
+            check()
+
+
+def init_app(app: Flask) -> None:
+    app.before_request(guard)
+    app.teardown_request(release_write_slot)

@@ -52,5 +52,5 @@ def test_every_app_path_and_module_named_in_the_docs_and_docstrings_exists():
 
 def test_a_moved_module_is_caught():
     assert not resolves("app.domain.no_such_module") and not resolves("app.base.audit.no_such_name")
-    assert resolves("app.base.audit.record") and resolves("app.web.hx.Page")
+    assert resolves("app.base.audit.record") and resolves("app.web.surface.Page")
     assert not (ROOT / "app/no_such.py").exists() and PATH.findall("`app/web/`") == ["app/web"]

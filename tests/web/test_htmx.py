@@ -37,7 +37,7 @@ def test_a_page_without_declared_read_rights_is_not_served(app):
 
 
 def test_every_route_belongs_to_a_page_that_declares_its_read_rights(app):
-    from app.web.hx import Page
+    from app.web.surface import Page
 
     for rule in app.url_map.iter_rules():
         if rule.endpoint == "static":

@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup
 from flask.testing import FlaskClient
 from werkzeug.routing import Rule
 
-from app.web.surface import BY_ENDPOINT, NAV, ROUTES
+from app.web.routes import BY_ENDPOINT, NAV, ROUTES
 from tests.helpers import browser
 
 MODES = {
@@ -168,13 +168,12 @@ def test_no_write_route_is_taken_from_a_user_without_the_role_in_any_auth_mode(m
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_the_app_registers_the_blueprints_the_surface_names_for_its_mode_and_no_other(make_app, mode):
-    from app.web import surface
+def test_the_app_registers_the_pages_the_table_names_for_its_mode_and_no_other(make_app, mode):
+    from app.web import routes
 
     app = make_app(**MODES[mode])
     writes, token = app.config["EXTRES_WRITES"], MODES[mode].get("auth_mode") == "token"
-    named = {b.module for b in surface.registered(writes, token)}
-    assert set(app.blueprints) == {"bulk" if m == "bulk_changes" else m for m in named}
+    assert set(app.blueprints) == {p.name for p in routes.registered(writes, token)}
 
 
 def test_only_the_open_rows_answer_someone_not_signed_in(make_app, cluster):
@@ -198,14 +197,28 @@ def test_only_the_open_rows_answer_someone_not_signed_in(make_app, cluster):
     assert {e for e, answers in answered.items() if answers} == opened
 
 
-def test_a_route_the_surface_says_writes_is_refused_at_start_without_the_write_guards(make_app, monkeypatch):
-    """The guards attach by blueprint (app/web/write_guards.py); the factory holds them to the
-    surface's ``writes`` column: a write route on an unguarded blueprint stops the start."""
+def test_a_row_that_writes_is_for_editors_or_the_table_does_not_load():
+    from app.web import history
+    from app.web.surface import Route
+
+    with pytest.raises(ValueError, match=r"history\.index: a route that writes is for editors"):
+        Route(history.index, history.bp, "/", writes=True)
+
+
+def test_the_write_guards_run_where_a_row_says_editors(make_app, cluster, monkeypatch):
+    """The guards attach by the ``editors`` column, not by blueprint: marking History's row so
+    refuses it to a user who may not patch nodes/status, as a form is; unmarked, it is shown."""
     from dataclasses import replace
 
-    from app.web import surface
+    from app.web import history
+    from app.web.surface import ROW
 
-    rows = tuple(replace(r, writes=True) if r.endpoint == "history.index" else r for r in surface.ROUTES)
-    monkeypatch.setattr(surface, "ROUTES", rows)
-    with pytest.raises(RuntimeError, match=r"without the write guards.*history\.index"):
-        make_app()
+    cluster.node("n1", {"example.com/dongle": "2"})
+    cluster.access.denied.add(("patch", "nodes"))  # the viewer role
+    app = make_app(auth_mode="impersonate", trusted_proxies="127.0.0.1/32")
+    web = browser(app)
+    viewer = {"X-Forwarded-User": "viewer"}
+    assert web.get("/history/", headers=viewer).status_code == 200
+    monkeypatch.setattr(history.index, ROW, replace(getattr(history.index, ROW), editors=True))
+    refused = web.get("/history/", headers=viewer)
+    assert refused.status_code == 403 and "may view but not change" in refused.get_data(as_text=True)
