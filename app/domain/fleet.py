@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Protocol
 
 from app.domain.gpu_sharing import Physical
 from app.domain.room import Room
@@ -33,6 +34,46 @@ class ClusterState:
     @property
     def counted(self) -> bool:
         return self.state in COUNTED
+
+
+STALE_FOR = 15.0  # seconds a cluster's watches may be reconnecting before it reads "unreachable"
+
+
+class Contact(Protocol):
+    """What a cluster's freshness says of the contact with it (app.kube.api.freshness.Freshness)."""
+
+    @property
+    def synced(self) -> bool: ...
+    @property
+    def stale(self) -> bool: ...
+    @property
+    def age_seconds(self) -> float | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def forbidden(self) -> bool: ...
+    @property
+    def too_large(self) -> bool: ...
+
+
+def state_of(name: str, fresh: Contact, now: datetime, waiting: int, idle: int | None) -> ClusterState:
+    """A cluster's state from its contact (the figures' age, the last error), with the jobs
+    waiting for quota and the GPUs held idle there: no access, refused, unreachable (past a grace
+    for reconnecting watches), counting, stale or live; since when, in words and in short."""
+    at = now - timedelta(seconds=fresh.age_seconds) if fresh.age_seconds is not None else None
+    if fresh.forbidden:
+        return ClusterState(name, NO_ACCESS, f"no access: {fresh.error}", at)
+    if fresh.too_large:  # it answers, more than is read of one answer: asked again, backing off
+        said = f"refused: its answers are too large, asked again less and less often: {fresh.error}"
+        return ClusterState(name, REFUSED, said, at, waiting, idle, "refused: answer too large")
+    lost = fresh.stale and fresh.error and (fresh.age_seconds is None or fresh.age_seconds > STALE_FOR)
+    if lost:
+        since = f" since {at:%Y-%m-%d %H:%M:%S} UTC, figures from then" if at else ", no figures yet"
+        short = f"unreachable since {at:%H:%M} UTC" if at else "unreachable, no figures yet"
+        return ClusterState(name, UNREACHABLE, f"unreachable{since}: {fresh.error}", at, waiting, idle, short)
+    if not fresh.synced:
+        return ClusterState(name, COUNTING, "counting: pods are still being counted", at)
+    return ClusterState(name, STALE if fresh.stale else LIVE, "", at, waiting, idle)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ read from its own runtime (app.runtime.reads), shown only to whom may read them 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from flask import Response, jsonify, render_template, request
@@ -32,7 +32,6 @@ def the_fleet() -> Fleet:
 
 
 APP = Identity(mode="service-account")  # the dashboard's own account on a cluster
-STALE_FOR = 15.0  # seconds a cluster's watches may be reconnecting before it reads "unreachable"
 
 
 def _hidden(runtime: Runtime, here: bool) -> ClusterState | None:
@@ -77,25 +76,10 @@ def _devices_shown(runtime: Runtime, here: bool) -> bool:
 def _state(runtime: Runtime, here: bool, now: datetime) -> ClusterState:
     if (hidden := _hidden(runtime, here)) is not None:
         return hidden
-    name, fresh = runtime.name, reads.freshness(runtime)
-    at = now - timedelta(seconds=fresh.age_seconds) if fresh.age_seconds is not None else None
+    fresh = reads.freshness(runtime)
     waiting = len(reads.waiting_for_quota(runtime)) if fresh.synced else 0
     idle = sum(reads.idle_held(runtime).values()) if runtime.usage is not None and fresh.synced else None
-    if fresh.forbidden:
-        return ClusterState(name, fleet.NO_ACCESS, f"no access: {fresh.error}", at)
-    if fresh.too_large:  # it answers, more than is read of one answer: asked again, backing off
-        said = f"refused: its answers are too large, asked again less and less often: {fresh.error}"
-        return ClusterState(name, fleet.REFUSED, said, at, waiting, idle, "refused: answer too large")
-    lost = fresh.stale and fresh.error and (fresh.age_seconds is None or fresh.age_seconds > STALE_FOR)
-    if lost:
-        since = f" since {at:%Y-%m-%d %H:%M:%S} UTC, figures from then" if at else ", no figures yet"
-        short = f"unreachable since {at:%H:%M} UTC" if at else "unreachable, no figures yet"
-        said = f"unreachable{since}: {fresh.error}"
-        return ClusterState(name, fleet.UNREACHABLE, said, at, waiting, idle, short)
-    if not fresh.synced:
-        return ClusterState(name, fleet.COUNTING, "counting: pods are still being counted", at)
-    state = fleet.STALE if fresh.stale else fleet.LIVE
-    return ClusterState(name, state, "", at, waiting, idle)
+    return fleet.state_of(runtime.name, fresh, now, waiting, idle)
 
 
 def fleet_view() -> tuple[list[ClusterState], list[FleetRow]]:

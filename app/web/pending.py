@@ -12,14 +12,14 @@ from urllib.parse import quote
 from flask import Response, request
 from markupsafe import Markup, escape
 
-from app.domain import preemption
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
 from app.domain.ownership import DRA
+from app.domain.pending_cards import Held, grouped, stuck
+from app.domain.pending_cards import held as held_by
 from app.domain.pending_query import PendingQuery, parse
 from app.domain.queues import Workload, waiting_counts
 from app.domain.scheduler_message import SchedulerMessage, gate_owner, parse_scheduler_message
-from app.kube.state.devices import ClaimHolding
 from app.kube.wire.projections import PodView
 from app.runtime import reads
 from app.web.hx import NODES_AND_PODS, page_or_fragment
@@ -30,35 +30,13 @@ from app.web.viewer import viewer
 bp = Page("pending", __name__, url_prefix="/pending", reads=NODES_AND_PODS)
 
 
-@dataclass(frozen=True)
-class Held:
-    """Who holds a resource this dashboard will not add, on a node the pod could otherwise use."""
-
-    resource: str
-    node: str
-    free: int
-    holders: list[PodView]  # the lowest priority first, then the oldest
-    preemptible: int  # held by pods of lower priority than the pending pod's
-    wanted: int = 0  # what the pending pod asks for
-    allocatable: int = 0  # the node's
-    claims: list[ClaimHolding] = field(default_factory=list)  # DRA: claims holding devices, not by request
-
-    @property
-    def unresolvable(self) -> bool:
-        return preemption.unresolvable(self.wanted, self.allocatable)
-
-    @property
-    def preemption_helps(self) -> bool:
-        return preemption.preemption_helps(self.wanted, self.allocatable, self.free, self.preemptible)
-
-
 @dataclass
 class PendingPod:
     pod: PodView
     message: SchedulerMessage
     diagnosis: Diagnosis
     advice: Markup  # the diagnosis rendered (shared by the pods of a shape)
-    held: list[Held]
+    held: list[Held[PodView]]
     others: list[PodView] = field(default_factory=list)  # more pods of its workload and shape here
     dra: dict[str, str] = field(default_factory=dict)  # its requests DRA devices serve: the class
     admitted: Workload | None = None  # Kueue admitted its job: the quota admits it, the nodes do not
@@ -77,7 +55,6 @@ class Gated:
 
 
 HELD_NODES = 5  # nodes listed with who holds a read-only resource there
-HELD_PODS = 8  # holders listed per node
 
 
 Places = dict[str, list[tuple[str, int, int]]]  # resource -> (node, free, allocatable), most free first
@@ -102,10 +79,10 @@ def _diagnosed(index: ShapeIndex, wanted: int) -> tuple[Diagnosis, Places]:
     return d, places(index, d)
 
 
-def held(pod: PodView, d: Diagnosis, where: Places, writable: bool) -> list[Held]:
+def held(pod: PodView, d: Diagnosis, where: Places, writable: bool) -> list[Held[PodView]]:
     """For each resource the pod is short of and this dashboard may not add (a device plugin's,
     DRA's, or the user may not change nodes): on the nodes the pod could otherwise use, who holds
-    it, each node's owner decided once (``reads.ownership``)."""
+    it (app.domain.pending_cards.held), each node's owner decided once (``reads.ownership``)."""
     runtime = viewer().runtime
     out = []
     for fit in d.fits:
@@ -115,19 +92,10 @@ def held(pod: PodView, d: Diagnosis, where: Places, writable: bool) -> list[Held
             owner = reads.ownership(runtime, fit.resource, name)
             if owner.editable and writable:
                 continue
-            holders = [p for p in reads.holders_on(runtime, name) if p.requests.get(fit.resource)]
-            holders.sort(key=lambda p: (p.priority, p.created))
-            lower = preemption.preemptible(
-                ((p.priority, p.requests[fit.resource]) for p in holders), pod.priority
-            )
-            claims = (
-                reads.claims_holding(runtime, name, owner.dra_class)
-                if owner.kind == DRA and owner.dra_class
-                else []
-            )
-            out.append(
-                Held(fit.resource, name, free, holders[:HELD_PODS], lower, fit.requested, allocatable, claims)
-            )
+            dra_class = owner.dra_class if owner.kind == DRA else None
+            claims = reads.claims_holding(runtime, name, dra_class) if dra_class else []
+            on_node = reads.holders_on(runtime, name)
+            out.append(held_by(pod, fit.resource, name, free, allocatable, fit.requested, on_node, claims))
     return out
 
 
@@ -136,16 +104,9 @@ QUOTA_SHOWN = 20  # jobs waiting for quota shown (their count is said; the filte
 
 
 def _stuck(quota: Sequence[Any]) -> dict[tuple[str, str, str], PodView]:
-    """Of the jobs holding the quota others wait for, those that cannot run themselves: (namespace,
-    kind, name) of the job -> one of its pods the scheduler cannot place."""
-    if not quota:
-        return {}
-    wanted = {(h.namespace, *h.owner) for q in quota for held in q.holders.values() for h in held}
-    stuck: dict[tuple[str, str, str], PodView] = {}
-    for pod in reads.unschedulable(viewer().runtime):
-        if pod.owner and (key := (pod.namespace, pod.owner.kind, pod.owner.name)) in wanted:
-            stuck.setdefault(key, pod)
-    return stuck
+    """Of the jobs holding the quota others wait for, those that cannot run themselves."""
+    holding = ((h.namespace, *h.owner) for q in quota for held in q.holders.values() for h in held)
+    return stuck(holding, reads.unschedulable(viewer().runtime) if quota else [])
 
 
 def pending_pods(query: PendingQuery) -> list[PodView]:
@@ -165,33 +126,22 @@ def explain(shown: Sequence[PodView], every: Sequence[PodView]) -> list[PendingP
     made: dict[PodShape, tuple[Diagnosis, Markup, Places]] = {}  # each shape on this page diagnosed once
     writable = viewer().may_write
     advice_html = viewer().render_caches().advice_html
-    out = []
-    cards: dict[tuple[object, ...], PendingPod] = {}
-    for pod in shown:
+
+    def card(pod: PodView) -> PendingPod:
         key = pod.shape
         if key not in made:
             diagnosis, where = reads.shaped(runtime, key, partial(_diagnosed, wanted=counts[key]))
-            html = advice_html(
-                diagnosis, bool(pod.node_selector), writable, partial(reads.ownership, runtime)
-            )
-            made[key] = (diagnosis, html, where)
+            owner = partial(reads.ownership, runtime)
+            made[key] = (diagnosis, advice_html(diagnosis, bool(pod.node_selector), writable, owner), where)
         diagnosis, advice, where = made[key]
-        group = (pod.namespace, pod.owner, key) if pod.owner and pod.owner.name else None
-        if group is not None and group in cards:  # one card for a workload's pods of a shape
-            cards[group].others.append(pod)
-            continue
-        holding = []
-        if diagnosis.kind == "short":
-            holding = held(pod, diagnosis, where, writable)
+        holding = held(pod, diagnosis, where, writable) if diagnosis.kind == "short" else []
         message = parse_scheduler_message(pod.unschedulable or "")
         dra = {r: c for r in pod.extended_requests if (c := reads.dra_class_for(runtime, r)) is not None}
         owners = [(pod.owner.kind, pod.owner.name)] if pod.owner and pod.owner.name else []
         admitted = reads.admitted_for(runtime, pod.namespace, [*owners, ("Pod", pod.name)])
-        card = PendingPod(pod, message, diagnosis, for_pod(advice, pod), holding, dra=dra, admitted=admitted)
-        if group is not None:
-            cards[group] = card
-        out.append(card)
-    return out
+        return PendingPod(pod, message, diagnosis, for_pod(advice, pod), holding, dra=dra, admitted=admitted)
+
+    return grouped(shown, card, lambda c: c.others)
 
 
 POD_MARK = "POD-OF-CARD"  # in the shared advice's form links (pending/_advice.html)
