@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -34,12 +36,16 @@ if TYPE_CHECKING:
     from app.kube.api.ports import ClusterPort
 
 log = logging.getLogger(__name__)
-# what ``start`` starts, in this order (``stop``: the reverse)
-ORDER = (
-    "selector evaluator: nothing yet (its child starts when first asked, never before a fork)",
-    "cluster: its watches (the store fills), the revocation reader, the history writer",
-    "usage poller: its first refresh at once, in a child",
-)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing a runtime starts and stops: ``start`` runs them in order, ``stop`` in reverse."""
+
+    name: str
+    what: str
+    up: Callable[[], None]
+    down: Callable[[], None]
 
 
 class Runtime:
@@ -74,30 +80,51 @@ class Runtime:
         self.usage = self._usage_poller(settings, usage_source)
 
     # ---- start and stop ----------------------------------------------------------------------
+    def steps(self, first_sync_wait: float = 0) -> tuple[Step, ...]:
+        """What ``start`` starts, in this order (``stop``: the reverse)."""
+        return (
+            Step(
+                "selector evaluator",
+                "nothing yet (its child starts when first asked, never before a fork)",
+                lambda: None,
+                self.answers.close,
+            ),
+            Step(
+                "cluster",
+                "its watches (the store fills), the revocation reader, the history writer",
+                lambda: self._start_cluster(first_sync_wait),
+                lambda: self._cluster.close() if self._cluster is not None else None,
+            ),
+            Step(
+                "usage poller",
+                "its first refresh at once, in a child",
+                lambda: self.usage.start() if self.usage is not None else None,
+                lambda: self.usage.close() if self.usage is not None else None,
+            ),
+        )
+
     def start(self, first_sync_wait: float = 0) -> None:
-        """Start what runs (``ORDER``), once: the served worker calls it once it is up, so the
-        first sync runs before anyone asks. Without a cluster, the usage poller alone (pages say
-        why)."""
+        """Start each step, once: the served worker calls it once it is up, so the first sync runs
+        before anyone asks. Without a cluster, the usage poller alone (pages say why)."""
         with self._lock:
             if self._started:
                 return
             self._started = True
         with logs.about(self.name):  # what its threads log names it
-            try:
-                self._connected().start(first_sync_wait)
-            except KubeError as exc:
-                log.warning("not connected to a cluster: %s", exc.message)
-            if self.usage is not None:
-                self.usage.start()
+            for step in self.steps(first_sync_wait):
+                step.up()
 
     def stop(self) -> None:
         """Stop what ``start`` started, in the reverse order: the usage poller, the cluster (the
         history's last records written), the evaluator's child."""
-        if self.usage is not None:
-            self.usage.close()
-        if self._cluster is not None:
-            self._cluster.close()
-        self.answers.close()
+        for step in reversed(self.steps()):
+            step.down()
+
+    def _start_cluster(self, first_sync_wait: float) -> None:
+        try:
+            self._connected().start(first_sync_wait)
+        except KubeError as exc:
+            log.warning("not connected to a cluster: %s", exc.message)
 
     @property
     def cluster(self) -> ClusterPort:

@@ -13,7 +13,7 @@ from app.base import workers
 from app.kube.api.errors import Busy, KubeError, http_status
 from app.kube.api.ports import ClusterPort
 from app.runtime import reads
-from app.runtime.cluster import Runtime
+from app.runtime.cluster import Runtime, Step
 from app.runtime.fleet import Fleet
 from app.runtime.fleet_metrics import FleetMetrics
 from app.settings.config import Settings
@@ -40,6 +40,20 @@ def init_app(
     app.wsgi_app = ClusterPrefix(app.wsgi_app, lambda: fleet.members)  # type: ignore[method-assign]
     limits = Limits.for_threads(settings.threads, settings.plans_per_minute)
     app.extensions[process.KEY] = this = process.Process(fleet, limits, BulkJobs(limits.write_slots))
+    this.steps = (
+        Step(
+            "clusters",
+            "every cluster's runtime, the local one first",
+            lambda: fleet.start(),
+            lambda: fleet.stop(),
+        ),
+        Step(
+            "templates",
+            "compiled once every pod is counted",
+            lambda: _compile_when_counted(app),
+            lambda: None,
+        ),
+    )
     filters.register(app)
     app.jinja_env.bytecode_cache = template_cache(settings.template_cache)
     from app.web import metrics
@@ -101,26 +115,26 @@ COMPILE_AFTER = 600.0  # seconds the templates wait for every pod to be counted,
 
 
 def on_worker_start(app: Flask) -> None:
-    """In the served worker, once the app is loaded (never before the fork): the cluster's watches
-    and the usage refresh start, and the templates compile, in the background: the worker serves
-    at once (/healthz answers while the Kubernetes client is still being loaded). The templates
-    are loaded once every pod is counted (a page asked before then loads what it uses): compiled
-    while the first lists were decoded they took ~0.2 s of the first complete answer at 5,000
-    pods (docs/performance.md); from the template cache they take ~0.01 s."""
+    """In the served worker, once the app is loaded (never before the fork): the process's steps
+    (every cluster's watches and usage refresh, then the templates) start in the background, so
+    the worker serves at once (/healthz answers while the Kubernetes client is still being
+    loaded)."""
+    workers.start("connect", process.of(app).start)
 
-    def start() -> None:
-        process.of(app).fleet.start()  # the local runtime first, then each member's
-        runtime = process.of(app).local
-        workers.until(lambda: reads.freshness(runtime).synced, COMPILE_AFTER, interval=0.1)
-        compile_templates(app)
 
-    workers.start("connect", start)
+def _compile_when_counted(app: Flask) -> None:
+    """The templates are loaded once every pod is counted (a page asked before then loads what it
+    uses): compiled while the first lists were decoded they took ~0.2 s of the first complete
+    answer at 5,000 pods (docs/performance.md); from the template cache they take ~0.01 s."""
+    runtime = process.of(app).local
+    workers.until(lambda: reads.freshness(runtime).synced, COMPILE_AFTER, interval=0.1)
+    compile_templates(app)
 
 
 def on_worker_stop(app: Flask) -> None:
-    """In the worker after its last request: every cluster's runtime stops (the history's last
-    records are written)."""
-    process.of(app).fleet.stop()
+    """In the worker after its last request: the process's steps undone, in reverse (every
+    cluster's runtime stops; the history's last records are written)."""
+    process.of(app).stop()
 
 
 def metrics_exposition(app: Flask) -> Callable[[], bytes]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from flask import Flask, current_app
 
 if TYPE_CHECKING:
-    from app.runtime.cluster import Runtime
+    from app.runtime.cluster import Runtime, Step
     from app.runtime.fleet import Fleet
     from app.web.bulk_jobs import BulkJobs
     from app.web.limits import Limits
@@ -28,8 +28,19 @@ class Process:
     limits: Limits
     bulk: BulkJobs
     tokens: TokenSession | None = None  # set by app.web.security.init_app
+    steps: tuple[Step, ...] = ()  # what the served worker starts, in order (set by app.web.init_app)
     _render: dict[str, RenderCaches] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start(self) -> None:
+        """Each step, in order (the served worker, once it is up: never before the fork)."""
+        for step in self.steps:
+            step.up()
+
+    def stop(self) -> None:
+        """Each step undone, in the reverse order (the worker, after its last request)."""
+        for step in reversed(self.steps):
+            step.down()
 
     def sessions(self) -> TokenSession:
         """The sign-in sessions (made by app.web.security.init_app, before any request)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from app.base import workers
 from app.domain.devices import ClassFacts
 from app.kube.wire.dra import ClassView
-from app.runtime.cluster import ORDER, Runtime
+from app.runtime.cluster import Runtime
 from app.settings.config import Settings
 from tests.web.fake import FakeCluster
 from tests.web.test_dra_views import GPU, R, devices
@@ -52,7 +52,7 @@ def test_start_starts_in_the_listed_order_once_and_stop_undoes_it_in_reverse():
     assert workers.until(lambda: "usage asked" in said, 10)
     run.start()  # once, however often asked
     assert said == ["cluster started", "usage asked"]
-    assert [step.split(":")[0] for step in ORDER] == ["selector evaluator", "cluster", "usage poller"]
+    assert [step.name for step in run.steps()] == ["selector evaluator", "cluster", "usage poller"]
     run.stop()
     assert said[2:] == ["cluster closed", "evaluator closed"]
     assert run.usage is not None and run.usage._stop.is_set()  # the poller's loop ends at its next wake
