@@ -223,9 +223,10 @@ def warm_pages(kubeconfig: Path, nodes: int, requests: int, label: str) -> dict[
     app = create_app(
         {"kubeconfig": str(kubeconfig), "in_cluster": "false", "cookie_secure": False, "read_only": False}
     )
+    state = process_of(app).local
+    state.start()  # as the served worker does (reading the runtime starts nothing)
     web = app.test_client()
     web.get("/")
-    state = process_of(app).local
     assert state.cluster.cache.wait_synced(900)
     store = state.cluster.store
     print(f"[{label}] {pod_events(store)}")

@@ -138,8 +138,8 @@ def main() -> None:
         seed_nodes(client.CoreV1Api(api), args.nodes, {})
         config = {"kubeconfig": str(plane.kubeconfig), "in_cluster": "false", "cookie_secure": False}
         baseline_app = create_app(config)
-        baseline_app.test_client().get("/")
         state = process_of(baseline_app).local
+        state.start()  # as the served worker does (reading the runtime starts nothing)
         assert state.cluster.cache.wait_synced(600)
         churn = iter(range(10**9))
 
@@ -161,10 +161,10 @@ def main() -> None:
         print(f"seeded {args.nodes} ResourceSlices of {DEVICES} devices in {time.perf_counter() - t0:.0f}s")
         before = rss_kib()
         app = create_app(config)
-        app.test_client().get("/")
         state = process_of(app).local
-        store = state.cluster.store
         t0 = time.perf_counter()
+        state.start()  # as the served worker does
+        store = state.cluster.store
         assert state.cluster.cache.wait_synced(600)
         want = args.nodes
         while store.devices.read(lambda d: len(d.slices)) < want and time.perf_counter() - t0 < 600:

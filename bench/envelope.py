@@ -83,6 +83,7 @@ def side_by_side(plane: testenv.ControlPlane, nodes: int, label: str) -> tuple[d
     sync, listing = tools.extres_sync(plane.kubeconfig)
     app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false", "history_store": "off"})
     state = process_of(app).local
+    state.start()  # as the served worker does (reading the runtime starts nothing)
     assert state.cluster.cache.wait_synced(900)
     web = app.test_client()
     web.get("/", base_url="https://localhost")

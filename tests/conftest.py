@@ -21,7 +21,7 @@ from app import create_app
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.web.process import of as process_of
 from extres_demo import testenv
-from tests.helpers import browser
+from tests.helpers import browser, started
 
 _counter = itertools.count()
 
@@ -83,7 +83,7 @@ def make_app(control_plane: testenv.ControlPlane) -> Iterator[Callable[..., Any]
             "plans_per_minute": 100_000,  # the agreement harness asks What-if hundreds of times a minute
             **overrides,
         }
-        app = create_app(config)
+        app = started(create_app(config))
         app.config["TESTING"] = True
         apps.append(app)
         if "kubeconfig" not in overrides:  # the session's control plane: ready (every pod counted)

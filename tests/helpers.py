@@ -105,6 +105,18 @@ def wait_until_serving(proc: Any, url: str, timeout: float, interval: float = 0.
     eventually(up, timeout=timeout, interval=interval)
 
 
+def started(app: Any, first_sync_wait: float = 3.0) -> Any:
+    """``app``'s clusters started, as the served worker's process steps start them (its template
+    step left to the pages asked): each runtime, the first page waiting up to ``first_sync_wait``
+    seconds for the nodes, then the fleet (members from Secrets). Reading a runtime starts
+    nothing; a test that serves no worker starts what it reads."""
+    fleet = process_of(app).fleet
+    for runtime in fleet.runtimes():
+        runtime.start(first_sync_wait)
+    fleet.start()
+    return app
+
+
 def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
 

@@ -128,14 +128,10 @@ class Runtime:
 
     @property
     def cluster(self) -> ClusterPort:
-        """The cluster connection, its watches started; raises NotConfigured (a KubeError) when
-        there is none. Asked before ``start`` (tests and benches, which serve no worker), it
-        starts the cluster alone (its start is once, whoever asks first), waiting up to 3 s so
-        the first page is not empty; the usage poller starts with ``start`` only."""
-        cluster = self._connected()
-        with logs.about(self.name):
-            cluster.start(first_sync_wait=3.0)
-        return cluster
+        """The cluster connection (made on first use); raises NotConfigured (a KubeError) when
+        there is none. Reading it starts nothing: ``start`` does (the served worker's process
+        steps; a test or bench that serves no worker calls it itself)."""
+        return self._connected()
 
     @property
     def connected(self) -> ClusterPort | None:

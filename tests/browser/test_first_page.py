@@ -18,7 +18,7 @@ from app.kube.api.listing import Requests
 from app.web.process import of as process_of
 from extres_demo import testenv
 from tests.browser.pages import axe_context, open_page, violations_here
-from tests.helpers import eventually
+from tests.helpers import eventually, started
 from tests.kube_helpers import create_node, create_pod, ready
 
 D = "example.com/dongle"
@@ -61,6 +61,7 @@ def fresh_app(control_plane: testenv.ControlPlane, held: HeldPods) -> Iterator[s
             "stream_lists": False,
         }
     )
+    started(app)
     server = make_server("127.0.0.1", testenv.free_port(), app, threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}"

@@ -16,7 +16,7 @@ from app.serving import gunicorn_options
 from app.settings.config import Settings
 from app.web.process import of as process_of
 from app.web.security import safe_next
-from tests.helpers import browser, eventually
+from tests.helpers import browser, eventually, started
 from tests.kube_helpers import create_node, create_pod, snapshot
 from tests.serving import Server
 
@@ -66,7 +66,7 @@ def test_a_token_the_api_server_refuses_is_nobody(make_app, core, node):
 def test_default_service_account_install_changes_nothing(control_plane, core, node):
     """2. Writes as the service account serve anyone who reaches the dashboard: off by default."""
     assert Settings.from_env({}).read_only is True
-    app = create_app({"kubeconfig": str(control_plane.kubeconfig), "in_cluster": "false"})
+    app = started(create_app({"kubeconfig": str(control_plane.kubeconfig), "in_cluster": "false"}))
     try:
         web = browser(app)
         eventually(lambda: web.get(f"/nodes/{node}").status_code == 200)

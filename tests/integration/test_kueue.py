@@ -17,6 +17,7 @@ from kubernetes import client
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.web.process import of as process_of
 from extres_demo import kueue, testenv
+from tests.helpers import started
 from tests.kube_helpers import container, create_node
 
 pytestmark = pytest.mark.kube
@@ -50,7 +51,7 @@ def pending_page(plane: testenv.ControlPlane, url: str, expected: str | Callable
     from app import create_app
     from tests.helpers import browser, eventually
 
-    app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"})
+    app = started(create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"}))
     app.config["TESTING"] = True
     web = browser(app)
     try:
@@ -258,7 +259,7 @@ def test_the_queues_page_puts_every_queues_quota_beside_the_nodes_its_flavor_sel
     from app import create_app
     from tests.helpers import eventually
 
-    app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"})
+    app = started(create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"}))
     try:
         app.test_client().get("/")
         metrics = process_of(app).local.metrics

@@ -21,7 +21,7 @@ from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.web.process import of as process_of
 from extres_demo import testenv
 from tests import kueue_crds
-from tests.helpers import browser, eventually
+from tests.helpers import browser, eventually, started
 from tests.kube_helpers import create_node
 
 pytestmark = pytest.mark.kube
@@ -76,7 +76,7 @@ def test_kueue_installed_late_is_seen_and_a_finished_job_holds_nothing_then_remo
     create_node(core, "gpu-1", {GPU: "4"}, labels={"pool": "gpu"})
     create_node(core, "gpu-2", {GPU: "4"})  # no flavor selects it
     core.create_namespace({"metadata": {"name": "team-a"}})
-    app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"})
+    app = started(create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"}))
     app.config["TESTING"] = True
     web = browser(app)
 

@@ -26,7 +26,7 @@ from kubernetes import client
 
 from app import create_app
 from app.web.process import of as process_of
-from tests.helpers import browser
+from tests.helpers import browser, started
 from tests.integration.test_kueue import GROUP, VERSION, custom, kueue_plane  # noqa: F401 - the fixture
 from tests.kube_helpers import container, create_node
 
@@ -172,7 +172,7 @@ def test_the_pages_agree_with_kueue_over_a_seeded_random_life(kueue_plane):  # n
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": LQ},
         "spec": {"clusterQueue": CQ}})  # fmt: skip
     create_node(core, "lifecycle-gpu-0", {GPU: "4"}, labels={LABEL: "true"})
-    app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"})
+    app = started(create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"}))
     app.config["TESTING"] = True
     web = browser(app)
     jobs: list[str] = []
@@ -231,17 +231,17 @@ def test_the_pages_agree_with_kueue_over_a_seeded_random_life(kueue_plane):  # n
                     core.delete_node(name)
                 did = f"node {choice} {name}"
             settled = kueue_settled(objects, made if kind == "create" else 0)
-            started = time.monotonic()
+            began = time.monotonic()
             while True:
                 truth = kueue_says(objects)
                 differs = agree(truth, dashboard_says(web))
                 if not differs:
-                    lags.append(time.monotonic() - started)
+                    lags.append(time.monotonic() - began)
                     trace.append(
                         f"{step} {did}: {len(truth['waiting'])} waiting, {len(truth['admitted'])} held"
                     )
                     break
-                if time.monotonic() - started > SETTLE:
+                if time.monotonic() - began > SETTLE:
                     pytest.fail(
                         f"step {step} ({did}), seed {seed} (EXTRES_LIFECYCLE_SEED={seed} replays it): "
                         + "; ".join(differs)

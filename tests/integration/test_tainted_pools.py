@@ -20,7 +20,7 @@ from app import create_app
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.web.process import of as process_of
 from extres_demo import testenv
-from tests.helpers import browser, eventually
+from tests.helpers import browser, eventually, started
 from tests.kube_helpers import create_node, create_pod, ready
 
 pytestmark = [pytest.mark.kube, pytest.mark.scheduler, pytest.mark.compat]
@@ -68,7 +68,7 @@ def test_tainted_gpu_pools_count_for_pods_that_tolerate_them_as_the_scheduler_pl
     tolerations = core.read_namespaced_pod("holder", "default").spec.tolerations
     assert any((t.key, t.operator, t.effect) == (GPU, "Exists", "NoSchedule") for t in tolerations)
 
-    app = create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"})
+    app = started(create_app({"kubeconfig": str(plane.kubeconfig), "in_cluster": "false"}))
     app.config["TESTING"] = True
     web = browser(app)
     try:

@@ -7,6 +7,7 @@ from pathlib import Path
 from app import create_app
 from app.web.process import of as process_of
 from extres_demo import testenv
+from tests.helpers import started
 
 
 def _kubeconfig_to(tmp_path: Path, port: int) -> Path:
@@ -24,8 +25,8 @@ current-context: x
 
 
 def test_unreachable_api_server_gives_a_banner_not_an_error(tmp_path):
-    app = create_app(
-        {"kubeconfig": str(_kubeconfig_to(tmp_path, testenv.free_port())), "in_cluster": "false"}
+    app = started(
+        create_app({"kubeconfig": str(_kubeconfig_to(tmp_path, testenv.free_port())), "in_cluster": "false"})
     )
     try:
         resp = app.test_client().get("/")
