@@ -117,6 +117,29 @@ def started(app: Any, first_sync_wait: float = 3.0) -> Any:
     return app
 
 
+PAGE_ARGS = {"name": "n1", "namespace": "default", "key": "no-such-job", "rest": "set"}
+
+
+def pages_of(app: Any) -> list[str]:
+    """The address of every HTML page ``app`` registers (the route table's GET rows, not an export
+    or a probe), its arguments filled from ``PAGE_ARGS``: a check of every page walks these, so a
+    new page is in it without a list kept by hand."""
+    from flask import url_for
+
+    from app.web.routes import BY_ENDPOINT
+
+    with app.test_request_context():
+        return sorted(
+            url_for(rule.endpoint, **{a: PAGE_ARGS[a] for a in rule.arguments})
+            for rule in app.url_map.iter_rules()
+            if (row := BY_ENDPOINT.get(rule.endpoint)) is not None
+            and row.view is not None
+            and row.method == "GET"
+            and not row.open
+            and not row.path.endswith((".csv", ".json"))
+        )
+
+
 def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
