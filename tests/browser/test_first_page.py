@@ -48,8 +48,9 @@ def held(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeldPods]:
 
 
 @pytest.fixture
-def fresh_app(control_plane: testenv.ControlPlane, held: HeldPods) -> Iterator[str]:
-    """A fresh dashboard, served in this process, listing in pages of one object."""
+def fresh_app(control_plane: testenv.ControlPlane, held: HeldPods) -> Iterator[tuple[str, Any]]:
+    """A fresh dashboard, served in this process, listing in pages of one object; its address and
+    the app, whose clusters the test starts once its pods are there (as a worker would start)."""
     app = create_app(
         {
             "kubeconfig": str(control_plane.kubeconfig),
@@ -61,18 +62,18 @@ def fresh_app(control_plane: testenv.ControlPlane, held: HeldPods) -> Iterator[s
             "stream_lists": False,
         }
     )
-    started(app)
     server = make_server("127.0.0.1", testenv.free_port(), app, threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
+    yield f"http://127.0.0.1:{server.server_port}", app
     held.released.set()  # a failed test lets the list go before the app is closed
     server.shutdown()
     process_of(app).local.stop()
 
 
 def test_the_first_page_shows_what_nodes_offer_while_pods_count_then_turns_complete(
-    browser: Any, control_plane: Any, core: Any, uid: str, held: HeldPods, fresh_app: str, axe: str
+    browser: Any, control_plane: Any, core: Any, uid: str, held: HeldPods, fresh_app: Any, axe: str
 ) -> None:
+    fresh_app, app = fresh_app
     node = f"{uid}-n"
     create_node(core, node, {D: "4"})
     ready(core, node)
@@ -80,7 +81,8 @@ def test_the_first_page_shows_what_nodes_offer_while_pods_count_then_turns_compl
         create_pod(core, f"{uid}-p{i}", node, {D: "1"})
     w = open_page(browser)
     page = w.page
-    assert page.request.get(f"{fresh_app}/readyz").status == 503  # the first request starts the cache
+    started(app)  # the worker's start: the pods' list is held after its first page
+    assert page.request.get(f"{fresh_app}/readyz").status == 503
     assert held.held.wait(60), "the pods' list never asked for its second page"
     page.goto(f"{fresh_app}/nodes/{node}")
     row = page.locator(f'tr[data-resource="{D}"]')
