@@ -21,6 +21,7 @@ from prometheus_client.registry import Collector
 from app.domain import device_cel
 from app.domain.quantity import QuantityError, parse_quantity
 from app.domain.scheduler_message import parse_scheduler_message
+from app.metrics import gpu_hours
 from app.metrics.nodes import NodeFamilies
 from app.metrics.tallies import ANSWERS_DROPPED
 from app.sandbox import bounded_child
@@ -61,6 +62,7 @@ class ClusterCollector(Collector):
             yield from self._pending[2]
         if store.queues.served():
             yield from _queue_families(store)
+        yield from gpu_hours.families(store)
         yield GaugeMetricFamily(
             "extres_cache_synced",
             "1 when the cache has synced and its watches are open.",

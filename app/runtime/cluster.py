@@ -161,6 +161,7 @@ class Runtime:
                         on_error=self.metrics.api_error,
                         answers=self.answers,
                         capacity_log=self._history_at_home(),
+                        team_label=s.team_label,
                     )
         return self._cluster
 

@@ -148,6 +148,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     usage_refresh_seconds: Annotated[int, Meta(ge=10, le=3600)] = 60  # how often usage is asked for
     usage_timeout: Annotated[float, Meta(gt=0, le=60)] = 5.0  # seconds a usage query may take
     usage_max_series: Annotated[int, Meta(ge=1, le=1_000_000)] = 100_000  # devices read per mapping, at most
+    # the pod label whose value is the team GPU-hours are charged to (extres_gpu_seconds_held's
+    # team label); unset: no team, by namespace, queue and workload alone
+    team_label: str = ""
     # the cluster this dashboard runs in (or its kubeconfig names): its name beside the members'
     cluster_name: str = "local"
     # a directory of member clusters' kubeconfigs, one file each, named by the cluster (the chart

@@ -10,7 +10,7 @@ import re
 from typing import Protocol
 
 from app.domain.hosts import entry_error
-from app.domain.names import is_dns_label
+from app.domain.names import is_dns_label, qualified_name_errors
 from app.domain.usage_mapping import DCGM, UsageMapping, mappings_from
 
 PREFIX = "EXTRES_"
@@ -53,6 +53,8 @@ class Checked(Protocol):
     def auth_mode(self) -> str: ...
     @property
     def replicas(self) -> int: ...
+    @property
+    def team_label(self) -> str: ...
 
 
 def check(s: Checked) -> None:
@@ -75,6 +77,8 @@ def check(s: Checked) -> None:
             f"{PREFIX}PROMETHEUS_CLUSTER_LABEL: a Prometheus label name, "
             f"not {s.prometheus_cluster_label[:60]!r}"
         )
+    if s.team_label and (problems := qualified_name_errors(s.team_label)):
+        raise ValueError(f"{PREFIX}TEAM_LABEL: a label key (team, example.com/team): {problems[0][:200]}")
     if s.clusters_namespace is not None and not is_dns_label(s.clusters_namespace):
         raise ValueError(f"{PREFIX}CLUSTERS_NAMESPACE: a namespace's name, not {s.clusters_namespace[:60]!r}")
     if not SELECTOR.fullmatch(s.clusters_selector):

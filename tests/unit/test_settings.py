@@ -73,6 +73,8 @@ def test_overrides_are_converted_like_the_environment_and_unknown_keys_refused()
         ("EXTRES_CLUSTERS_NAMESPACE", "../kube-system", "a namespace's name"),
         ("EXTRES_CLUSTERS_SELECTOR", "a=b&limit=1", "a label selector"),
         ("EXTRES_CLUSTERS_SELECTOR", "", "a label selector"),
+        ("EXTRES_TEAM_LABEL", "team name", "a label key"),
+        ("EXTRES_TEAM_LABEL", "a/b/c", "a label key"),
     ],
 )
 def test_a_bad_setting_stops_the_start_naming_its_variable(variable, value, said):

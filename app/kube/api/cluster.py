@@ -50,6 +50,7 @@ class Cluster:
         on_error: Callable[[str, str], None] | None = None,
         answers: Answers | None = None,
         capacity_log: CapacityLog | None = None,
+        team_label: str = "",
     ) -> None:
         """``answers``: the runtime's selector answers, given to the store. ``capacity_log``: where
         this cluster's capacity changes are recorded when not in its own store (a member's, kept
@@ -64,7 +65,7 @@ class Cluster:
             page_size=page_size,
             watch_timeout=watch_timeout,
             streaming=stream_lists,
-            store=Store(answers),
+            store=Store(answers, team_label),
             held=raw.member_share() if cfg.member is not None else raw.HELD,
         )
         self.cache.on_sync = self._log_size

@@ -22,6 +22,7 @@ from app.domain.selector_answers import Answers
 from app.domain.totals import Totals
 from app.kube.state.devices import Devices
 from app.kube.state.fit_facts import FitFacts
+from app.kube.state.gpu_hours import GpuHours
 from app.kube.state.objects import Objects
 from app.kube.state.pod_index import PodIndex, repels
 from app.kube.state.queues import QUEUE_KINDS, Queues
@@ -35,11 +36,13 @@ class Store:
     and the lookups pages make), ``devices`` (the DRA objects), the overview rows and the fit
     facts; the writes here take the lock and tell each part what moved."""
 
-    def __init__(self, answers: Answers | None = None) -> None:
+    def __init__(self, answers: Answers | None = None, team_label: str = "") -> None:
         """``answers``: the runtime's selector answers, its evaluator chosen by a setting
-        (default: evaluated in this process)."""
+        (default: evaluated in this process); ``team_label``: the pod label GPU-hours are charged
+        to a team by."""
         self.objects = Objects()
         self._lock = self.objects.lock
+        self.gpu_hours = GpuHours(self._lock, team_label)  # GPU-seconds held, per account
         self.devices = Devices(self.objects, self._dra_moved, answers if answers is not None else Answers())
         self.queues = Queues(self._lock)  # Kueue's, where it is served
         self._rows = Rows()
@@ -193,6 +196,7 @@ class Store:
             for share in (before, after):
                 if share is not None:
                     self._rows.touch(share[0])
+            self.gpu_hours.moved(old, new, self.objects.nodes)
         if _holding(old) != _holding(new):
             self.holders_version += 1
         if (old is not None and (old.unschedulable is not None or old.gates)) or (
@@ -264,6 +268,7 @@ class Store:
     def replace_pods(self, index: PodIndex) -> None:
         with self._lock:
             self.objects.index = index
+            self.gpu_hours.relisted(index.pods, self.objects.nodes)
             self._rows.touch_all(self.objects.nodes)
             self.pending_version += 1
             self.holders_version += 1

@@ -1,0 +1,75 @@
+"""The store's GPU-seconds ledger (app.domain.gpu_ledger): told, under the store's lock, of every pod
+that starts or stops holding GPUs (a bind, a completion, a deletion, a resize), with the time the
+cache saw it; a relist closes the holds of the pods it no longer has. Read by the metrics."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+
+from app.domain.gpu_ledger import Account, Ledger, gpus_of
+from app.domain.gpu_sharing import sharing
+from app.kube.wire.projections import NodeView, PodView
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # the LocalQueue a Kueue-managed pod was submitted to
+GPU_SUFFIXES = ("/gpu", "/gpu.shared")  # nvidia.com/gpu, amd.com/gpu, their shared names
+
+
+def is_gpu(resource: str) -> bool:
+    """A device plugin's GPUs (nvidia.com/gpu, amd.com/gpu, ...), shared or not; Intel's i915/xe."""
+    return resource.endswith(GPU_SUFFIXES) or resource in ("gpu.intel.com/i915", "gpu.intel.com/xe")
+
+
+class GpuHours:
+    def __init__(self, lock: threading.RLock, team_label: str = "", clock: Callable[[], float] = time.time):
+        self._lock = lock
+        self.team_label = team_label
+        self.clock = clock
+        self.ledger = Ledger()
+
+    def moved(self, old: PodView | None, new: PodView | None, nodes: Mapping[str, NodeView]) -> None:
+        """A pod's change (caller holds the lock): what it holds from now, if that moved."""
+        pod = new if new is not None else old
+        if pod is None:
+            return
+        share = new.extended_share if new is not None else None
+        if share is None:
+            self.ledger.release(pod.key, self.clock())
+            return
+        self._hold(pod, share[0], share[1], nodes, self.clock())
+
+    def relisted(self, pods: Mapping[tuple[str, str], PodView], nodes: Mapping[str, NodeView]) -> None:
+        """A relist's pods (caller holds the lock): the holds of pods gone close now."""
+        now = self.clock()
+        for key in self.ledger.holding():
+            pod = pods.get(key) if isinstance(key, tuple) else None
+            if pod is None or pod.extended_share is None:
+                self.ledger.release(key, now)
+        for pod in pods.values():
+            if (share := pod.extended_share) is not None:
+                self._hold(pod, share[0], share[1], nodes, now)
+
+    def _hold(
+        self, pod: PodView, node: str, asked: Mapping[str, int], nodes: Mapping[str, NodeView], at: float
+    ) -> None:
+        view = nodes.get(node)
+        shared = sharing(view.labels, view.capacity, view.allocatable) if view is not None else {}
+        gpus = gpus_of(asked, shared, is_gpu)
+        if gpus <= 0:
+            self.ledger.release(pod.key, at)
+            return
+        owner = pod.owner
+        account = Account(
+            pod.namespace,
+            pod.labels.get(QUEUE_LABEL, "")[:63],
+            owner.kind if owner is not None and owner.name else "",
+            owner.name[:253] if owner is not None else "",
+            pod.labels.get(self.team_label, "")[:63] if self.team_label else "",
+        )
+        self.ledger.hold(pod.key, account, gpus, at)
+
+    def held(self) -> dict[Account, float]:
+        """GPU-seconds per account up to now."""
+        with self._lock:
+            return self.ledger.held(self.clock())

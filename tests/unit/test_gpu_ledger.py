@@ -1,0 +1,64 @@
+"""GPU-seconds held per account (app.domain.gpu_ledger): shares counted as their fraction of a GPU,
+MIG instances as their profile's, a hold between two reads counted whole, the totals never
+going down, the accounts kept bounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.domain.gpu_ledger import OTHER, Account, Ledger, gpus_of
+from app.domain.gpu_sharing import sharing
+
+GPU = "nvidia.com/gpu"
+A = Account("team-a", "a-queue", "Job", "train", "a")
+B = Account("team-b", "", "Job", "infer", "b")
+
+
+def is_gpu(resource: str) -> bool:
+    return resource == GPU
+
+
+def test_a_share_counts_as_its_fraction_of_a_gpu_and_a_mig_instance_as_its_profiles():
+    labels = {f"{GPU}.replicas": "4", f"{GPU}.count": "2", f"{GPU}.sharing-strategy": "time-slicing"}
+    shared = sharing(labels, {GPU: 8}, {GPU: 8})
+    assert gpus_of({GPU: 1}, shared, is_gpu) == 0.25
+    assert gpus_of({GPU: 2}, {}, is_gpu) == 2
+    assert gpus_of({"nvidia.com/mig-3g.20gb": 1, "nvidia.com/mig-1g.5gb": 2}, {}, is_gpu) == pytest.approx(
+        5 / 7
+    )
+    assert gpus_of({"example.com/dongle": 3, "cpu": 2}, {}, is_gpu) == 0
+
+
+def test_holds_are_integrated_from_their_events_including_one_between_two_reads():
+    ledger = Ledger()
+    ledger.hold(("team-a", "p"), A, 2, at=0)
+    ledger.hold(("team-b", "s"), B, 0.25, at=0)
+    assert ledger.held(3600) == {A: 7200, B: 900}
+    ledger.hold(("team-b", "c"), B, 1, at=4000)  # 20 minutes, never seen by a read
+    ledger.release(("team-b", "c"), at=5200)
+    ledger.release(("team-a", "p"), at=3 * 3600)
+    held = ledger.held(4 * 3600)
+    assert held[A] / 3600 == pytest.approx(6.0)  # 2 GPUs for 3 h
+    assert held[B] / 3600 == pytest.approx(1.0 + 1 / 3)  # a quarter for 4 h, 1 for 20 min
+
+
+def test_the_totals_never_go_down_and_a_change_of_what_is_held_closes_the_hold_before():
+    ledger = Ledger()
+    ledger.hold("p", A, 1, at=0)
+    seen = [ledger.held(t)[A] for t in (10, 20)]
+    ledger.hold("p", A, 2, at=20)  # resized
+    ledger.hold("p", A, 2, at=25)  # the same hold seen again: nothing moves
+    seen += [ledger.held(t)[A] for t in (20, 30)]
+    ledger.release("p", at=30)
+    ledger.release("p", at=40)  # released twice
+    seen.append(ledger.held(50)[A])
+    assert seen == [10, 20, 20, 40, 40] and list(ledger.holding()) == []
+
+
+def test_accounts_past_the_bound_fold_into_their_teams_other():
+    ledger = Ledger(most=2)
+    for i in range(4):
+        ledger.hold(i, Account("ns", "", "Job", f"j{i}", "a"), 1, at=0)
+    held = ledger.held(10)
+    assert len(held) == 3 and held[Account("", "", OTHER, "", "a")] == 20 and ledger.folded == 2
+    assert sum(held.values()) == 40
