@@ -71,6 +71,7 @@ class Runtime:
         self._cluster = cluster
         if cluster is not None:  # made before this runtime (tests, benches): its store is answered here
             cluster.store.devices.answer_with(self.answers)
+            cluster.store.gpu_hours.team_label = settings.team_label
         self.metrics = Metrics(lambda: self._cluster, self.answers)
         self.shapes = ShapeCache()  # pending pods' and planned shapes, with their per-node results
         self.memos: dict[str, VersionedMemo] = {}  # the read model's, one per read (app.runtime.reads)

@@ -127,6 +127,12 @@ class Viewer:
         """Every cluster's name, the local one first (the header's switcher)."""
         return [r.name for r in process.of().fleet.runtimes()]
 
+    @cached_property
+    def gpu_hours_on(self) -> bool:
+        """Whether any pod has held a GPU since this process began counting (the GPU-hours page
+        is in the navigation then)."""
+        return bool(reads.gpu_hours(self.runtime)[0])
+
     @property
     def usage_on(self) -> bool:
         """Whether GPU usage is read at all (a Prometheus is set): without it no page shows any."""

@@ -27,6 +27,7 @@ class GpuHours:
         self.team_label = team_label
         self.clock = clock
         self.ledger = Ledger()
+        self.since = clock()  # what this process counts from (a hold seen before it was not)
 
     def moved(self, old: PodView | None, new: PodView | None, nodes: Mapping[str, NodeView]) -> None:
         """A pod's change (caller holds the lock): what it holds from now, if that moved."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from app.runtime.reads.beside import (
     dra_state,
     freshness,
+    gpu_hours,
     idle_held,
     idle_pods,
     ownership,
@@ -78,6 +79,7 @@ __all__ = [
     "freshness",
     "gated",
     "gated_pod",
+    "gpu_hours",
     "grid",
     "holders_on",
     "idle_held",

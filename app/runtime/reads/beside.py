@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from app.domain.gpu_ledger import Account
 from app.domain.gpu_usage import PodKey, Reading
 from app.domain.idle_pods import Holding, Idle, idle
 from app.domain.ownership import Ownership, ownership_of, ownership_on
@@ -106,6 +107,16 @@ def idle_held(runtime: Handles, reading: Reading | None = None) -> dict[str, int
     for i in idle_pods(runtime, reading):
         found[i.holding.node] = found.get(i.holding.node, 0) + i.devices
     return {node: round(n) for node, n in found.items() if round(n)}
+
+
+def gpu_hours(runtime: Handles) -> tuple[dict[Account, float], datetime | None]:
+    """GPU-seconds held per account since this process began counting, and since when (no
+    cluster: nothing, and no time)."""
+    try:
+        part = runtime.cluster.store.gpu_hours
+    except KubeError:
+        return {}, None
+    return part.held(), datetime.fromtimestamp(part.since, UTC)
 
 
 def _time(text: str) -> datetime:

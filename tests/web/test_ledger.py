@@ -1,0 +1,76 @@
+"""The GPU-hours page (/gpu-hours/): what each team, namespace, queue or workload held since the
+dashboard began counting, in physical GPUs, on a test clock; the exports say the page's numbers;
+a bad grouping is named; nothing counted is "not known", never 0."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from bs4 import BeautifulSoup
+
+from tests import builders
+
+GPU = "nvidia.com/gpu"
+SLICED = {f"{GPU}.replicas": "4", f"{GPU}.count": "2", f"{GPU}.sharing-strategy": "time-slicing"}
+HOUR = 3600.0
+
+
+class Clock:
+    now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def gpu_pods(cluster, clock):
+    cluster.store.gpu_hours.clock = clock
+    cluster.store.gpu_hours.since = clock.now
+    cluster.store.apply_node(builders.node("whole", {GPU: "8"}))
+    cluster.store.apply_node(builders.node("sliced", {GPU: "8"}, labels=SLICED))
+    team = {"kueue.x-k8s.io/queue-name": "q"}
+    cluster.store.apply_pod(
+        builders.pod("a", "whole", {GPU: "2"}, labels={**team, "team": "team-a"}, owner=("Job", "train"))
+    )
+    cluster.store.apply_pod(
+        builders.pod("b", "sliced", {GPU: "1"}, labels={**team, "team": "team-b"}, namespace="ml")
+    )
+    clock.now += 3 * HOUR
+
+
+def test_the_page_and_its_exports_say_the_gpu_hours_of_each_team(make_app, cluster):
+    app = make_app(team_label="team")
+    clock = Clock()
+    gpu_pods(cluster, clock)
+    web = app.test_client()
+    page = BeautifulSoup(web.get("/gpu-hours/").get_data(as_text=True), "html.parser")
+    shown = {
+        r["data-group"]: r.select_one('[data-field="hours"]')["data-value"]
+        for r in page.select("tr[data-group]")
+    }
+    assert shown == {"team-a": "6.0000", "team-b": "0.7500"}  # 2 GPUs, and a quarter of one, for 3 h
+    assert page.select_one("[data-ledger-total]")["data-ledger-total"] == "6.7500"
+    assert "GPU-hours" in [a.get_text(strip=True) for a in page.select("nav[aria-label=Sections] a")]
+    rows = list(csv.DictReader(io.StringIO(web.get("/gpu-hours/export.csv").get_data(as_text=True))))
+    assert {(r["group"], float(r["gpu_hours"])) for r in rows} == {("team-a", 6.0), ("team-b", 0.75)}
+    by_queue = web.get("/gpu-hours/export.json?by=workload").get_json()
+    assert {r["group"]: r["gpu_hours"] for r in by_queue["rows"]} == {"default Job/train": 6.0, "ml": 0.75}
+
+
+def test_a_bad_grouping_is_named_and_the_page_groups_by_team(client, cluster):
+    clock = Clock()
+    gpu_pods(cluster, clock)
+    page = BeautifulSoup(client.get("/gpu-hours/?by=pods%3Cb%3E").get_data(as_text=True), "html.parser")
+    assert (
+        "Group by: 'pods<b>' is not one of team, namespace, queue, workload."
+        in page.select_one("#by-error").get_text()
+    )
+    assert page.select("tr[data-group]")
+    assert client.get("/gpu-hours/export.csv?by=x").status_code == 422
+
+
+def test_nothing_counted_is_said_and_the_page_is_not_in_the_navigation(client, cluster):
+    cluster.node("n1", {"example.com/dongle": "2"})
+    page = BeautifulSoup(client.get("/gpu-hours/").get_data(as_text=True), "html.parser")
+    assert page.select_one("[data-ledger-none]") is not None and not page.select("tr[data-group]")
+    assert "GPU-hours" not in [a.get_text(strip=True) for a in page.select("nav[aria-label=Sections] a")]
