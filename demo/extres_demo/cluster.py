@@ -90,6 +90,9 @@ WORKLOADS: list[tuple[str, str, int, str | None, dict[str, str]]] = [
 # the trainer (or gpu-eval, whichever the scheduler places) keeps its GPUs busy, the notebook
 # holds two and idles (the Idle GPUs page shows it)
 UTILIZATION = {"trainer": "70-95", "gpu-eval": "60-90", "notebook": "0-3"}
+# the teams the GPU workloads' pods are labelled with (the GPU-hours page groups by them)
+TEAM_LABEL = "team"
+TEAMS = {"trainer": "research", "gpu-eval": "research", "notebook": "platform"}
 
 
 def node_body(name: str, labels: dict[str, str], extended: dict[str, str]) -> client.V1Node:
@@ -118,7 +121,7 @@ def workload_body(kind: str, name: str, replicas: int, node: str | None, extende
     }
     if node:
         pod_spec["nodeSelector"] = {"kubernetes.io/hostname": node}
-    meta: dict[str, Any] = {"labels": labels}
+    meta: dict[str, Any] = {"labels": {**labels, TEAM_LABEL: TEAMS[name]} if name in TEAMS else labels}
     if name in UTILIZATION:
         meta["annotations"] = {UTILIZATION_ANNOTATION: UTILIZATION[name]}
     template = {"metadata": meta, "spec": pod_spec}

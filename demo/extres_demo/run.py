@@ -69,6 +69,8 @@ def demo(settings: Settings, state_dir: Path | None) -> None:
             "read_only": read_only,
             # the demo's history lives as long as its cluster: a key of its own unless one is set
             "history_key": settings.history_key or secrets.token_hex(32),
+            # its GPU workloads carry a team label (extres_demo.cluster.TEAMS): GPU-hours per team
+            "team_label": settings.team_label or cluster.TEAM_LABEL,
             **usage,
         }
         serve_app(settings.replaced(**local))
