@@ -6,33 +6,120 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from app.domain.gpu_ledger import Account
+from app.domain.usage_mapping import KEY, SEPARATOR
 
 BY = {"team": "Team", "namespace": "Namespace", "queue": "Queue", "workload": "Workload"}
+# the labels each grouping sums by, in extres_gpu_seconds_held_total
+GROUP_LABELS = {
+    "team": ("team",),
+    "namespace": ("namespace",),
+    "queue": ("namespace", "queue"),
+    "workload": ("namespace", "owner_kind", "owner_name"),
+}
+WINDOWS = {
+    "started": "Since this dashboard started",
+    "today": "Today",
+    "yesterday": "Yesterday",
+    "this-week": "This week",
+    "last-week": "Last week",
+    "this-month": "This month",
+    "last-month": "Last month",
+    "days": "The last N days",
+}
+MOST_DAYS = 400  # the longest window asked of Prometheus
 HOUR = 3600.0
 
 
 @dataclass(frozen=True)
 class LedgerQuery:
     by: str = "team"
+    window: str = "started"  # one of WINDOWS
+    days: int = 7  # for window "days"
 
     def args(self) -> dict[str, str]:
-        return {"by": self.by} if self.by != "team" else {}
+        out = {"by": self.by} if self.by != "team" else {}
+        if self.window != "started":
+            out["window"] = self.window
+        if self.window == "days":
+            out["days"] = str(self.days)
+        return out
+
+    def span(self, now: datetime) -> tuple[datetime, datetime]:
+        """The window's start and end (UTC, whole days; weeks from Monday), never past ``now``."""
+        day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        week = day - timedelta(days=day.weekday())
+        month = day.replace(day=1)
+        last_month = (month - timedelta(days=1)).replace(day=1)
+        start, end = {
+            "today": (day, now),
+            "yesterday": (day - timedelta(days=1), day),
+            "this-week": (week, now),
+            "last-week": (week - timedelta(days=7), week),
+            "this-month": (month, now),
+            "last-month": (last_month, month),
+            "days": (day - timedelta(days=self.days - 1), now),
+        }[self.window]
+        return start, min(end, now)
 
 
 @dataclass(frozen=True)
 class LedgerRow:
     group: str  # the team, namespace, namespace/queue or namespace Kind/name ("" when none)
     hours: float  # GPU-hours held
-    accounts: int  # the label sets it sums
+    accounts: int  # the label sets it sums (0: not known, a window's from Prometheus)
 
 
 def parse(args: Mapping[str, str]) -> tuple[LedgerQuery, dict[str, str]]:
+    """The query, and a message per bad argument (named, and left out)."""
+    errors: dict[str, str] = {}
     by = (args.get("by") or "team").strip()
     if by not in BY:
-        return LedgerQuery(), {"by": f"Group by: {by[:40]!r} is not one of {', '.join(BY)}."}
-    return LedgerQuery(by), {}
+        errors["by"] = f"Group by: {by[:40]!r} is not one of {', '.join(BY)}."
+        by = "team"
+    window = (args.get("window") or "started").strip()
+    if window not in WINDOWS:
+        errors["window"] = f"Window: {window[:40]!r} is not one of {', '.join(WINDOWS)}."
+        window = "started"
+    days = 7
+    raw = (args.get("days") or "").strip()
+    if window == "days" and raw:
+        if not (raw.isascii() and raw.isdigit() and 1 <= int(raw[:6]) <= MOST_DAYS):
+            errors["days"] = f"Days: {raw[:40]!r} is not a whole number of days from 1 to {MOST_DAYS}."
+        else:
+            days = int(raw)
+    return LedgerQuery(by, window, days), errors
+
+
+def held_expr(by: str, selector: str, seconds: int) -> str:
+    """The PromQL of the GPU-seconds each group held over the ``seconds`` before the query's time:
+    one series per account whatever the replicas (max), summed by the grouping's labels."""
+    labels = GROUP_LABELS[by]
+    series = f"extres_gpu_seconds_held_total{{{selector}}}" if selector else "extres_gpu_seconds_held_total"
+    summed = f"sum by ({', '.join(labels)}) (max without (instance, pod) (increase({series}[{seconds}s])))"
+    joined = ", ".join(f'"{label}"' for label in labels)
+    return f'label_join({summed}, "{KEY}", "{SEPARATOR}", {joined})'
+
+
+def coverage_expr(selector: str, seconds: int) -> str:
+    """The part of the window in which the dashboard reported (five-minute steps with a sample)."""
+    series = f"extres_cache_synced{{{selector}}}" if selector else "extres_cache_synced"
+    return f"count_over_time(max({series})[{seconds}s:300s]) * 300 / {seconds}"
+
+
+def group_of(key: str, by: str) -> str:
+    """A grouping's name, as ``rows`` names it, from an answer's key (its labels joined)."""
+    labels = dict(zip(GROUP_LABELS[by], key.split(SEPARATOR), strict=False))
+    account = Account(
+        labels.get("namespace", ""),
+        labels.get("queue", ""),
+        labels.get("owner_kind", ""),
+        labels.get("owner_name", ""),
+        labels.get("team", ""),
+    )
+    return _group(account, by)
 
 
 def _group(account: Account, by: str) -> str:

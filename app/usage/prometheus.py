@@ -131,8 +131,9 @@ class Prometheus:
         self._session.verify = ca_file or True
         self._session.mount(url, HTTPAdapter(max_retries=Retry(total=0)))  # never retried here
 
-    def query(self, expr: str) -> list[Sample]:
-        """An instant query's samples, as (the KEY label, the value); UsageUnavailable otherwise."""
+    def query(self, expr: str, at: float | None = None) -> list[Sample]:
+        """An instant query's samples, as (the KEY label, the value), at ``at`` (a Unix time;
+        default: now); UsageUnavailable otherwise."""
         headers = {"Accept": "application/json"}
         if self.token_file:
             try:
@@ -141,6 +142,8 @@ class Prometheus:
                 raise UsageUnavailable(f"its token file cannot be read: {exc.strerror}") from None
             headers["Authorization"] = f"Bearer {token}"
         params = {"query": expr, "timeout": f"{self.timeout:g}s"}
+        if at is not None:
+            params["time"] = f"{at:.3f}"
         try:
             response = self._session.get(
                 f"{self.url.rstrip('/')}/api/v1/query", params=params, headers=headers, timeout=self.timeout

@@ -34,7 +34,7 @@ def promtool(*args: str) -> str:
 
 
 def test_alert_rules_check_and_pass_their_unit_tests():
-    assert "SUCCESS: 8 rules found" in promtool("check", "rules", str(ALERTS))
+    assert "SUCCESS: 9 rules found" in promtool("check", "rules", str(ALERTS))
     assert "SUCCESS" in promtool("test", "rules", "tests/prometheus/alerts_test.yaml")
 
 
@@ -114,6 +114,7 @@ def test_prometheus_scrapes_what_the_cluster_holds(control_plane, core, uid, tmp
             "ExtresPodsPendingForExtendedResource",
             "ExtresQueueQuotaAboveCapacity",
             "ExtresSignOutListStale",
+            "extres:gpus_held:rate5m",  # GPU-hours per team, kept by Prometheus
         ]
         eventually(
             lambda: all(r["health"] == "ok" for g in prometheus.api("rules")["groups"] for r in g["rules"])

@@ -62,3 +62,23 @@ def test_accounts_past_the_bound_fold_into_their_teams_other():
     held = ledger.held(10)
     assert len(held) == 3 and held[Account("", "", OTHER, "", "a")] == 20 and ledger.folded == 2
     assert sum(held.values()) == 40
+
+
+def test_each_window_spans_whole_days_and_never_past_now():
+    from datetime import UTC, datetime
+
+    from app.domain.ledger_query import LedgerQuery, parse
+
+    now = datetime(2026, 12, 9, 15, 30, tzinfo=UTC)  # a Wednesday
+    spans = {
+        w: LedgerQuery("team", w, 3).span(now)
+        for w in ("today", "yesterday", "this-week", "last-week", "this-month", "last-month", "days")
+    }
+    day = datetime(2026, 12, 9, tzinfo=UTC)
+    assert spans["today"] == (day, now) and spans["yesterday"] == (datetime(2026, 12, 8, tzinfo=UTC), day)
+    assert spans["this-week"] == (datetime(2026, 12, 7, tzinfo=UTC), now)
+    assert spans["last-week"] == (datetime(2026, 11, 30, tzinfo=UTC), datetime(2026, 12, 7, tzinfo=UTC))
+    assert spans["last-month"] == (datetime(2026, 11, 1, tzinfo=UTC), datetime(2026, 12, 1, tzinfo=UTC))
+    assert spans["days"] == (datetime(2026, 12, 7, tzinfo=UTC), now)
+    assert parse({"window": "fortnight", "by": "pod", "days": "x"})[1].keys() == {"window", "by"}
+    assert parse({"window": "days", "days": "\uff19"})[1]["days"].startswith("Days: '\uff19'")

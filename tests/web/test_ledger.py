@@ -74,3 +74,20 @@ def test_nothing_counted_is_said_and_the_page_is_not_in_the_navigation(client, c
     page = BeautifulSoup(client.get("/gpu-hours/").get_data(as_text=True), "html.parser")
     assert page.select_one("[data-ledger-none]") is not None and not page.select("tr[data-group]")
     assert "GPU-hours" not in [a.get_text(strip=True) for a in page.select("nav[aria-label=Sections] a")]
+
+
+def test_a_window_without_prometheus_is_refused_by_name_and_the_own_figures_shown(client, cluster):
+    clock = Clock()
+    gpu_pods(cluster, clock)
+    page = BeautifulSoup(client.get("/gpu-hours/?window=last-week").get_data(as_text=True), "html.parser")
+    said = page.select_one("#window-error").get_text()
+    assert "GPU-hours over a window are kept by Prometheus, and none is set." in said
+    assert (
+        page.select("tr[data-group]")
+        and "began counting" in page.select_one("[data-ledger-total]").get_text()
+    )
+    assert client.get("/gpu-hours/export.csv?window=last-week").status_code == 422
+    bad = BeautifulSoup(client.get("/gpu-hours/?window=days&days=0").get_data(as_text=True), "html.parser")
+    assert (
+        "Days: '0' is not a whole number of days from 1 to 400." in bad.select_one("#days-error").get_text()
+    )
