@@ -23,6 +23,7 @@ import msgspec
 REGISTER = "hami.io/node-nvidia-register"
 ALLOCATED = "hami.io/vgpu-devices-allocated"
 CORDON = "hami.io/device-cordon"
+NODE_ANNOTATIONS = (REGISTER, CORDON)  # what a node's projection keeps of HAMi's
 MOST_TEXT = 64 * 1024  # an annotation read, at most (the API server allows 256 KiB for them all)
 MOST_DEVICES = 256  # GPUs a node registers, or devices a pod is given, read at most
 

@@ -35,6 +35,7 @@ def _read(name: str) -> dict[str, Any]:
         "limits": read.limits,
         "pods": read.pods,
         "devices": read.devices,
+        "hami": read.hami,
     }
 
 

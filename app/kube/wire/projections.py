@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from app.domain import hami
 from app.domain.accounting import PER_SOURCE, Amounts, counts_on_node
 from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
 from app.domain.fit import PodShape, Taint
@@ -71,7 +72,7 @@ MAX_GATES, MAX_GATE = 16, 316  # scheduling gates kept, and characters of one (a
 class NodeView:
     name: str
     labels: dict[str, str]
-    annotations: dict[str, str]  # only this project's own annotations
+    annotations: dict[str, str]  # only this project's own annotations, and HAMi's GPUs (app.domain.hami)
     capacity: Amounts
     allocatable: Amounts
     resource_version: str
@@ -113,7 +114,11 @@ class NodeView:
     def from_struct(cls, node: Node) -> NodeView:
         meta = node.metadata or EMPTY_META
         spec, status = node.spec, node.status
-        annotations = {k: v for k, v in (meta.annotations or {}).items() if k.startswith(ANNOTATION_PREFIX)}
+        annotations = {
+            k: v[: hami.MOST_TEXT + 1]
+            for k, v in (meta.annotations or {}).items()
+            if k.startswith(ANNOTATION_PREFIX) or k in hami.NODE_ANNOTATIONS
+        }
         ready = next((c for c in (status.conditions if status else None) or () if c.type == "Ready"), None)
         return cls(
             name=meta.name or "",
@@ -161,6 +166,7 @@ class PodView:
     labels: Mapping[str, str] = field(default_factory=dict)  # for inter-pod affinity and spread (shared)
     # (resource, device ID) of each device allocated to it that the kubelet reports Unhealthy
     unhealthy_devices: tuple[tuple[str, str], ...] = ()
+    hami: str = ""  # the GPU parts HAMi's scheduler gave it (hami.io/vgpu-devices-allocated), as written
 
     @property
     def key(self) -> tuple[str, str]:
@@ -229,6 +235,7 @@ class PodView:
             labels=shared(meta.labels) if meta.labels else EMPTY,
             placement=pod_placement(spec),
             unhealthy_devices=unhealthy_devices(status) if status.container_statuses else (),
+            hami=(meta.annotations or {}).get(hami.ALLOCATED, "")[: hami.MOST_TEXT + 1] if extended else "",
         )
 
 

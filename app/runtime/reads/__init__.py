@@ -26,9 +26,14 @@ from app.runtime.reads.kept import (
     kept,
     versions_of,
 )
+from app.runtime.reads.node import (
+    HamiGpus,
+    NodeRead,
+    hami_gpus,
+    node,
+)
 from app.runtime.reads.store import (
     DeviceClasses,
-    NodeRead,
     Surroundings,
     admitted_for,
     aliases,
@@ -42,7 +47,6 @@ from app.runtime.reads.store import (
     holders_on,
     known_names,
     neighbours,
-    node,
     node_labels,
     node_names,
     node_view,
@@ -66,6 +70,7 @@ from app.runtime.reads.store import (
 
 __all__ = [
     "DeviceClasses",
+    "HamiGpus",
     "Handles",
     "NodeRead",
     "Surroundings",
@@ -81,6 +86,7 @@ __all__ = [
     "gated_pod",
     "gpu_hours",
     "grid",
+    "hami_gpus",
     "holders_on",
     "idle_held",
     "idle_pods",

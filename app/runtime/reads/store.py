@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from app.domain.gpu_sharing import Physical, physical
-from app.domain.overview import Filters, Grid, NodeRow, build_grid, without_dra
+from app.domain.overview import Filters, Grid, build_grid, without_dra
 from app.domain.queues import GatedPod, WaitingCounts, waiting_counts
 from app.domain.room import Room, room, shared_tolerations
 from app.domain.sick_devices import SickDevices, sick_devices
@@ -20,7 +20,6 @@ from app.runtime.reads.kept import Handles, kept
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from app.domain.accounting import Amounts
     from app.domain.devices import SliceFacts
     from app.domain.diagnosis import ShapeIndex
     from app.domain.fit import NodeFacts, PodShape
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from app.domain.queues import Position, QueuesReport, QuotaWait, Workload
     from app.domain.workloads_query import WorkloadsQuery
     from app.kube.state.devices import ClaimHolding
-    from app.kube.state.dra_index import ClassRow, DeviceRow
+    from app.kube.state.dra_index import ClassRow
     from app.kube.wire.projections import NodeView, PodView, QuotaView
 
 
@@ -128,30 +127,6 @@ def queues(runtime: Handles) -> tuple[QueuesReport, bool]:
     """Kueue's queues over the nodes (the Queues page), and whether Kueue's objects are served."""
     store = runtime.cluster.store
     return store.queue_report(), store.queues.served()
-
-
-@dataclass(frozen=True)
-class NodeRead:
-    node: NodeView
-    row: NodeRow
-    requested: Amounts
-    limits: Amounts
-    pods: list[PodView]
-    devices: tuple[list[DeviceRow], set[str]]
-
-
-def node(runtime: Handles, name: str, devices: bool) -> NodeRead | None:
-    """One node as its page shows it (None when it is not there); ``devices``: the user may read
-    its DRA devices."""
-    store = runtime.cluster.store
-    view, row = store.objects.node(name), store.overview_row(name)
-    if view is None or row is None:  # never there, or gone since it was read a moment ago
-        return None
-    dra = store.devices.read(lambda d: d.node_devices(name)) if devices else ([], set())
-    requested = store.objects.requested_on(name)
-    return NodeRead(
-        view, row, requested, store.objects.limits_on(name), store.objects.pods_requesting_extended(name), dra
-    )
 
 
 def pod(runtime: Handles, namespace: str, name: str) -> PodView | None:

@@ -1,0 +1,93 @@
+"""A node whose GPUs HAMi shares (its device plugin's register, its scheduler's allocations, written
+here as HAMi's encoders write them: tests/unit/test_hami.py cites them): the node page has one row
+per physical GPU with its pods, memory and cores given against its own, never "3 of 20 GPUs" for
+20 vGPUs on 2 GPUs; a register that does not parse is said."""
+
+from __future__ import annotations
+
+import json
+
+from bs4 import BeautifulSoup
+
+from tests import builders
+
+GPU = "nvidia.com/gpu"
+A, B = "GPU-aaaaaaaa-0000-0000-0000-000000000001", "GPU-bbbbbbbb-0000-0000-0000-000000000002"
+REGISTER = json.dumps(
+    [
+        {
+            "id": A,
+            "count": 10,
+            "devmem": 40960,
+            "devcore": 100,
+            "type": "NVIDIA-A100",
+            "mode": "hami-core",
+            "health": True,
+        },
+        {
+            "id": B,
+            "index": 1,
+            "count": 10,
+            "devmem": 40960,
+            "devcore": 100,
+            "type": "NVIDIA-A100",
+            "mode": "hami-core",
+            "health": True,
+        },
+    ]
+)
+
+
+def hami_node(cluster, register: str = REGISTER) -> None:
+    cluster.store.apply_node(
+        builders.node(
+            "h1",
+            {GPU: "20"},
+            annotations={"hami.io/node-nvidia-register": register, "hami.io/device-cordon": B},
+        )
+    )
+
+
+def hami_pod(cluster, name: str, allocated: str) -> None:
+    cluster.store.apply_pod(
+        builders.pod(name, "h1", {GPU: "1"}, namespace="ml")
+        | {
+            "metadata": {
+                "name": name,
+                "namespace": "ml",
+                "resourceVersion": "1",
+                "annotations": {"hami.io/vgpu-devices-allocated": allocated},
+            }
+        }
+    )
+
+
+def test_one_row_per_physical_gpu_with_its_pods_memory_and_cores(client, cluster):
+    hami_node(cluster)
+    hami_pod(cluster, "infer", f"{A},NVIDIA,10240,25:;")
+    hami_pod(cluster, "train", f"{A},NVIDIA,10240,25:;{B},NVIDIA,20480,50:;")
+    page = BeautifulSoup(client.get("/nodes/h1").get_data(as_text=True), "html.parser")
+    rows = {r["data-gpu"]: r for r in page.select("#node-hami tr[data-gpu]")}
+    assert list(rows) == [A, B]  # two GPUs, whatever the 20 vGPUs advertised
+    a, b = rows[A], rows[B]
+    assert a.select_one('[data-field="cores"]').get_text(strip=True) == "50 % of 100 %"
+    assert a.select_one('[data-field="memory"]').get_text(" ", strip=True) == "20 GiB of 40 GiB"
+    assert a.select_one('[data-field="vgpus"]').get_text(strip=True) == "2 of 10"
+    assert [x.get_text() for x in a.select('[data-field="pods"] a')] == ["ml/infer", "ml/train"]
+    assert (
+        "cordoned" in b.th.get_text()
+        and b.select_one('[data-field="memory"]').get_text(" ", strip=True) == "20 GiB of 40 GiB"
+    )
+
+
+def test_a_register_that_does_not_parse_is_said_and_a_node_without_hami_has_no_section(client, cluster):
+    hami_node(cluster, "GPU-1,2,3:")
+    page = BeautifulSoup(client.get("/nodes/h1").get_data(as_text=True), "html.parser")
+    assert "a GPU of 3 fields" in page.select_one("[data-hami-problem]").get_text()
+    cluster.node("plain", {GPU: "2"})
+    assert (
+        BeautifulSoup(client.get("/nodes/plain").get_data(as_text=True), "html.parser").select_one(
+            "#hami-gpus"
+        )
+        is None
+    )
