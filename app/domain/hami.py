@@ -147,6 +147,23 @@ def cordoned(text: str) -> frozenset[str]:
     return frozenset(u for u in (p.strip() for p in text[:MOST_TEXT].split(",")) if u)
 
 
+def held(shares: Iterable[HamiShare], registered: Iterable[HamiGPU]) -> float:
+    """The physical GPUs a pod's parts amount to: each the larger of its share of its GPU's cores
+    and of its memory (what it keeps from others), a part of neither known 1/vGPUs of it; at most
+    one GPU a part. On a GPU the node does not register, its cores alone (percent of a GPU)."""
+    known = {g.id: g for g in registered}
+    total = 0.0
+    for s in shares:
+        gpu = known.get(s.gpu)
+        cores = s.cores / gpu.cores if gpu is not None and gpu.cores > 0 else s.cores / 100
+        memory = s.memory_mib / gpu.memory_mib if gpu is not None and gpu.memory_mib > 0 else 0.0
+        part = max(cores, memory)
+        if part <= 0:
+            part = 1 / gpu.vgpus if gpu is not None and gpu.vgpus > 0 else 1.0
+        total += min(1.0, part)
+    return total
+
+
 @dataclass
 class GpuRow:
     """One physical GPU and what consumes it: its pods, their memory and cores, against its own."""

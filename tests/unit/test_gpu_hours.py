@@ -107,3 +107,19 @@ def test_the_counters_are_exported_with_their_labels_and_grow_with_the_clock():
     series = f"extres_gpu_seconds_held_total{{{labels}}}"
     assert f"{series} 20.0" in first and f"{series} 40.0" in second
     assert "extres_gpu_accounts_folded_total 0.0" in second
+
+
+def test_a_hami_pod_holds_what_its_parts_keep_of_their_gpus_not_a_whole_gpu_per_vgpu():
+    """HAMi advertises 10 vGPUs a GPU: a pod given 25 % of a 40 GiB GPU's cores and 20 GiB of its
+    memory keeps half of it (its memory), not 1 GPU for its one vGPU."""
+    import json
+
+    clock = Clock()
+    store = store_at(clock)
+    register = json.dumps([{"id": "GPU-a", "count": 10, "devmem": 40960, "devcore": 100, "health": True}])
+    store.apply_node(builders.node("h", {GPU: "10"}, annotations={"hami.io/node-nvidia-register": register}))
+    pod = gpu("p", "h", "1", "team-a")
+    pod["metadata"]["annotations"] = {"hami.io/vgpu-devices-allocated": "GPU-a,NVIDIA,20480,25:;"}
+    store.apply_pod(pod)
+    clock.now += HOUR
+    assert team_hours(store) == pytest.approx({"team-a": 0.5})

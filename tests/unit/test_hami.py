@@ -115,3 +115,15 @@ def test_one_row_per_physical_gpu_with_its_pods_memory_and_cores():
     assert (b.pods, b.memory_used_mib, b.cordoned, b.over) == (["ml/infer"], 20480, True, False)
     assert gone.memory_mib is None and gone.problems == ["not among the GPUs HAMi registers on this node"]
     assert len(found) == 3  # two GPUs, never "8 of 8 vGPUs"; the unknown one said apart
+
+
+def test_a_pods_parts_are_held_as_the_larger_of_their_cores_and_memory_of_their_gpu():
+    gpus, _ = hami.parse_register(
+        marshal({"id": UUID_A, "count": 4, "devmem": 40960, "devcore": 100, "health": True})
+    )
+    part = lambda mem, cores, gpu=UUID_A: hami.HamiShare(gpu, "NVIDIA", mem, cores)  # noqa: E731
+    assert hami.held([part(10240, 50)], gpus) == 0.5  # half its cores, a quarter of its memory
+    assert hami.held([part(30720, 10)], gpus) == 0.75  # its memory
+    assert hami.held([part(0, 0)], gpus) == 0.25  # neither said: one of its 4 vGPUs
+    assert hami.held([part(1, 1, "GPU-unregistered")], gpus) == 0.01  # cores known, the GPU not
+    assert hami.held([part(99999, 300)], gpus) == 1.0  # at most one GPU a part

@@ -7,13 +7,22 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 
+from app.domain import hami
 from app.domain.gpu_ledger import Account, Ledger, gpus_of
 from app.domain.gpu_sharing import sharing
 from app.kube.wire.projections import NodeView, PodView
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # the LocalQueue a Kueue-managed pod was submitted to
 GPU_SUFFIXES = ("/gpu", "/gpu.shared")  # nvidia.com/gpu, amd.com/gpu, their shared names
+
+
+@lru_cache(maxsize=256)
+def _registered(text: str) -> tuple[hami.HamiGPU, ...]:
+    """A node's HAMi register, parsed once per text (its device plugin writes it again every 30 s,
+    mostly the same)."""
+    return tuple(hami.parse_register(text)[0]) if text else ()
 
 
 def is_gpu(resource: str) -> bool:
@@ -28,6 +37,7 @@ class GpuHours:
         self.clock = clock
         self.ledger = Ledger()
         self.since = clock()  # what this process counts from (a hold seen before it was not)
+        self._seen_hami: tuple[str, list[hami.HamiShare]] = ("", [])  # the last allocation parsed
 
     def moved(self, old: PodView | None, new: PodView | None, nodes: Mapping[str, NodeView]) -> None:
         """A pod's change (caller holds the lock): what it holds from now, if that moved."""
@@ -51,12 +61,21 @@ class GpuHours:
             if (share := pod.extended_share) is not None:
                 self._hold(pod, share[0], share[1], nodes, now)
 
+    def _gpus(self, pod: PodView, asked: Mapping[str, int], view: NodeView | None) -> float:
+        """What the pod holds in physical GPUs: HAMi's parts by what they keep of their GPUs, else
+        shares and MIG instances by their fraction, whole GPUs as 1."""
+        if pod.hami and pod.hami != self._seen_hami[0]:
+            self._seen_hami = (pod.hami, hami.parse_allocated(pod.hami)[0])
+        if pod.hami:
+            register = view.annotations.get(hami.REGISTER, "") if view is not None else ""
+            return hami.held(self._seen_hami[1], _registered(register))
+        shared = sharing(view.labels, view.capacity, view.allocatable) if view is not None else {}
+        return gpus_of(asked, shared, is_gpu)
+
     def _hold(
         self, pod: PodView, node: str, asked: Mapping[str, int], nodes: Mapping[str, NodeView], at: float
     ) -> None:
-        view = nodes.get(node)
-        shared = sharing(view.labels, view.capacity, view.allocatable) if view is not None else {}
-        gpus = gpus_of(asked, shared, is_gpu)
+        gpus = self._gpus(pod, asked, nodes.get(node))
         if gpus <= 0:
             self.ledger.release(pod.key, at)
             return
