@@ -36,6 +36,7 @@ def _read(name: str) -> dict[str, Any]:
         "pods": read.pods,
         "devices": read.devices,
         "hami": read.hami,
+        "kai": read.kai,
     }
 
 

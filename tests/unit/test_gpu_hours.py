@@ -123,3 +123,42 @@ def test_a_hami_pod_holds_what_its_parts_keep_of_their_gpus_not_a_whole_gpu_per_
     store.apply_pod(pod)
     clock.now += HOUR
     assert team_hours(store) == pytest.approx({"team-a": 0.5})
+
+
+def test_kai_fractions_are_charged_their_fraction_and_the_reservation_pod_nothing():
+    """KAI's reservation pod holds the GPU (nvidia.com/gpu: 1) that its group's fraction pods share:
+    the fractions are charged (0.5 and 0.25), the reservation pod not, the rest held idle."""
+    clock = Clock()
+    store = store_at(clock)
+    group = {"runai-gpu-group": "g1"}
+    reservation = builders.pod(
+        "gpu-reservation-whole-x", "whole", {GPU: "1"}, namespace="kai-resource-reservation", labels=group
+    )
+    store.apply_pod(reservation)
+    for name, fraction, team in (("half", "0.5", "team-a"), ("quarter", "0.25", "team-b")):
+        pod = builders.pod(name, "whole", {"cpu": "1"}, labels={**group, "team": team})
+        pod["metadata"]["annotations"] = {"gpu-fraction": fraction}
+        store.apply_pod(pod)
+    clock.now += HOUR
+    assert team_hours(store) == pytest.approx({"team-a": 0.5, "team-b": 0.25})
+    done = builders.pod("half", "whole", {"cpu": "1"}, labels={**group, "team": "team-a"}, phase="Succeeded")
+    done["metadata"]["annotations"] = {"gpu-fraction": "0.5"}
+    store.apply_pod(done)  # completed: its fraction back
+    clock.now += HOUR
+    assert team_hours(store) == pytest.approx({"team-a": 0.5, "team-b": 0.5})
+
+
+def test_a_relist_closes_the_hold_of_a_pod_that_completed_meanwhile():
+    clock = Clock()
+    store = store_at(clock)
+    store.apply_pod(gpu("a", "whole", "1", "team-a"))
+    clock.now += HOUR
+    index = store.objects.index
+    index.put(
+        store.objects.index.pods[("default", "a")].__class__.from_json(
+            gpu("a", "whole", "1", "team-a", phase="Succeeded")
+        )
+    )
+    store.replace_pods(index)
+    clock.now += HOUR
+    assert team_hours(store) == pytest.approx({"team-a": 1.0})

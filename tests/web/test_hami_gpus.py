@@ -91,3 +91,24 @@ def test_a_register_that_does_not_parse_is_said_and_a_node_without_hami_has_no_s
         )
         is None
     )
+
+
+def test_kai_gpu_groups_one_row_per_gpu_with_its_reservation_pod_and_fractions(client, cluster):
+    cluster.store.apply_node(builders.node("k1", {GPU: "4"}, labels={"nvidia.com/gpu.memory": "40960"}))
+    group = {"runai-gpu-group": "g1"}
+    cluster.store.apply_pod(
+        builders.pod(
+            "gpu-reservation-k1-abc", "k1", {GPU: "1"}, namespace="kai-resource-reservation", labels=group
+        )
+    )
+    for name, said in (("a", {"gpu-fraction": "0.5"}), ("b", {"gpu-memory": "10240"})):
+        pod = builders.pod(name, "k1", {"cpu": "1"}, namespace="ml", labels=group)
+        pod["metadata"]["annotations"] = said
+        cluster.store.apply_pod(pod)
+    page = BeautifulSoup(client.get("/nodes/k1").get_data(as_text=True), "html.parser")
+    [row] = page.select("#node-kai tr[data-group]")
+    assert (
+        row.select_one('[data-field="given"]').get_text(strip=True) == "0.75 of 1 GPU"
+    )  # half, and 10 of 40 GiB
+    assert " ".join(row.select_one('[data-field="pods"]').get_text().split()) == "ml/a (0.5), ml/b (0.25)"
+    assert "gpu-reservation-k1-abc" in row.select_one('[data-field="reservation"]').get_text()

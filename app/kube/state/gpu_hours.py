@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from functools import lru_cache
 
-from app.domain import hami
+from app.domain import hami, kai
 from app.domain.gpu_ledger import Account, Ledger, gpus_of
 from app.domain.gpu_sharing import sharing
 from app.kube.wire.projections import NodeView, PodView
 
+GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's: each GPU's memory in MiB
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # the LocalQueue a Kueue-managed pod was submitted to
 GPU_SUFFIXES = ("/gpu", "/gpu.shared")  # nvidia.com/gpu, amd.com/gpu, their shared names
 
@@ -44,26 +45,36 @@ class GpuHours:
         pod = new if new is not None else old
         if pod is None:
             return
-        share = new.extended_share if new is not None else None
-        if share is None:
-            self.ledger.release(pod.key, self.clock())
-            return
-        self._hold(pod, share[0], share[1], nodes, self.clock())
+        self._held_now(pod if new is not None else None, pod.key, nodes, self.clock())
 
     def relisted(self, pods: Mapping[tuple[str, str], PodView], nodes: Mapping[str, NodeView]) -> None:
         """A relist's pods (caller holds the lock): the holds of pods gone close now."""
         now = self.clock()
-        for key in self.ledger.holding():
-            pod = pods.get(key) if isinstance(key, tuple) else None
-            if pod is None or pod.extended_share is None:
-                self.ledger.release(key, now)
+        for key in self.ledger.holding():  # each held: still, or no longer (completed, gone)
+            self._held_now(pods.get(key) if isinstance(key, tuple) else None, key, nodes, now)
         for pod in pods.values():
-            if (share := pod.extended_share) is not None:
-                self._hold(pod, share[0], share[1], nodes, now)
+            if pod.extended_share is not None or pod.kai:
+                self._held_now(pod, pod.key, nodes, now)
+
+    def _held_now(self, pod: PodView | None, key: Hashable, nodes: Mapping[str, NodeView], at: float) -> None:
+        """What ``pod`` holds from ``at`` (None: it is gone): its GPU requests, or KAI's fraction."""
+        if pod is not None and pod.kai and pod.counts:
+            self._hold(pod, pod.node_name, {}, nodes, at)
+        elif pod is not None and (share := pod.extended_share) is not None:
+            self._hold(pod, share[0], share[1], nodes, at)
+        else:
+            self.ledger.release(key, at)
 
     def _gpus(self, pod: PodView, asked: Mapping[str, int], view: NodeView | None) -> float:
-        """What the pod holds in physical GPUs: HAMi's parts by what they keep of their GPUs, else
-        shares and MIG instances by their fraction, whole GPUs as 1."""
+        """What the pod holds in physical GPUs: KAI's fraction, HAMi's parts by what they keep of
+        their GPUs, else shares and MIG instances by their fraction, whole GPUs as 1."""
+        if pod.kai:  # KAI's fraction of a GPU (its GPU's memory from GPU feature discovery's label)
+            memory = view.labels.get(GPU_MEMORY_LABEL, "") if view is not None else ""
+            whole = int(memory) if memory.isascii() and memory.isdigit() and len(memory) <= 9 else None
+            ask = kai.asked(pod.kai)
+            return (kai.held(ask, whole) or 0.0) if ask is not None else 0.0
+        if pod.namespace == kai.RESERVATION_NAMESPACE and kai.GROUP in pod.labels:
+            return 0.0  # KAI's reservation pod: its GPU is charged to the fractions given of it
         if pod.hami and pod.hami != self._seen_hami[0]:
             self._seen_hami = (pod.hami, hami.parse_allocated(pod.hami)[0])
         if pod.hami:

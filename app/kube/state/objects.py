@@ -95,6 +95,13 @@ class Objects:
         with self.lock:
             return dict(self.index.limits.get(name, {}))
 
+    def gpu_group_pods(self, node: str) -> list[PodView]:
+        """The pods on ``node`` in a KAI GPU group: reservation pods and fraction pods."""
+        with self.lock:
+            index = self.index
+            keys = index.node_gpu_groups.get(node, set())
+            return sorted((index.pods[k] for k in keys if k in index.pods), key=lambda p: p.key)
+
     def pods_requesting_extended(self, node: str) -> list[PodView]:
         with self.lock:
             index = self.index

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from app.domain import kai
 from app.domain.accounting import Amounts
 from app.domain.fit import HostPort
 from app.domain.shape import INTER_POD_ANTI_AFFINITY
@@ -13,6 +14,7 @@ from app.domain.workloads import Holder
 from app.kube.wire.projections import NO_OWNER, PodView
 
 _ONE_POD = {"pods": 1}
+GPU_GROUP = kai.GROUP
 
 
 def repels(pod: PodView) -> bool:
@@ -43,6 +45,10 @@ class PodIndex:
     node_repelling: dict[str, int] = field(default_factory=dict)  # pods with required anti-affinity
     repelling: set[tuple[str, str]] = field(default_factory=set)  # those pods' keys
     wide_repelling: int = 0  # counted pods whose anti-affinity spans more than their node
+    # pods in a KAI GPU group (fraction pods, reservation pods), per node
+    node_gpu_groups: dict[str, set[tuple[str, str]]] = field(
+        default_factory=dict
+    )  # KAI's fractions, reservations
 
     def put(self, view: PodView) -> PodView | None:
         """Add or replace a pod; returns the view it replaced."""
@@ -72,6 +78,9 @@ class PodIndex:
                     members.add(key)
                 else:
                     members.discard(key)
+            if pod.kai or GPU_GROUP in pod.labels:
+                grouped = self.node_gpu_groups.setdefault(pod.node_name, set())
+                (grouped.add if sign > 0 else grouped.discard)(key)
             if repels(pod):
                 _add_into(self.node_repelling, {pod.node_name: 1}, sign)
                 (self.repelling.add if sign > 0 else self.repelling.discard)(key)

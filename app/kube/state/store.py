@@ -197,6 +197,10 @@ class Store:
                 if share is not None:
                     self._rows.touch(share[0])
             self.gpu_hours.moved(old, new, self.objects.nodes)
+        elif (old is not None and old.kai) or (
+            new is not None and new.kai
+        ):  # KAI's fractions ask no resource
+            self.gpu_hours.moved(old, new, self.objects.nodes)
         if _holding(old) != _holding(new):
             self.holders_version += 1
         if (old is not None and (old.unschedulable is not None or old.gates)) or (

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from app.domain import hami
+from app.domain import hami, kai
 from app.domain.accounting import PER_SOURCE, Amounts, counts_on_node
 from app.domain.changes import DESIRED_ANNOTATION, Drift, drift, parse_desired
 from app.domain.fit import PodShape, Taint
@@ -167,6 +167,7 @@ class PodView:
     # (resource, device ID) of each device allocated to it that the kubelet reports Unhealthy
     unhealthy_devices: tuple[tuple[str, str], ...] = ()
     hami: str = ""  # the GPU parts HAMi's scheduler gave it (hami.io/vgpu-devices-allocated), as written
+    kai: Mapping[str, str] = field(default_factory=dict)  # KAI's fraction annotations (app.domain.kai)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -236,7 +237,14 @@ class PodView:
             placement=pod_placement(spec),
             unhealthy_devices=unhealthy_devices(status) if status.container_statuses else (),
             hami=(meta.annotations or {}).get(hami.ALLOCATED, "")[: hami.MOST_TEXT + 1] if extended else "",
+            kai=_kai(meta.annotations) if meta.annotations else EMPTY,
         )
+
+
+def _kai(annotations: Mapping[str, str]) -> Mapping[str, str]:
+    """KAI's fraction annotations of a pod, if it has any (most have none: the shared empty map)."""
+    found = {k: annotations[k][:64] for k in kai.ANNOTATIONS if k in annotations}
+    return found or EMPTY
 
 
 MAX_DEVICES = 64  # devices named per pod

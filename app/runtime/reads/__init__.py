@@ -30,6 +30,7 @@ from app.runtime.reads.node import (
     HamiGpus,
     NodeRead,
     hami_gpus,
+    kai_groups,
     node,
 )
 from app.runtime.reads.store import (
@@ -90,6 +91,7 @@ __all__ = [
     "holders_on",
     "idle_held",
     "idle_pods",
+    "kai_groups",
     "kept",
     "known_names",
     "neighbours",

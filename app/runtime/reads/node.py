@@ -3,10 +3,10 @@ its DRA devices, and its GPUs as HAMi registers them (one row per physical GPU, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from app.domain import hami
+from app.domain import hami, kai
 from app.domain.hami import GpuRow
 from app.runtime.reads.kept import Handles
 
@@ -26,6 +26,7 @@ class NodeRead:
     pods: list[PodView]
     devices: tuple[list[DeviceRow], set[str]]
     hami: HamiGpus | None = None  # None: HAMi registers no GPU here
+    kai: list[kai.Group] = field(default_factory=list)  # the GPUs KAI shares here, a group each
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,10 @@ def node(runtime: Handles, name: str, devices: bool) -> NodeRead | None:
     dra = store.devices.read(lambda d: d.node_devices(name)) if devices else ([], set())
     requested = store.objects.requested_on(name)
     pods = store.objects.pods_requesting_extended(name)
-    return NodeRead(view, row, requested, store.objects.limits_on(name), pods, dra, hami_gpus(view, pods))
+    groups = kai_groups(view, store.objects.gpu_group_pods(name))
+    return NodeRead(
+        view, row, requested, store.objects.limits_on(name), pods, dra, hami_gpus(view, pods), groups
+    )
 
 
 def hami_gpus(node: NodeView, pods: list[PodView]) -> HamiGpus | None:
@@ -65,3 +69,20 @@ def hami_gpus(node: NodeView, pods: list[PodView]) -> HamiGpus | None:
                 unread.append(f"{pod.namespace}/{pod.name}: {why}")
     cordon = hami.cordoned(node.annotations.get(hami.CORDON, ""))
     return HamiGpus(hami.rows(node.name, gpus, cordon, given), problem, unread)
+
+
+GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's: each GPU's memory in MiB
+
+
+def kai_groups(node: NodeView, pods: list[PodView]) -> list[kai.Group]:
+    """The node's GPUs KAI shares: each group's reservation pod and fraction pods."""
+    if not pods:
+        return []
+    memory = node.labels.get(GPU_MEMORY_LABEL, "")
+    gpu_memory = int(memory) if memory.isascii() and memory.isdigit() and len(memory) <= 9 else None
+    found = (
+        kai.KaiPod(f"{p.namespace}/{p.name}", p.namespace, p.labels, kai.asked(p.kai))
+        for p in pods
+        if p.counts
+    )
+    return kai.groups(node.name, found, gpu_memory)
