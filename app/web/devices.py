@@ -25,4 +25,5 @@ def index() -> str:
         unbound=read.unbound,
         dra=reads.dra_state(runtime) if allowed else "not-yours",
         implicit_prefix=IMPLICIT_PREFIX,
+        shared=reads.shared_gpus(runtime),
     )

@@ -112,3 +112,21 @@ def test_kai_gpu_groups_one_row_per_gpu_with_its_reservation_pod_and_fractions(c
     )  # half, and 10 of 40 GiB
     assert " ".join(row.select_one('[data-field="pods"]').get_text().split()) == "ml/a (0.5), ml/b (0.25)"
     assert "gpu-reservation-k1-abc" in row.select_one('[data-field="reservation"]').get_text()
+
+
+def test_the_devices_page_lists_every_shared_gpu_with_its_node(client, cluster):
+    hami_node(cluster)
+    hami_pod(cluster, "infer", f"{A},NVIDIA,10240,25:;")
+    cluster.store.apply_node(builders.node("k1", {GPU: "4"}))
+    reservation = builders.pod(
+        "gpu-reservation-k1-abc", "k1", {GPU: "1"}, namespace="kai-resource-reservation"
+    )
+    reservation["metadata"]["labels"] = {"runai-gpu-group": "g1"}
+    cluster.store.apply_pod(reservation)
+    page = BeautifulSoup(client.get("/devices/").get_data(as_text=True), "html.parser")
+    assert [r["data-gpu"] for r in page.select("#shared-hami tr[data-gpu]")] == [A, B]
+    assert [a.get_text() for a in page.select("#shared-hami td[data-label=Node] a")] == ["h1", "h1"]
+    [group] = page.select("#shared-kai tr[data-group]")
+    assert (
+        group["data-group"] == "g1" and group.select_one("td[data-label=Node]").get_text(strip=True) == "k1"
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+from app.domain import hami
 from app.domain.accounting import Amounts
 from app.domain.fit import Toleration
 from app.domain.workloads import Holder
@@ -94,6 +95,16 @@ class Objects:
     def limits_on(self, name: str) -> Amounts:
         with self.lock:
             return dict(self.index.limits.get(name, {}))
+
+    def shared_gpu_nodes(self) -> list[NodeView]:
+        """The nodes whose GPUs HAMi registers or KAI's groups share, by name."""
+        with self.lock:
+            grouped = self.index.node_gpu_groups
+            return [
+                self.nodes[n]
+                for n in self.names()
+                if hami.REGISTER in self.nodes[n].annotations or grouped.get(n)
+            ]
 
     def gpu_group_pods(self, node: str) -> list[PodView]:
         """The pods on ``node`` in a KAI GPU group: reservation pods and fraction pods."""

@@ -29,9 +29,11 @@ from app.runtime.reads.kept import (
 from app.runtime.reads.node import (
     HamiGpus,
     NodeRead,
+    SharedGpus,
     hami_gpus,
     kai_groups,
     node,
+    shared_gpus,
 )
 from app.runtime.reads.store import (
     DeviceClasses,
@@ -74,6 +76,7 @@ __all__ = [
     "HamiGpus",
     "Handles",
     "NodeRead",
+    "SharedGpus",
     "Surroundings",
     "admitted_for",
     "aliases",
@@ -109,6 +112,7 @@ __all__ = [
     "room_for",
     "rows_version",
     "shaped",
+    "shared_gpus",
     "sick",
     "summary",
     "surroundings",

@@ -86,3 +86,29 @@ def kai_groups(node: NodeView, pods: list[PodView]) -> list[kai.Group]:
         if p.counts
     )
     return kai.groups(node.name, found, gpu_memory)
+
+
+@dataclass(frozen=True)
+class SharedGpus:
+    """Every physical GPU HAMi or KAI shares, over the nodes (the Devices page)."""
+
+    hami: list[GpuRow]
+    kai: list[kai.Group]
+    problems: list[str]  # a node's register or a pod's parts that could not all be read
+
+
+def shared_gpus(runtime: Handles) -> SharedGpus:
+    """One row per physical GPU HAMi or KAI shares, node by node (nodes without either: none)."""
+    objects = runtime.cluster.store.objects
+    rows: list[GpuRow] = []
+    groups: list[kai.Group] = []
+    problems: list[str] = []
+    for view in objects.shared_gpu_nodes():
+        found = hami_gpus(view, objects.pods_requesting_extended(view.name))
+        if found is not None:
+            rows += found.rows
+            problems += [
+                f"{view.name}: {p}" for p in ([found.problem] if found.problem else []) + found.unread
+            ]
+        groups += kai_groups(view, objects.gpu_group_pods(view.name))
+    return SharedGpus(rows, groups, problems)
