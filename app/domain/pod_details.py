@@ -41,12 +41,23 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class ExtendedClaim:
+    """The ResourceClaim the scheduler made for the pod's extended resources DRA devices serve
+    (its ``status.extendedResourceClaimStatus``): the claim, and per container and resource the
+    request in it."""
+
+    claim: str
+    mappings: tuple[tuple[str, str, str], ...]  # (container, resource, request)
+
+
+@dataclass(frozen=True)
 class PodDetails:
     conditions: tuple[Condition, ...] = ()
     claims: tuple[Claim, ...] = ()
     events: tuple[Event, ...] = ()  # newest first
     events_error: str = ""  # why the Events could not be read, if they could not
     owner: str = ""  # its workload, "Kind/name" (a ReplicaSet's Deployment), "" for a bare pod
+    extended_claim: ExtendedClaim | None = None  # DRA serving its extended resources (1.34+)
 
     @property
     def pending_history(self) -> tuple[Event, ...]:

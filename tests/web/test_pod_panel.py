@@ -4,6 +4,8 @@ and a node page shows its conditions besides Ready."""
 
 from __future__ import annotations
 
+import json
+
 from app.domain.pod_details import Claim, Condition, Event, PodDetails
 from app.kube.api.errors import NotFound, Unavailable
 from tests.helpers import browser, page
@@ -147,3 +149,43 @@ def test_a_pod_is_shown_only_to_who_may_get_pods_in_its_namespace(make_app, clus
     cluster.access.denied = {("list", "events")}
     assert web.get("/pods/default/p").status_code == 200
     assert ("get", "pods", "default") in cluster.access.asked
+
+
+def test_the_panel_names_the_claim_the_scheduler_made_for_its_dra_served_extended_resources(client, cluster):
+    from app.domain.pod_details import ExtendedClaim
+
+    cluster.node("n1", {"example.com/gpu": "0"})
+    cluster.pod("infer-0", "n1", {"example.com/gpu": "2"}, namespace="ml")
+    made = ExtendedClaim(
+        "infer-0-extended-resources-x7k2p", (("main", "example.com/gpu", "container-0-request-0"),)
+    )
+    cluster.pods.details_of[("ml", "infer-0")] = PodDetails(extended_claim=made)
+    panel = page(client, "/pods/ml/infer-0")
+    said = " ".join(panel.select_one("[data-extended-claim]").get_text().split())
+    assert said == (
+        "Its extended resources DRA devices serve are held through ResourceClaim "
+        "ml/infer-0-extended-resources-x7k2p, which the scheduler made for it: example.com/gpu of "
+        "container main (request container-0-request-0)."
+    )
+
+
+def test_the_extended_resource_claim_status_is_read_as_the_api_server_writes_it():
+    from app.kube.api.pod_reads import POD, _extended
+
+    status = {
+        "extendedResourceClaimStatus": {
+            "resourceClaimName": "infer-0-extended-resources-x7k2p",
+            "requestMappings": [
+                {
+                    "containerName": "main",
+                    "resourceName": "example.com/gpu",
+                    "requestName": "container-0-request-0",
+                }
+            ],
+        }
+    }
+    pod = POD.decode(json.dumps({"metadata": {"name": "infer-0"}, "status": status}).encode())
+    found = _extended(pod.status)
+    assert found is not None and found.claim == "infer-0-extended-resources-x7k2p"
+    assert found.mappings == (("main", "example.com/gpu", "container-0-request-0"),)
+    assert _extended(POD.decode(b'{"status": {}}').status) is None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from app.domain.pod_details import MAX_EVENTS, Claim, Condition, Event, PodDetails, bounded
+from app.domain.pod_details import MAX_EVENTS, Claim, Condition, Event, ExtendedClaim, PodDetails, bounded
 from app.kube.api import paths, raw
 from app.kube.api.errors import KubeError, translate
 from app.kube.wire.decoders import Meta
@@ -41,6 +41,17 @@ class _ClaimStatus(msgspec.Struct, rename="camel"):
     resource_claim_name: str | None = None
 
 
+class _RequestMapping(msgspec.Struct, rename="camel"):
+    container_name: str = ""
+    resource_name: str = ""
+    request_name: str = ""
+
+
+class _ExtendedClaimStatus(msgspec.Struct, rename="camel"):
+    request_mappings: list[_RequestMapping] | None = None
+    resource_claim_name: str = ""
+
+
 class _Spec(msgspec.Struct, rename="camel"):
     resource_claims: list[_ClaimRef] | None = None
 
@@ -48,6 +59,7 @@ class _Spec(msgspec.Struct, rename="camel"):
 class _Status(msgspec.Struct, rename="camel"):
     conditions: list[_Condition] | None = None
     resource_claim_statuses: list[_ClaimStatus] | None = None
+    extended_resource_claim_status: _ExtendedClaimStatus | None = None
 
 
 class _Pod(msgspec.Struct):
@@ -105,9 +117,8 @@ class PodReads:
         )
         events, problem = self._events(namespace, name)
         owner = workload(pod.metadata.owner_references, pod.metadata.labels)
-        return PodDetails(
-            conditions, claims, events, problem, f"{owner.kind}/{owner.name}" if owner.name else ""
-        )
+        named = f"{owner.kind}/{owner.name}" if owner.name else ""
+        return PodDetails(conditions, claims, events, problem, named, _extended(pod.status))
 
     def _events(self, namespace: str, name: str) -> tuple[tuple[Event, ...], str]:
         query = {"fieldSelector": f"involvedObject.kind=Pod,involvedObject.name={name}", "limit": 500}
@@ -134,3 +145,18 @@ class PodReads:
         ]
         events.sort(key=lambda e: e.last, reverse=True)
         return tuple(events[:MAX_EVENTS]), ""
+
+
+MAX_MAPPINGS = 64
+
+
+def _extended(status: _Status) -> ExtendedClaim | None:
+    """The claim the scheduler made for the pod's DRA-served extended resources, if any."""
+    found = status.extended_resource_claim_status
+    if found is None or not found.resource_claim_name:
+        return None
+    mappings = tuple(
+        (m.container_name[:63], m.resource_name[:253], m.request_name[:63])
+        for m in (found.request_mappings or ())[:MAX_MAPPINGS]
+    )
+    return ExtendedClaim(found.resource_claim_name[:253], mappings)
