@@ -21,6 +21,7 @@ PAGES = [
     "/changes/bulk",
     "/fleet/",
     "/unhealthy/",
+    "/gpu-hours/",
 ]
 
 
