@@ -62,6 +62,9 @@ class Ledger:
         self._closed: dict[Account, float] = {}
         self._open: dict[Hashable, tuple[Account, float, float]] = {}  # pod -> (account, GPUs, since)
         self.folded = 0  # accounts folded into "other" since the start
+        self._used: dict[Account, float] = {}  # GPU-seconds held while busy, as usage reads
+        self._idle: dict[Account, float] = {}
+        self._busy_at: dict[Hashable, float] = {}  # each hold's last split into used and idle
 
     def _kept(self, account: Account) -> Account:
         if account in self._closed or len(self._closed) < self.most:
@@ -84,12 +87,32 @@ class Ledger:
     def release(self, pod: Hashable, at: float) -> None:
         """``pod`` holds nothing from ``at`` (completed, deleted, or no longer asking for GPUs)."""
         was = self._open.pop(pod, None)
+        self._busy_at.pop(pod, None)
         if was is not None:
             account, gpus, since = was
             self._closed[account] += gpus * max(0.0, at - since)
 
     def holding(self) -> Iterable[Hashable]:
         return list(self._open)
+
+    def busy(self, reading: Callable[[Hashable], float | None], at: float) -> None:
+        """Each open hold's GPU-seconds since the last call (or its start) split into used and
+        idle by ``reading`` (a pod's mean utilization, 0 to 100; None: not reported, and neither
+        counted)."""
+        for pod, (account, gpus, since) in self._open.items():
+            begin = max(since, self._busy_at.get(pod, since))
+            self._busy_at[pod] = at
+            utilization = reading(pod)
+            if utilization is None or at <= begin:
+                continue
+            seconds = gpus * (at - begin)
+            used = seconds * min(100.0, max(0.0, utilization)) / 100
+            self._used[account] = self._used.get(account, 0.0) + used
+            self._idle[account] = self._idle.get(account, 0.0) + seconds - used
+
+    def used(self) -> tuple[dict[Account, float], dict[Account, float]]:
+        """GPU-seconds used and left idle per account, as far as usage was read."""
+        return dict(self._used), dict(self._idle)
 
     def held(self, now: float) -> dict[Account, float]:
         """GPU-seconds per account up to ``now`` (never less than at an earlier ``now``)."""

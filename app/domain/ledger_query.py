@@ -70,6 +70,8 @@ class LedgerRow:
     group: str  # the team, namespace, namespace/queue or namespace Kind/name ("" when none)
     hours: float  # GPU-hours held
     accounts: int  # the label sets it sums (0: not known, a window's from Prometheus)
+    used: float | None = None  # GPU-hours of it busy, as usage was read (None: not known)
+    idle: float | None = None
 
 
 def parse(args: Mapping[str, str]) -> tuple[LedgerQuery, dict[str, str]]:
@@ -93,11 +95,12 @@ def parse(args: Mapping[str, str]) -> tuple[LedgerQuery, dict[str, str]]:
     return LedgerQuery(by, window, days), errors
 
 
-def held_expr(by: str, selector: str, seconds: int) -> str:
+def held_expr(by: str, selector: str, seconds: int, what: str = "held") -> str:
     """The PromQL of the GPU-seconds each group held over the ``seconds`` before the query's time:
     one series per account whatever the replicas (max), summed by the grouping's labels."""
     labels = GROUP_LABELS[by]
-    series = f"extres_gpu_seconds_held_total{{{selector}}}" if selector else "extres_gpu_seconds_held_total"
+    metric = f"extres_gpu_seconds_{what}_total"  # held, used or idle
+    series = f"{metric}{{{selector}}}" if selector else metric
     summed = f"sum by ({', '.join(labels)}) (max without (instance, pod) (increase({series}[{seconds}s])))"
     joined = ", ".join(f'"{label}"' for label in labels)
     return f'label_join({summed}, "{KEY}", "{SEPARATOR}", {joined})'
@@ -134,14 +137,36 @@ def _group(account: Account, by: str) -> str:
     return f"{account.namespace} {account.owner_kind}/{account.owner_name}".strip()
 
 
-def rows(held: Mapping[Account, float], query: LedgerQuery) -> list[LedgerRow]:
-    """GPU-hours per group, the most first (a group of none, e.g. pods with no team label, is "")."""
+def rows(
+    held: Mapping[Account, float],
+    query: LedgerQuery,
+    used: Mapping[Account, float] | None = None,
+    idle: Mapping[Account, float] | None = None,
+) -> list[LedgerRow]:
+    """GPU-hours per group, the most first (a group of none, e.g. pods with no team label, is ""),
+    with the part used and idle where usage was read (``used``, ``idle``: None when it is not)."""
     hours: dict[str, float] = {}
     count: dict[str, int] = {}
     for account, seconds in held.items():
         key = _group(account, query.by)
         hours[key] = hours.get(key, 0.0) + seconds / HOUR
         count[key] = count.get(key, 0) + 1
+    busy, left = _summed(used, query.by), _summed(idle, query.by)
     return sorted(
-        (LedgerRow(key, hours[key], count[key]) for key in hours), key=lambda r: (-r.hours, r.group)
-    )
+        (
+            LedgerRow(key, hours[key], count[key], busy.get(key) if busy is not None else None,
+                      left.get(key) if left is not None else None)
+            for key in hours
+        ),
+        key=lambda r: (-r.hours, r.group),
+    )  # fmt: skip
+
+
+def _summed(per: Mapping[Account, float] | None, by: str) -> dict[str, float] | None:
+    if per is None:
+        return None
+    out: dict[str, float] = {}
+    for account, seconds in per.items():
+        key = _group(account, by)
+        out[key] = out.get(key, 0.0) + seconds / HOUR
+    return out

@@ -34,6 +34,21 @@ def families(store: Store) -> Iterator[Metric]:
             [account.namespace, account.queue, account.owner_kind, account.owner_name, account.team], seconds
         )
     yield held
+    used, idle = store.gpu_hours.used()
+    for name, per, what in (("used", used, "busy"), ("idle", idle, "idle")):
+        family = CounterMetricFamily(
+            f"extres_gpu_seconds_{name}",
+            f"Of extres_gpu_seconds_held, the GPU-seconds the GPUs were {what}: each usage read splits "
+            "the time held since the last by the pod's mean utilization over the usage window "
+            "(pods the exporter does not name: neither).",
+            labels=LABELS,
+        )
+        for account, value in sorted(per.items()):
+            family.add_metric(
+                [account.namespace, account.queue, account.owner_kind, account.owner_name, account.team],
+                value,
+            )
+        yield family
     yield CounterMetricFamily(
         "extres_gpu_accounts_folded",
         'Holds charged to a team\'s owner_kind="other" because the accounts kept were at their bound.',

@@ -202,9 +202,25 @@ class Runtime:
                 return refresh.in_child(job(), child)
             return refresh.collect(source, job(), datetime.now(UTC))
 
-        poller = UsagePoller(fetch, s.usage_refresh_seconds, on_refresh=self.metrics.usage_refreshed)
+        def refreshed(seconds: float, ok: bool) -> None:
+            self.metrics.usage_refreshed(seconds, ok)
+            if ok:
+                self._split_held()
+
+        poller = UsagePoller(fetch, s.usage_refresh_seconds, on_refresh=refreshed)
         self.metrics.watch_usage(lambda: reads.usage_status(self), lambda: reads.idle_pods(self))
         return poller
+
+    def _split_held(self) -> None:
+        """GPU-hours held since the last usage read, split into used and idle by each pod's mean
+        utilization as this read reports it (pods it does not name: neither)."""
+        status = self.usage.status() if self.usage is not None else None
+        reading = status.reading if status is not None else None
+        if reading is None or self._cluster is None:
+            return
+        self._cluster.store.gpu_hours.busy(
+            lambda pod: reading.pod_utilization(pod) if isinstance(pod, tuple) else None
+        )
 
     def _pod_nodes(self) -> dict[PodKey, str]:
         """The running pods' nodes, as the cache knows them (empty without a cluster)."""

@@ -25,6 +25,8 @@ class Window:
     """GPU-hours per group over a window, and the part of it the dashboard reported in (0..1)."""
 
     hours: dict[str, float]
+    used: dict[str, float] | None  # None: no usage was recorded in the window
+    idle: dict[str, float] | None
     coverage: float
     start: datetime
     end: datetime
@@ -66,13 +68,22 @@ def _ask(settings: Settings, cluster: str, query: LedgerQuery, start: datetime, 
         max_bytes=MAX_BYTES,
     )
     try:
-        held = client.query(held_expr(query.by, selector, seconds), at=end.timestamp())
-        covered = client.query(coverage_expr(selector, seconds), at=end.timestamp())
+        at = end.timestamp()
+        held, used, idle = (client.query(held_expr(query.by, selector, seconds, w), at=at) for w in WHAT)
+        covered = client.query(coverage_expr(selector, seconds), at=at)
     finally:
         client.close()
+    coverage = min(1.0, max(0.0, covered[0][1])) if covered else 0.0
+    busy, left = (_hours(used, query), _hours(idle, query)) if used else (None, None)
+    return Window(_hours(held, query), busy, left, coverage, start, end)
+
+
+WHAT = ("held", "used", "idle")
+
+
+def _hours(samples: list[tuple[str, float]], query: LedgerQuery) -> dict[str, float]:
     hours: dict[str, float] = {}
-    for key, value in held:
+    for key, value in samples:
         group = group_of(key, query.by)
         hours[group] = hours.get(group, 0.0) + value / HOUR
-    coverage = min(1.0, max(0.0, covered[0][1])) if covered else 0.0
-    return Window(hours, coverage, start, end)
+    return hours

@@ -19,7 +19,7 @@ from app.web.surface import Page
 from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("ledger", __name__, url_prefix="/gpu-hours", reads=NODES_AND_PODS)
-FIELDS = ("group_by", "group", "gpu_hours", "window", "start", "end", "coverage")
+FIELDS = ("group_by", "group", "gpu_hours", "used", "idle", "window", "start", "end", "coverage")
 
 
 @dataclass
@@ -32,6 +32,7 @@ class Shown:
     coverage: float | None = None  # the part of the window with reports (None: this process's own)
     unavailable: str = ""  # Prometheus did not answer: why
     own: bool = False  # this process's own figures (since it began counting), not a window's
+    usage: bool = False  # used and idle are read (a Prometheus is set)
 
     @property
     def total(self) -> float:
@@ -43,7 +44,8 @@ def shown(query: LedgerQuery, errors: dict[str, str]) -> Shown:
     now = datetime.now(UTC)
     if query.window == "started":
         held, since = reads.gpu_hours(viewer().runtime)
-        return Shown(rows(held, query), since, now, own=True)
+        used, idle = reads.gpu_hours_used(viewer().runtime) or (None, None)
+        return Shown(rows(held, query, used, idle), since, now, own=True, usage=used is not None)
     settings = viewer().runtime.settings
     if not settings.prometheus_url:
         errors["window"] = "Window: GPU-hours over a window are kept by Prometheus, and none is set."
@@ -54,8 +56,17 @@ def shown(query: LedgerQuery, errors: dict[str, str]) -> Shown:
         got = ledger.window(settings, cluster, query, start, end)
     except UsageUnavailable as exc:
         return Shown(start=start, end=end, unavailable=f"Prometheus {exc}")
-    found = [LedgerRow(g, h, 0) for g, h in sorted(got.hours.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return Shown(found if got.coverage else [], start, end, got.coverage)
+    found = [
+        LedgerRow(
+            g,
+            h,
+            0,
+            (got.used or {}).get(g) if got.used else None,
+            (got.idle or {}).get(g) if got.idle else None,
+        )
+        for g, h in sorted(got.hours.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    return Shown(found if got.coverage else [], start, end, got.coverage, usage=got.used is not None)
 
 
 def index() -> str | Response:
@@ -74,10 +85,16 @@ def _records(query: LedgerQuery, seen: Shown) -> list[dict[str, object]]:
     span = [seen.start.isoformat() if seen.start else "", seen.end.isoformat() if seen.end else ""]
     coverage = round(seen.coverage, 4) if seen.coverage is not None else ""
     return [
-        {"group_by": query.by, "group": r.group, "gpu_hours": round(r.hours, 4), "window": query.window,
-         "start": span[0], "end": span[1], "coverage": coverage}
+        {"group_by": query.by, "group": r.group, "gpu_hours": round(r.hours, 4), "used": _hours(r.used),
+         "idle": _hours(r.idle), "window": query.window, "start": span[0], "end": span[1],
+         "coverage": coverage}
         for r in seen.rows
     ]  # fmt: skip
+
+
+def _hours(value: float | None) -> object:
+    """GPU-hours as exported: "" where not known (never 0)."""
+    return round(value, 4) if value is not None else ""
 
 
 def export_csv() -> Response:

@@ -56,6 +56,9 @@ def history(start: int, end: int) -> str:
     lines = ["# TYPE extres_gpu_seconds_held counter"]
     for key, points in series.items():
         lines += [f"extres_gpu_seconds_held_total{{{LABELS[key]}}} {v} {t}" for t, v in points]
+    for what in ("used", "idle"):  # team-a's GPUs were half busy; the exporter named no other pod
+        lines.append(f"# TYPE extres_gpu_seconds_{what} counter")
+        lines += [f"extres_gpu_seconds_{what}_total{{{LABELS['a']}}} {v / 2} {t}" for t, v in series["a"]]
     lines.append("# TYPE extres_cache_synced gauge")
     lines += [f"extres_cache_synced 1 {t}" for t in synced]
     return "\n".join([*lines, "# EOF", ""])
@@ -103,6 +106,11 @@ def test_a_windows_gpu_hours_per_team_from_prometheus(prometheus):
         "team-a": pytest.approx(6.0 - LOST, abs=0.005),
         "team-b": pytest.approx(1 + 1 / 3, abs=0.005),
     }
+    used = {
+        r["data-group"]: r.select_one('[data-field="used"]').get_text(strip=True)
+        for r in page.select("tr[data-group]")
+    }
+    assert used == {"team-a": f"{(6.0 - LOST) / 2:.2f}", "team-b": "not known"}
     now = datetime.now(UTC)
     window = now - (now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1))
     coverage = float(page.select_one("[data-coverage]")["data-coverage"])

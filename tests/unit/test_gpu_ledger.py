@@ -82,3 +82,18 @@ def test_each_window_spans_whole_days_and_never_past_now():
     assert spans["days"] == (datetime(2026, 12, 7, tzinfo=UTC), now)
     assert parse({"window": "fortnight", "by": "pod", "days": "x"})[1].keys() == {"window", "by"}
     assert parse({"window": "days", "days": "\uff19"})[1]["days"].startswith("Days: '\uff19'")
+
+
+def test_each_usage_read_splits_the_time_held_since_the_last_into_used_and_idle():
+    ledger = Ledger()
+    ledger.hold("p", A, 2, at=0)
+    ledger.hold("q", B, 1, at=0)
+    busy = {"p": 75.0}  # q is not named by the exporter
+    ledger.busy(busy.get, at=600)
+    busy["p"] = 0.0
+    ledger.busy(busy.get, at=1200)
+    ledger.release("p", at=1500)
+    ledger.busy(busy.get, at=1800)  # p released: nothing more of it
+    used, idle = ledger.used()
+    assert used == {A: 2 * 600 * 0.75} and idle == {A: 2 * 600 * 0.25 + 2 * 600}
+    assert B not in used and B not in idle  # not reported: neither, never 0

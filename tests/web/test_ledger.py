@@ -91,3 +91,20 @@ def test_a_window_without_prometheus_is_refused_by_name_and_the_own_figures_show
     assert (
         "Days: '0' is not a whole number of days from 1 to 400." in bad.select_one("#days-error").get_text()
     )
+
+
+def test_used_and_idle_where_usage_is_read_and_not_known_for_pods_the_exporter_does_not_name(
+    make_app, cluster
+):
+    app = make_app(team_label="team", prometheus_url="http://127.0.0.1:1")
+    clock = Clock()
+    gpu_pods(cluster, clock)  # team-a: 2 GPUs, team-b: a quarter, for 3 h
+    busy = {("default", "a"): 25.0}  # the exporter names a alone
+    cluster.store.gpu_hours.busy(lambda pod: busy.get(pod))
+    page = BeautifulSoup(app.test_client().get("/gpu-hours/").get_data(as_text=True), "html.parser")
+    rows = {r["data-group"]: r for r in page.select("tr[data-group]")}
+    assert rows["team-a"].select_one('[data-field="used"]').get_text(strip=True) == "1.50"  # 6 h x 25 %
+    assert rows["team-a"].select_one('[data-field="idle"]').get_text(strip=True) == "4.50"
+    assert rows["team-b"].select_one('[data-field="used"]').get_text(strip=True) == "not known"
+    exported = {r["group"]: r for r in app.test_client().get("/gpu-hours/export.json").get_json()["rows"]}
+    assert exported["team-a"]["used"] == 1.5 and exported["team-b"]["used"] == ""

@@ -100,6 +100,16 @@ class GpuHours:
         )
         self.ledger.hold(pod.key, account, gpus, at)
 
+    def busy(self, utilization: Callable[[Hashable], float | None]) -> None:
+        """A usage read: each hold's time since the last one split into used and idle by its pod's
+        mean utilization (app.domain.gpu_ledger.Ledger.busy)."""
+        with self._lock:
+            self.ledger.busy(utilization, self.clock())
+
+    def used(self) -> tuple[dict[Account, float], dict[Account, float]]:
+        with self._lock:
+            return self.ledger.used()
+
     def held(self) -> dict[Account, float]:
         """GPU-seconds per account up to now."""
         with self._lock:

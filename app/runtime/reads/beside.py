@@ -119,6 +119,16 @@ def gpu_hours(runtime: Handles) -> tuple[dict[Account, float], datetime | None]:
     return part.held(), datetime.fromtimestamp(part.since, UTC)
 
 
+def gpu_hours_used(runtime: Handles) -> tuple[dict[Account, float], dict[Account, float]] | None:
+    """Of them, the GPU-seconds used and left idle, as usage was read (None: no usage is read)."""
+    if runtime.usage is None:
+        return None
+    try:
+        return runtime.cluster.store.gpu_hours.used()
+    except KubeError:
+        return None
+
+
 def _time(text: str) -> datetime:
     """An RFC 3339 time from the API (a pod's creation), or the epoch where it is not one."""
     try:
