@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from app.domain.gpu_ledger import Account
+from app.domain.gpu_ledger import OTHER, Account
 from app.domain.usage_mapping import KEY, SEPARATOR
 
 BY = {"team": "Team", "namespace": "Namespace", "queue": "Queue", "workload": "Workload"}
@@ -133,7 +133,9 @@ def _group(account: Account, by: str) -> str:
     if by == "queue":
         return f"{account.namespace}/{account.queue}" if account.queue else ""
     if not account.owner_kind:
-        return account.namespace  # folded ("other" has no namespace) or a bare pod's
+        return account.namespace  # a bare pod's
+    if account.owner_kind == OTHER and not account.owner_name:
+        return OTHER  # accounts past the bound, folded
     return f"{account.namespace} {account.owner_kind}/{account.owner_name}".strip()
 
 

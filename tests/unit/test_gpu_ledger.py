@@ -97,3 +97,13 @@ def test_each_usage_read_splits_the_time_held_since_the_last_into_used_and_idle(
     used, idle = ledger.used()
     assert used == {A: 2 * 600 * 0.75} and idle == {A: 2 * 600 * 0.25 + 2 * 600}
     assert B not in used and B not in idle  # not reported: neither, never 0
+
+
+def test_the_page_groups_name_folded_accounts_other():
+    from app.domain.ledger_query import LedgerQuery, rows
+
+    held = {Account("", "", OTHER, "", "a"): 3600.0, Account("ns", "", "Job", "j", "a"): 7200.0}
+    assert [(r.group, r.hours) for r in rows(held, LedgerQuery("workload"))] == [
+        ("ns Job/j", 2.0),
+        ("other", 1.0),
+    ]
