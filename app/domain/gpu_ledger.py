@@ -35,6 +35,7 @@ class Account:
     owner_kind: str  # the workload (Job, ReplicaSet, ...), "" for a bare pod
     owner_name: str
     team: str  # the configured label's value, "" when none
+    model: str = ""  # the GPUs' model (GPU feature discovery's nvidia.com/gpu.product), "" when not said
 
 
 def gpus_of(
@@ -71,7 +72,7 @@ class Ledger:
             self._closed.setdefault(account, 0.0)
             return account
         self.folded += 1
-        other = Account("", "", OTHER, "", account.team)
+        other = Account("", "", OTHER, "", account.team, account.model)
         self._closed.setdefault(other, 0.0)
         return other
 

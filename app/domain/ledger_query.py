@@ -72,6 +72,7 @@ class LedgerRow:
     accounts: int  # the label sets it sums (0: not known, a window's from Prometheus)
     used: float | None = None  # GPU-hours of it busy, as usage was read (None: not known)
     idle: float | None = None
+    cost: float | None = None  # GPU-hours x each model's price (None: no prices, or a model unpriced)
 
 
 def parse(args: Mapping[str, str]) -> tuple[LedgerQuery, dict[str, str]]:
@@ -98,7 +99,7 @@ def parse(args: Mapping[str, str]) -> tuple[LedgerQuery, dict[str, str]]:
 def held_expr(by: str, selector: str, seconds: int, what: str = "held") -> str:
     """The PromQL of the GPU-seconds each group held over the ``seconds`` before the query's time:
     one series per account whatever the replicas (max), summed by the grouping's labels."""
-    labels = GROUP_LABELS[by]
+    labels = (*GROUP_LABELS[by], "model")  # by model too: each has its price
     metric = f"extres_gpu_seconds_{what}_total"  # held, used or idle
     series = f"{metric}{{{selector}}}" if selector else metric
     summed = f"sum by ({', '.join(labels)}) (max without (instance, pod) (increase({series}[{seconds}s])))"
@@ -110,6 +111,12 @@ def coverage_expr(selector: str, seconds: int) -> str:
     """The part of the window in which the dashboard reported (five-minute steps with a sample)."""
     series = f"extres_cache_synced{{{selector}}}" if selector else "extres_cache_synced"
     return f"count_over_time(max({series})[{seconds}s:300s]) * 300 / {seconds}"
+
+
+def model_of(key: str, by: str) -> str:
+    """The GPU model an answer's key names (after the grouping's labels)."""
+    parts = key.split(SEPARATOR)
+    return parts[len(GROUP_LABELS[by])] if len(parts) > len(GROUP_LABELS[by]) else ""
 
 
 def group_of(key: str, by: str) -> str:
@@ -139,11 +146,39 @@ def _group(account: Account, by: str) -> str:
     return f"{account.namespace} {account.owner_kind}/{account.owner_name}".strip()
 
 
+def price_of(model: str, prices: Mapping[str, float]) -> float | None:
+    """A GPU model's price per GPU-hour: its own, else the "*" one (None: neither set)."""
+    return prices.get(model, prices.get("*"))
+
+
+def costs(
+    hours: Mapping[tuple[str, str], float], prices: Mapping[str, float] | None
+) -> dict[str, float | None]:
+    """Per group, its GPU-hours per model (``hours``: (group, model) -> GPU-hours) times each
+    model's price; None for a group with a model no price names (or with no prices at all)."""
+    out: dict[str, float | None] = {}
+    for (group, model), h in hours.items():
+        price = price_of(model, prices) if prices is not None else None
+        was = out.get(group, 0.0)
+        out[group] = None if price is None or was is None else was + h * price
+    return out
+
+
+def by_model(held: Mapping[Account, float], by: str) -> dict[tuple[str, str], float]:
+    """GPU-hours per (group, model)."""
+    out: dict[tuple[str, str], float] = {}
+    for account, seconds in held.items():
+        key = (_group(account, by), account.model)
+        out[key] = out.get(key, 0.0) + seconds / HOUR
+    return out
+
+
 def rows(
     held: Mapping[Account, float],
     query: LedgerQuery,
     used: Mapping[Account, float] | None = None,
     idle: Mapping[Account, float] | None = None,
+    prices: Mapping[str, float] | None = None,
 ) -> list[LedgerRow]:
     """GPU-hours per group, the most first (a group of none, e.g. pods with no team label, is ""),
     with the part used and idle where usage was read (``used``, ``idle``: None when it is not)."""
@@ -154,10 +189,11 @@ def rows(
         hours[key] = hours.get(key, 0.0) + seconds / HOUR
         count[key] = count.get(key, 0) + 1
     busy, left = _summed(used, query.by), _summed(idle, query.by)
+    cost = costs(by_model(held, query.by), prices)
     return sorted(
         (
             LedgerRow(key, hours[key], count[key], busy.get(key) if busy is not None else None,
-                      left.get(key) if left is not None else None)
+                      left.get(key) if left is not None else None, cost.get(key))
             for key in hours
         ),
         key=lambda r: (-r.hours, r.group),

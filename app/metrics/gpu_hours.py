@@ -17,7 +17,7 @@ from app.domain.gpu_ledger import MOST_ACCOUNTS
 if TYPE_CHECKING:
     from app.kube.state.store import Store
 
-LABELS = ["namespace", "queue", "owner_kind", "owner_name", "team"]
+LABELS = ["namespace", "queue", "owner_kind", "owner_name", "team", "model"]
 
 
 def families(store: Store) -> Iterator[Metric]:
@@ -31,7 +31,15 @@ def families(store: Store) -> Iterator[Metric]:
     )
     for account, seconds in sorted(store.gpu_hours.held().items()):
         held.add_metric(
-            [account.namespace, account.queue, account.owner_kind, account.owner_name, account.team], seconds
+            [
+                account.namespace,
+                account.queue,
+                account.owner_kind,
+                account.owner_name,
+                account.team,
+                account.model,
+            ],
+            seconds,
         )
     yield held
     used, idle = store.gpu_hours.used()
@@ -45,7 +53,14 @@ def families(store: Store) -> Iterator[Metric]:
         )
         for account, value in sorted(per.items()):
             family.add_metric(
-                [account.namespace, account.queue, account.owner_kind, account.owner_name, account.team],
+                [
+                    account.namespace,
+                    account.queue,
+                    account.owner_kind,
+                    account.owner_name,
+                    account.team,
+                    account.model,
+                ],
                 value,
             )
         yield family

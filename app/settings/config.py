@@ -151,6 +151,11 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     # the pod label whose value is the team GPU-hours are charged to (extres_gpu_seconds_held's
     # team label); unset: no team, by namespace, queue and workload alone
     team_label: str = ""
+    # GPU-hours' prices: a JSON object of a GPU model (GPU feature discovery's nvidia.com/gpu.product)
+    # to its price per GPU-hour, "*" for any other, e.g. {"NVIDIA-A100-SXM4-80GB": 2.5, "*": 1};
+    # unset: no cost column
+    gpu_prices: str = ""
+    gpu_price_currency: str = "USD"  # the prices' currency (ISO 4217), said beside every cost
     # the cluster this dashboard runs in (or its kubeconfig names): its name beside the members'
     cluster_name: str = "local"
     # a directory of member clusters' kubeconfigs, one file each, named by the cluster (the chart
@@ -175,6 +180,11 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
         if self.history_store == "off":
             return None
         return self.history_store or f"{self.event_namespace}/extres-history"
+
+    @property
+    def prices(self) -> dict[str, float] | None:
+        """GPU-hours' prices by GPU model ("*": any other); None when none are set."""
+        return settings_rules.gpu_prices(self.gpu_prices) if self.gpu_prices else None
 
     @property
     def mappings(self) -> tuple[UsageMapping, ...]:

@@ -55,6 +55,10 @@ class Checked(Protocol):
     def replicas(self) -> int: ...
     @property
     def team_label(self) -> str: ...
+    @property
+    def gpu_prices(self) -> str: ...
+    @property
+    def gpu_price_currency(self) -> str: ...
 
 
 def check(s: Checked) -> None:
@@ -90,6 +94,15 @@ def check(s: Checked) -> None:
         raise ValueError(
             f"{PREFIX}CLUSTER_NAME: a DNS label (a-z, 0-9 and -, at most 63), not {s.cluster_name[:60]!r}"
         )
+    if s.gpu_prices:
+        try:
+            gpu_prices(s.gpu_prices)
+        except ValueError as exc:
+            raise ValueError(f"{PREFIX}GPU_PRICES: {exc}") from None
+    if not CURRENCY.fullmatch(s.gpu_price_currency):
+        raise ValueError(
+            f"{PREFIX}GPU_PRICE_CURRENCY: an ISO 4217 code (USD, EUR), not {s.gpu_price_currency[:20]!r}"
+        )
     try:
         usage_mappings(s.usage_mappings)
     except ValueError as exc:
@@ -112,6 +125,29 @@ def check(s: Checked) -> None:
             "replica must sign sessions and CSRF tokens with the same key (the chart keeps one in a "
             "Secret)"
         )
+
+
+MOST_PRICES = 256
+CURRENCY = re.compile(r"[A-Z]{3}")
+
+
+def gpu_prices(text: str) -> dict[str, float]:
+    """A JSON object of GPU model -> price per GPU-hour (a number, 0 or more); ValueError naming
+    what is wrong."""
+    try:
+        found = json.loads(text[:65536])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at {exc.pos})") from None
+    if not isinstance(found, dict) or len(found) > MOST_PRICES:
+        raise ValueError(f"a JSON object of at most {MOST_PRICES} GPU models to their price per GPU-hour")
+    out: dict[str, float] = {}
+    for model, price in found.items():
+        if not (isinstance(model, str) and 0 < len(model) <= 128):
+            raise ValueError(f"a model's name of 1 to 128 characters, not {str(model)[:60]!r}")
+        if isinstance(price, bool) or not isinstance(price, int | float) or not 0 <= price < 1e9:
+            raise ValueError(f"{model[:60]!r}: a price per GPU-hour of 0 or more, not {str(price)[:20]!r}")
+        out[model] = float(price)
+    return out
 
 
 def usage_mappings(text: str) -> tuple[UsageMapping, ...]:

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.domain.ledger_query import LedgerQuery, coverage_expr, group_of, held_expr
+from app.domain.ledger_query import LedgerQuery, coverage_expr, group_of, held_expr, model_of
 from app.settings.config import Settings
 from app.usage.poller import UsageUnavailable
 from app.usage.prometheus import Prometheus
@@ -25,6 +25,7 @@ class Window:
     """GPU-hours per group over a window, and the part of it the dashboard reported in (0..1)."""
 
     hours: dict[str, float]
+    by_model: dict[tuple[str, str], float]  # GPU-hours per (group, model): what prices multiply
     used: dict[str, float] | None  # None: no usage was recorded in the window
     idle: dict[str, float] | None
     coverage: float
@@ -75,7 +76,11 @@ def _ask(settings: Settings, cluster: str, query: LedgerQuery, start: datetime, 
         client.close()
     coverage = min(1.0, max(0.0, covered[0][1])) if covered else 0.0
     busy, left = (_hours(used, query), _hours(idle, query)) if used else (None, None)
-    return Window(_hours(held, query), busy, left, coverage, start, end)
+    per_model: dict[tuple[str, str], float] = {}
+    for key, value in held:
+        k = (group_of(key, query.by), model_of(key, query.by))
+        per_model[k] = per_model.get(k, 0.0) + value / HOUR
+    return Window(_hours(held, query), per_model, busy, left, coverage, start, end)
 
 
 WHAT = ("held", "used", "idle")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from flask import Response, request
 
-from app.domain.ledger_query import BY, WINDOWS, LedgerQuery, LedgerRow, parse, rows
+from app.domain.ledger_query import BY, WINDOWS, LedgerQuery, LedgerRow, costs, parse, rows
 from app.runtime import reads
 from app.usage import ledger
 from app.usage.poller import UsageUnavailable
@@ -19,7 +19,19 @@ from app.web.surface import Page
 from app.web.viewer import refuse_until_counted, viewer
 
 bp = Page("ledger", __name__, url_prefix="/gpu-hours", reads=NODES_AND_PODS)
-FIELDS = ("group_by", "group", "gpu_hours", "used", "idle", "window", "start", "end", "coverage")
+FIELDS = (
+    "group_by",
+    "group",
+    "gpu_hours",
+    "used",
+    "idle",
+    "cost",
+    "currency",
+    "window",
+    "start",
+    "end",
+    "coverage",
+)
 
 
 @dataclass
@@ -33,6 +45,7 @@ class Shown:
     unavailable: str = ""  # Prometheus did not answer: why
     own: bool = False  # this process's own figures (since it began counting), not a window's
     usage: bool = False  # used and idle are read (a Prometheus is set)
+    currency: str = ""  # the prices' currency ("": no prices set, no cost column)
 
     @property
     def total(self) -> float:
@@ -41,32 +54,35 @@ class Shown:
 
 def shown(query: LedgerQuery, errors: dict[str, str]) -> Shown:
     """This process's own figures, or the window's from Prometheus (where one is set)."""
-    now = datetime.now(UTC)
-    if query.window == "started":
-        held, since = reads.gpu_hours(viewer().runtime)
-        used, idle = reads.gpu_hours_used(viewer().runtime) or (None, None)
-        return Shown(rows(held, query, used, idle), since, now, own=True, usage=used is not None)
     settings = viewer().runtime.settings
+    currency = settings.gpu_price_currency if settings.prices is not None else ""
+    if query.window == "started":
+        return _own(query, currency)
     if not settings.prometheus_url:
         errors["window"] = "Window: GPU-hours over a window are kept by Prometheus, and none is set."
-        return shown(LedgerQuery(query.by), errors)
-    start, end = query.span(now)
+        return _own(LedgerQuery(query.by), currency)
+    start, end = query.span(datetime.now(UTC))
     cluster = viewer().cluster if viewer().fleet_on else ""
     try:
         got = ledger.window(settings, cluster, query, start, end)
     except UsageUnavailable as exc:
         return Shown(start=start, end=end, unavailable=f"Prometheus {exc}")
+    used, idle, cost = got.used, got.idle, costs(got.by_model, settings.prices)
     found = [
-        LedgerRow(
-            g,
-            h,
-            0,
-            (got.used or {}).get(g) if got.used else None,
-            (got.idle or {}).get(g) if got.idle else None,
-        )
+        LedgerRow(g, h, 0, used.get(g) if used else None, idle.get(g) if idle else None, cost.get(g))
         for g, h in sorted(got.hours.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
-    return Shown(found if got.coverage else [], start, end, got.coverage, usage=got.used is not None)
+    shown_rows = found if got.coverage else []
+    return Shown(shown_rows, start, end, got.coverage, usage=used is not None, currency=currency)
+
+
+def _own(query: LedgerQuery, currency: str) -> Shown:
+    """What this process counted since it began."""
+    runtime = viewer().runtime
+    held, since = reads.gpu_hours(runtime)
+    used, idle = reads.gpu_hours_used(runtime) or (None, None)
+    found = rows(held, query, used, idle, runtime.settings.prices)
+    return Shown(found, since, datetime.now(UTC), own=True, usage=used is not None, currency=currency)
 
 
 def index() -> str | Response:
@@ -84,10 +100,12 @@ def index() -> str | Response:
 def _records(query: LedgerQuery, seen: Shown) -> list[dict[str, object]]:
     span = [seen.start.isoformat() if seen.start else "", seen.end.isoformat() if seen.end else ""]
     coverage = round(seen.coverage, 4) if seen.coverage is not None else ""
+    settings = viewer().runtime.settings
+    currency = settings.gpu_price_currency if settings.prices is not None else ""
     return [
         {"group_by": query.by, "group": r.group, "gpu_hours": round(r.hours, 4), "used": _hours(r.used),
-         "idle": _hours(r.idle), "window": query.window, "start": span[0], "end": span[1],
-         "coverage": coverage}
+         "idle": _hours(r.idle), "cost": _hours(r.cost), "currency": currency, "window": query.window,
+         "start": span[0], "end": span[1], "coverage": coverage}
         for r in seen.rows
     ]  # fmt: skip
 

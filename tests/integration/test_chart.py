@@ -169,6 +169,38 @@ def test_gpu_usage_values_reach_the_app_as_settings_it_accepts():
     assert not [k for k in env({}) if "PROMETHEUS" in k or "USAGE" in k]
 
 
+def test_gpu_hours_values_reach_the_app_as_settings_it_accepts():
+    """The team label and the prices per GPU model become the app's settings, checked by its own
+    parser; unset, none is given (no team, no cost column)."""
+    from app.settings.config import Settings
+
+    def env(values):
+        [deploy] = [d for d in render(values) if d["kind"] == "Deployment"]
+        container = deploy["spec"]["template"]["spec"]["containers"][0]
+        return {
+            e["name"]: e["value"]
+            for e in container["env"]
+            if "value" in e and e["name"].startswith("EXTRES_")
+        }
+
+    given = env(
+        {
+            "gpuHours": {
+                "teamLabel": "example.com/team",
+                "prices": {"NVIDIA-A100-SXM4-80GB": 2.5, "*": 1},
+                "currency": "EUR",
+            }
+        }
+    )
+    settings = Settings.from_env(given)
+    assert (settings.team_label, settings.prices, settings.gpu_price_currency) == (
+        "example.com/team",
+        {"NVIDIA-A100-SXM4-80GB": 2.5, "*": 1.0},
+        "EUR",
+    )
+    assert not [k for k in env({}) if k in ("EXTRES_TEAM_LABEL", "EXTRES_GPU_PRICES")]
+
+
 def test_member_clusters_are_mounted_by_name_and_the_app_may_read_no_secret():
     """Each member's kubeconfig is a file named by its cluster, mounted read-only from its Secret by
     the kubelet; the settings the app gets are the ones it accepts; no Role grants any right on

@@ -92,10 +92,8 @@ def prometheus(tmp_path: Path):
 
 def test_a_windows_gpu_hours_per_team_from_prometheus(prometheus):
     server, start, end = prometheus
-    app = create_app(
-        {"in_cluster": "false", "selector_evaluator": "in-process", "prometheus_url": server.url},
-        cluster=FakeCluster(),
-    )
+    config = {"in_cluster": "false", "selector_evaluator": "in-process", "prometheus_url": server.url}
+    app = create_app({**config, "gpu_prices": '{"*": 2}'}, cluster=FakeCluster())
     web = app.test_client()
     page = BeautifulSoup(web.get("/gpu-hours/?window=days&days=2").get_data(as_text=True), "html.parser")
     shown = {
@@ -111,6 +109,13 @@ def test_a_windows_gpu_hours_per_team_from_prometheus(prometheus):
         for r in page.select("tr[data-group]")
     }
     assert used == {"team-a": f"{(6.0 - LOST) / 2:.2f}", "team-b": "not known"}
+    cost = {
+        r["data-group"]: r.select_one('[data-field="cost"]').get_text(strip=True)
+        for r in page.select("tr[data-group]")
+    }
+    assert {g: float(c) for g, c in cost.items()} == pytest.approx(
+        {g: h * 2 for g, h in shown.items()}, abs=0.006
+    )
     now = datetime.now(UTC)
     window = now - (now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1))
     coverage = float(page.select_one("[data-coverage]")["data-coverage"])

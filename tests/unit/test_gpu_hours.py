@@ -103,7 +103,7 @@ def test_the_counters_are_exported_with_their_labels_and_grow_with_the_clock():
     first = generate_latest(registry).decode()
     clock.now += 10
     second = generate_latest(registry).decode()
-    labels = 'namespace="default",owner_kind="Job",owner_name="train",queue="q",team="team-a"'
+    labels = 'model="",namespace="default",owner_kind="Job",owner_name="train",queue="q",team="team-a"'
     series = f"extres_gpu_seconds_held_total{{{labels}}}"
     assert f"{series} 20.0" in first and f"{series} 40.0" in second
     assert "extres_gpu_accounts_folded_total 0.0" in second

@@ -107,3 +107,12 @@ def test_the_page_groups_name_folded_accounts_other():
         ("ns Job/j", 2.0),
         ("other", 1.0),
     ]
+
+
+def test_costs_price_each_model_and_say_not_known_where_one_is_unpriced():
+    from app.domain.ledger_query import costs
+
+    hours = {("a", "A100"): 2.0, ("a", "T4"): 1.0, ("b", "T4"): 4.0, ("c", "H100"): 1.0}
+    assert costs(hours, {"A100": 3.0, "T4": 0.5}) == {"a": 6.5, "b": 2.0, "c": None}
+    assert costs(hours, {"A100": 3.0, "*": 1.0}) == {"a": 7.0, "b": 4.0, "c": 1.0}
+    assert costs(hours, None) == {"a": None, "b": None, "c": None}

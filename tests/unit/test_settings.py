@@ -115,3 +115,22 @@ def test_a_huge_value_is_refused_with_a_bounded_message():
             Settings.from_env({variable: value})
         said = str(caught.value)
         assert said.startswith(f"{variable}: ") and len(said) < 300, said[:400]
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("{", "EXTRES_GPU_PRICES: not JSON"),
+        ("[1]", "a JSON object of at most 256 GPU models"),
+        ('{"A100": -1}', "'A100': a price per GPU-hour of 0 or more, not '-1'"),
+        ('{"A100": true}', "'A100': a price per GPU-hour of 0 or more"),
+        ('{"": 1}', "a model's name of 1 to 128 characters"),
+    ],
+)
+def test_gpu_prices_are_checked_naming_what_is_wrong(value, said):
+    with pytest.raises(ValueError) as caught:
+        Settings.from_env({"EXTRES_GPU_PRICES": value})
+    assert said in str(caught.value)
+    assert Settings.from_env({"EXTRES_GPU_PRICES": '{"A100": 2, "*": 1.5}'}).prices == {"A100": 2.0, "*": 1.5}
+    with pytest.raises(ValueError, match="EXTRES_GPU_PRICE_CURRENCY"):
+        Settings.from_env({"EXTRES_GPU_PRICE_CURRENCY": "dollars"})

@@ -108,3 +108,29 @@ def test_used_and_idle_where_usage_is_read_and_not_known_for_pods_the_exporter_d
     assert rows["team-b"].select_one('[data-field="used"]').get_text(strip=True) == "not known"
     exported = {r["group"]: r for r in app.test_client().get("/gpu-hours/export.json").get_json()["rows"]}
     assert exported["team-a"]["used"] == 1.5 and exported["team-b"]["used"] == ""
+
+
+def test_a_cost_column_where_prices_are_set_by_gpu_model_and_not_known_where_a_model_is_unpriced(
+    make_app, cluster
+):
+    prices = '{"NVIDIA-A100-SXM4-40GB": 2.5}'
+    app = make_app(team_label="team", gpu_prices=prices, gpu_price_currency="EUR")
+    clock = Clock()
+    cluster.store.gpu_hours.clock = clock
+    a100 = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}
+    cluster.store.apply_node(builders.node("priced", {GPU: "8"}, labels=a100))
+    cluster.store.apply_node(
+        builders.node("unpriced", {GPU: "8"}, labels={"nvidia.com/gpu.product": "Tesla-T4"})
+    )
+    cluster.store.apply_pod(builders.pod("a", "priced", {GPU: "2"}, labels={"team": "team-a"}))
+    cluster.store.apply_pod(builders.pod("b", "unpriced", {GPU: "1"}, labels={"team": "team-b"}))
+    clock.now += 3 * HOUR
+    page = BeautifulSoup(app.test_client().get("/gpu-hours/").get_data(as_text=True), "html.parser")
+    cost = {
+        r["data-group"]: r.select_one('[data-field="cost"]').get_text(strip=True)
+        for r in page.select("tr[data-group]")
+    }
+    assert cost == {"team-a": "15.00", "team-b": "not known"}  # 6 GPU-hours x 2.50; a T4 has no price
+    assert "Cost (EUR)" in page.select_one("thead").get_text()
+    rows = {r["group"]: r for r in app.test_client().get("/gpu-hours/export.json").get_json()["rows"]}
+    assert (rows["team-a"]["cost"], rows["team-a"]["currency"], rows["team-b"]["cost"]) == (15.0, "EUR", "")

@@ -26,6 +26,15 @@ def _registered(text: str) -> tuple[hami.HamiGPU, ...]:
     return tuple(hami.parse_register(text)[0]) if text else ()
 
 
+PRODUCT_LABEL = "nvidia.com/gpu.product"  # GPU feature discovery's (-SHARED when shared)
+
+
+def _model(view: NodeView | None) -> str:
+    """The node's GPU model as GPU feature discovery labels it ("" when it does not)."""
+    product = view.labels.get(PRODUCT_LABEL, "") if view is not None else ""
+    return product.removesuffix("-SHARED")[:63]
+
+
 def is_gpu(resource: str) -> bool:
     """A device plugin's GPUs (nvidia.com/gpu, amd.com/gpu, ...), shared or not; Intel's i915/xe."""
     return resource.endswith(GPU_SUFFIXES) or resource in ("gpu.intel.com/i915", "gpu.intel.com/xe")
@@ -86,7 +95,8 @@ class GpuHours:
     def _hold(
         self, pod: PodView, node: str, asked: Mapping[str, int], nodes: Mapping[str, NodeView], at: float
     ) -> None:
-        gpus = self._gpus(pod, asked, nodes.get(node))
+        view = nodes.get(node)
+        gpus = self._gpus(pod, asked, view)
         if gpus <= 0:
             self.ledger.release(pod.key, at)
             return
@@ -97,6 +107,7 @@ class GpuHours:
             owner.kind if owner is not None and owner.name else "",
             owner.name[:253] if owner is not None else "",
             pod.labels.get(self.team_label, "")[:63] if self.team_label else "",
+            _model(view),
         )
         self.ledger.hold(pod.key, account, gpus, at)
 
