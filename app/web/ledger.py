@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 
 from flask import Response, request
 
-from app.domain.ledger_query import BY, WINDOWS, LedgerQuery, LedgerRow, costs, parse, rows
+from app.domain import focus
+from app.domain.ledger_query import BY, WINDOWS, LedgerQuery, LedgerRow, by_model, costs, parse, rows
 from app.runtime import reads
 from app.usage import ledger
 from app.usage.poller import UsageUnavailable
@@ -46,6 +47,7 @@ class Shown:
     own: bool = False  # this process's own figures (since it began counting), not a window's
     usage: bool = False  # used and idle are read (a Prometheus is set)
     currency: str = ""  # the prices' currency ("": no prices set, no cost column)
+    by_model: dict[tuple[str, str], float] = field(default_factory=dict)  # GPU-hours per (group, model)
 
     @property
     def total(self) -> float:
@@ -73,7 +75,9 @@ def shown(query: LedgerQuery, errors: dict[str, str]) -> Shown:
         for g, h in sorted(got.hours.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
     shown_rows = found if got.coverage else []
-    return Shown(shown_rows, start, end, got.coverage, usage=used is not None, currency=currency)
+    seen = Shown(shown_rows, start, end, got.coverage, usage=used is not None, currency=currency)
+    seen.by_model = got.by_model if got.coverage else {}
+    return seen
 
 
 def _own(query: LedgerQuery, currency: str) -> Shown:
@@ -82,7 +86,9 @@ def _own(query: LedgerQuery, currency: str) -> Shown:
     held, since = reads.gpu_hours(runtime)
     used, idle = reads.gpu_hours_used(runtime) or (None, None)
     found = rows(held, query, used, idle, runtime.settings.prices)
-    return Shown(found, since, datetime.now(UTC), own=True, usage=used is not None, currency=currency)
+    seen = Shown(found, since, datetime.now(UTC), own=True, usage=used is not None, currency=currency)
+    seen.by_model = by_model(held, query.by)
+    return seen
 
 
 def index() -> str | Response:
@@ -122,6 +128,19 @@ def export_csv() -> Response:
     if refused := "; ".join([*errors.values(), *([seen.unavailable] if seen.unavailable else [])]):
         return Response(refused + "\n", status=422, mimetype="text/plain")
     return csv_response(_records(query, seen), FIELDS, "extres-gpu-hours.csv")
+
+
+def export_focus() -> Response:
+    """The same GPU-hours as FOCUS rows, a group and GPU model each (app.domain.focus)."""
+    refuse_until_counted(UNTIL_COUNTED)
+    query, errors = parse(request.args)
+    seen = shown(query, errors)
+    if refused := "; ".join([*errors.values(), *([seen.unavailable] if seen.unavailable else [])]):
+        return Response(refused + "\n", status=422, mimetype="text/plain")
+    settings, now = viewer().runtime.settings, datetime.now(UTC)
+    found = focus.rows(query.by, seen.by_model, settings.prices, settings.gpu_price_currency,
+                       seen.start or now, seen.end or now, viewer().cluster)  # fmt: skip
+    return csv_response(found, focus.COLUMNS, "extres-gpu-hours-focus.csv")
 
 
 def export_json() -> Response:

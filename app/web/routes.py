@@ -66,6 +66,7 @@ ROUTES: tuple[Route, ...] = (
     R(idle.export_csv, idle.bp, "/export.csv"),
     R(ledger.export_csv, ledger.bp, "/export.csv"),
     R(ledger.export_json, ledger.bp, "/export.json"),
+    R(ledger.export_focus, ledger.bp, "/focus.csv"),  # FOCUS-shaped
     R(history.export_csv, history.bp, "/export.csv"),
     R(fleet.export_csv, fleet.bp, "/export.csv"),
     R(fleet.export_json, fleet.bp, "/export.json"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 
+import pytest
 from bs4 import BeautifulSoup
 
 from tests import builders
@@ -134,3 +135,35 @@ def test_a_cost_column_where_prices_are_set_by_gpu_model_and_not_known_where_a_m
     assert "Cost (EUR)" in page.select_one("thead").get_text()
     rows = {r["group"]: r for r in app.test_client().get("/gpu-hours/export.json").get_json()["rows"]}
     assert (rows["team-a"]["cost"], rows["team-a"]["currency"], rows["team-b"]["cost"]) == (15.0, "EUR", "")
+
+
+def test_a_focus_shaped_csv_has_a_row_per_group_and_gpu_model_with_the_pages_gpu_hours(make_app, cluster):
+    app = make_app(team_label="team", gpu_prices='{"NVIDIA-A100-SXM4-40GB": 2.5}', gpu_price_currency="EUR")
+    clock = Clock()
+    cluster.store.gpu_hours.clock = clock
+    cluster.store.apply_node(
+        builders.node("priced", {GPU: "8"}, labels={"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"})
+    )
+    cluster.store.apply_node(
+        builders.node("unpriced", {GPU: "8"}, labels={"nvidia.com/gpu.product": "Tesla-T4"})
+    )
+    cluster.store.apply_pod(builders.pod("a", "priced", {GPU: "2"}, labels={"team": "team-a"}))
+    cluster.store.apply_pod(builders.pod("b", "unpriced", {GPU: "1"}, labels={"team": "team-a"}))
+    clock.now += 3 * HOUR
+    text = app.test_client().get("/gpu-hours/focus.csv").get_data(as_text=True)
+    found = list(csv.DictReader(io.StringIO(text)))
+    assert [(r["ResourceName"], r["SkuId"], float(r["ConsumedQuantity"])) for r in found] == [
+        ("team-a", "NVIDIA-A100-SXM4-40GB", 6.0),
+        ("team-a", "Tesla-T4", 3.0),
+    ]
+    priced, unpriced = found
+    assert (priced["BilledCost"], priced["BillingCurrency"], priced["ConsumedUnit"]) == (
+        "15.0",
+        "EUR",
+        "GPU-Hours",
+    )
+    assert (unpriced["BilledCost"], unpriced["ListUnitPrice"]) == ("", "")  # not known, never 0
+    assert priced["ChargeCategory"] == "Usage" and priced["ResourceType"] == "Team"
+    page = BeautifulSoup(app.test_client().get("/gpu-hours/").get_data(as_text=True), "html.parser")
+    total = float(page.select_one("[data-ledger-total]")["data-ledger-total"])
+    assert sum(float(r["ConsumedQuantity"]) for r in found) == pytest.approx(total, abs=0.01)
