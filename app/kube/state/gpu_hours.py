@@ -11,9 +11,10 @@ from functools import lru_cache
 
 from app.domain import hami, kai
 from app.domain.gpu_ledger import Account, Ledger, gpus_of
-from app.domain.gpu_sharing import sharing
+from app.domain.gpu_sharing import Sharing, sharing
 from app.kube.wire.projections import NodeView, PodView
 
+MOST_NODES_KEPT = 20_000  # nodes whose shared resources are kept read
 GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's: each GPU's memory in MiB
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # the LocalQueue a Kueue-managed pod was submitted to
 GPU_SUFFIXES = ("/gpu", "/gpu.shared")  # nvidia.com/gpu, amd.com/gpu, their shared names
@@ -48,6 +49,7 @@ class GpuHours:
         self.ledger = Ledger()
         self.since = clock()  # what this process counts from (a hold seen before it was not)
         self._seen_hami: tuple[str, list[hami.HamiShare]] = ("", [])  # the last allocation parsed
+        self._sharing: dict[str, tuple[NodeView, Mapping[str, Sharing]]] = {}  # per node, by its object
 
     def moved(self, old: PodView | None, new: PodView | None, nodes: Mapping[str, NodeView]) -> None:
         """A pod's change (caller holds the lock): what it holds from now, if that moved."""
@@ -89,8 +91,21 @@ class GpuHours:
         if pod.hami:
             register = view.annotations.get(hami.REGISTER, "") if view is not None else ""
             return hami.held(self._seen_hami[1], _registered(register))
-        shared = sharing(view.labels, view.capacity, view.allocatable) if view is not None else {}
-        return gpus_of(asked, shared, is_gpu)
+        return gpus_of(asked, self._shared(view), is_gpu)
+
+    def _shared(self, view: NodeView | None) -> Mapping[str, Sharing]:
+        """The node's shared resources, read from its labels once per node object (kept while
+        the node is unchanged: a node event makes a new object)."""
+        if view is None:
+            return {}
+        kept = self._sharing.get(view.name)
+        if kept is not None and kept[0] is view:
+            return kept[1]
+        if len(self._sharing) >= MOST_NODES_KEPT:
+            self._sharing.clear()
+        found = sharing(view.labels, view.capacity, view.allocatable)
+        self._sharing[view.name] = (view, found)
+        return found
 
     def _hold(
         self, pod: PodView, node: str, asked: Mapping[str, int], nodes: Mapping[str, NodeView], at: float
