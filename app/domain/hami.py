@@ -15,7 +15,7 @@ What does not parse is said as what it is, never read as 0."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import msgspec
@@ -214,3 +214,47 @@ def rows(
         if row.over:
             row.problems.append("given more than it has")
     return list(out.values())
+
+
+MEMORY = "nvidia.com/gpumem"  # MiB of each GPU a container asks HAMi for
+MEMORY_PERCENT = "nvidia.com/gpumem-percentage"
+CORES = "nvidia.com/gpucores"  # percent of each GPU's cores
+VGPUS = "nvidia.com/gpu"  # the vGPUs: one per GPU given
+
+
+def asks(requests: Mapping[str, int]) -> bool:
+    """A pod asks HAMi for a part of its GPUs (memory or cores by HAMi's own resource names)."""
+    return any(k in requests for k in (MEMORY, MEMORY_PERCENT, CORES))
+
+
+def fit(requests: Mapping[str, int], rows: Iterable[GpuRow]) -> str:
+    """Whether some node has as many GPUs as the pod asks, each with the memory and cores it asks
+    free and a vGPU left, said as HAMi's scheduler decides it; the most free GPU named when none."""
+    gpus = max(1, requests.get(VGPUS, 1))
+    memory, percent, cores = requests.get(MEMORY, 0), requests.get(MEMORY_PERCENT, 0), requests.get(CORES, 0)
+    per_node: dict[str, list[GpuRow]] = {}
+    for r in rows:
+        per_node.setdefault(r.node, []).append(r)
+    best: tuple[int, GpuRow] | None = None
+    for node, found in sorted(per_node.items()):
+        usable = []
+        for r in found:
+            if r.memory_mib is None or r.cordoned or r.healthy is False:
+                continue
+            free = r.memory_mib - r.memory_used_mib
+            wanted = memory or (r.memory_mib * percent // 100 if percent else 0)
+            left = (r.vgpus or 0) - len(r.pods)
+            if best is None or free > best[0]:
+                best = (free, r)
+            if free >= wanted and (r.cores or 100) - r.cores_used >= cores and left > 0:
+                usable.append(r)
+        n = f"{gpus} GPU{'s' if gpus != 1 else ''}"
+        if len(usable) >= gpus:
+            return f"HAMi: {node} has {n} with that much free; its scheduler may take it there"
+    asked = f"{memory / 1024:g} GiB" if memory else (f"{percent} % of the memory" if percent else "a vGPU")
+    also = f" and {cores} % of the cores" if cores else ""
+    said = f"HAMi: no node has {gpus} GPU{'s' if gpus != 1 else ''} with {asked}{also} free"
+    if best is not None:
+        free, gpu = best
+        said += f" (the most memory free on one GPU: {free / 1024:g} GiB, {gpu.gpu[:12]}… on {gpu.node})"
+    return said

@@ -12,6 +12,7 @@ from urllib.parse import quote
 from flask import Response, request
 from markupsafe import Markup, escape
 
+from app.domain import hami
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
 from app.domain.ownership import DRA
@@ -205,4 +206,15 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
         "featured": around.featured,
         "gpu_usage": viewer().usage_reading,
         "physical": reads.physical_devices(viewer().runtime),
+        "hami_notes": _hami_notes([c.pod for c in listing["pods"]]),
     }
+
+
+def _hami_notes(pods: list[PodView]) -> dict[str, str]:
+    """For each shown pod that asks HAMi for GPU memory or cores, whether a GPU has them free, in
+    HAMi's terms (kube-scheduler's advice cannot weigh them: no node advertises them)."""
+    asking = [p for p in pods if hami.asks(p.extended_requests)]
+    if not asking:
+        return {}
+    rows = reads.shared_gpus(viewer().runtime).hami
+    return {f"{p.namespace}/{p.name}": hami.fit(p.extended_requests, rows) for p in asking}

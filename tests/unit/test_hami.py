@@ -127,3 +127,32 @@ def test_a_pods_parts_are_held_as_the_larger_of_their_cores_and_memory_of_their_
     assert hami.held([part(0, 0)], gpus) == 0.25  # neither said: one of its 4 vGPUs
     assert hami.held([part(1, 1, "GPU-unregistered")], gpus) == 0.01  # cores known, the GPU not
     assert hami.held([part(99999, 300)], gpus) == 1.0  # at most one GPU a part
+
+
+def test_a_pods_ask_of_gpu_memory_and_cores_is_checked_against_each_gpus_free_part():
+    gpus, _ = hami.parse_register(
+        marshal(
+            {"id": UUID_A, "count": 4, "devmem": 40960, "devcore": 100, "health": True},
+            {"id": UUID_B, "index": 1, "count": 4, "devmem": 40960, "devcore": 100, "health": True},
+        )
+    )
+    given = [
+        ("ml/big", hami.parse_allocated(f"{UUID_A},NVIDIA,30720,50:;")[0]),
+        ("ml/b", hami.parse_allocated(f"{UUID_B},NVIDIA,28672,90:;")[0]),
+    ]
+    rows = hami.rows("h1", gpus, frozenset(), given)
+    assert hami.asks({"nvidia.com/gpu": 1, "nvidia.com/gpumem": 20480}) and not hami.asks(
+        {"nvidia.com/gpu": 1}
+    )
+    said = hami.fit({"nvidia.com/gpu": 1, "nvidia.com/gpumem": 20480}, rows)
+    most = f"12 GiB, {UUID_B[:12]}… on h1"
+    assert said == f"HAMi: no node has 1 GPU with 20 GiB free (the most memory free on one GPU: {most})"
+    assert hami.fit(
+        {"nvidia.com/gpu": 1, "nvidia.com/gpumem": 10240, "nvidia.com/gpucores": 40}, rows
+    ).startswith("HAMi: h1 has 1 GPU with that much free")  # A: 10 GiB and 50 % free
+    assert "no node has 2 GPUs with 11 GiB free" in hami.fit(
+        {"nvidia.com/gpu": 2, "nvidia.com/gpumem": 11264}, rows
+    )
+    assert "h1 has 2 GPUs" in hami.fit(
+        {"nvidia.com/gpu": 2, "nvidia.com/gpumem": 10240}, rows
+    )  # 10 and 12 GiB free

@@ -130,3 +130,22 @@ def test_the_devices_page_lists_every_shared_gpu_with_its_node(client, cluster):
     assert (
         group["data-group"] == "g1" and group.select_one("td[data-label=Node]").get_text(strip=True) == "k1"
     )
+
+
+def test_a_pending_pod_asking_hami_for_gpu_memory_is_told_whether_a_gpu_has_it(client, cluster):
+    hami_node(cluster)
+    hami_pod(cluster, "infer", f"{A},NVIDIA,30720,25:;")
+    hami_pod(cluster, "train", f"{B},NVIDIA,30720,50:;")
+    waiting = builders.pod(
+        "big",
+        None,
+        {GPU: "1", "nvidia.com/gpumem": "20480"},
+        namespace="ml",
+        unschedulable="0/1 nodes are available",
+    )
+    cluster.store.apply_pod(waiting)
+    page = BeautifulSoup(client.get("/pending/").get_data(as_text=True), "html.parser")
+    note = page.select_one("[data-hami-fit]").get_text(strip=True)
+    assert note.startswith(
+        "HAMi: no node has 1 GPU with 20 GiB free (the most memory free on one GPU: 10 GiB"
+    )
