@@ -126,3 +126,21 @@ def groups(node: str, pods: Iterable[KaiPod], gpu_memory_mib: int | None) -> lis
         if g.given is not None and g.given > 1 + 1e-9:
             g.problems.append(f"fractions of {g.given:g} GPUs given of one")
     return sorted(out.values(), key=lambda g: g.group)
+
+
+def fit(ask: Asked, groups: Iterable[Group], gpu_memory_mib: int | None) -> str:
+    """Where KAI may put a waiting fraction pod, in its terms: a GPU group with that much of its GPU
+    left, else a new group, which needs a whole free GPU for its reservation pod."""
+    each = held(ask, gpu_memory_mib)
+    if each is None:
+        return "KAI: it asks for GPU memory, and the GPUs' memory is not known here"
+    part = each / ask.devices
+    roomy = [g for g in groups if g.given is not None and g.given + part <= 1 + 1e-9]
+    if len(roomy) >= ask.devices:
+        g = max(roomy, key=lambda g: 1 - (g.given or 0))
+        left = 1 - (g.given or 0)
+        return f"KAI: GPU group {g.group} on {g.node} has {left:g} of its GPU left, enough for its {part:g}"
+    return (
+        f"KAI: no GPU group has {part:g} of its GPU left; a new group needs a whole free GPU on one node for "
+        "its reservation pod"
+    )

@@ -12,7 +12,7 @@ from urllib.parse import quote
 from flask import Response, request
 from markupsafe import Markup, escape
 
-from app.domain import hami
+from app.domain import hami, kai
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
 from app.domain.ownership import DRA
@@ -206,15 +206,20 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
         "featured": around.featured,
         "gpu_usage": viewer().usage_reading,
         "physical": reads.physical_devices(viewer().runtime),
-        "hami_notes": _hami_notes([c.pod for c in listing["pods"]]),
+        "sharing_notes": _sharing_notes([c.pod for c in listing["pods"]]),
     }
 
 
-def _hami_notes(pods: list[PodView]) -> dict[str, str]:
-    """For each shown pod that asks HAMi for GPU memory or cores, whether a GPU has them free, in
-    HAMi's terms (kube-scheduler's advice cannot weigh them: no node advertises them)."""
-    asking = [p for p in pods if hami.asks(p.extended_requests)]
-    if not asking:
+def _sharing_notes(pods: list[PodView]) -> dict[str, str]:
+    """For each shown pod that asks HAMi for GPU memory or cores, or KAI for a fraction of a GPU,
+    whether a GPU has that part free, in their terms (kube-scheduler's advice cannot weigh them:
+    no node advertises them)."""
+    hamis = [p for p in pods if hami.asks(p.extended_requests)]
+    kais = [(p, ask) for p in pods if p.kai and (ask := kai.asked(p.kai)) is not None]
+    if not hamis and not kais:
         return {}
-    rows = reads.shared_gpus(viewer().runtime).hami
-    return {f"{p.namespace}/{p.name}": hami.fit(p.extended_requests, rows) for p in asking}
+    shared = reads.shared_gpus(viewer().runtime)
+    notes = {f"{p.namespace}/{p.name}": hami.fit(p.extended_requests, shared.hami) for p in hamis}
+    for p, ask in kais:
+        notes[f"{p.namespace}/{p.name}"] = kai.fit(ask, shared.kai, None)
+    return notes

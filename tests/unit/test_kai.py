@@ -46,3 +46,18 @@ def test_a_group_per_gpu_with_its_reservation_pod_and_fractions():
     assert g2.pods == [("ml/multi", pytest.approx(0.5))] and g2.problems == [
         "no reservation pod holds its GPU"
     ]
+
+
+def test_a_waiting_fraction_is_told_whether_a_gpu_group_has_room():
+    pods = [
+        pod("kai-resource-reservation/r1", {"runai-gpu-group": "g1"}),
+        pod("ml/a", {"runai-gpu-group": "g1"}, **{"gpu-fraction": "0.75"}),
+    ]
+    groups = kai.groups("n1", pods, None)
+    assert kai.fit(kai.asked({"gpu-fraction": "0.25"}), groups, None) == (
+        "KAI: GPU group g1 on n1 has 0.25 of its GPU left, enough for its 0.25"
+    )
+    assert kai.fit(kai.asked({"gpu-fraction": "0.5"}), groups, None).startswith(
+        "KAI: no GPU group has 0.5 of its GPU left"
+    )
+    assert "memory is not known" in kai.fit(kai.asked({"gpu-memory": "1024"}), groups, None)

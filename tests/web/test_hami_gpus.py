@@ -145,7 +145,35 @@ def test_a_pending_pod_asking_hami_for_gpu_memory_is_told_whether_a_gpu_has_it(c
     )
     cluster.store.apply_pod(waiting)
     page = BeautifulSoup(client.get("/pending/").get_data(as_text=True), "html.parser")
-    note = page.select_one("[data-hami-fit]").get_text(strip=True)
+    note = page.select_one("[data-sharing-fit]").get_text(strip=True)
     assert note.startswith(
         "HAMi: no node has 1 GPU with 20 GiB free (the most memory free on one GPU: 10 GiB"
+    )
+
+
+def test_a_waiting_kai_fraction_is_told_whether_a_gpu_group_has_room(client, cluster):
+    cluster.store.apply_node(builders.node("k1", {GPU: "4"}))
+    group = {"runai-gpu-group": "g1"}
+    reservation = builders.pod(
+        "gpu-reservation-k1-abc", "k1", {GPU: "1"}, namespace="kai-resource-reservation"
+    )
+    reservation["metadata"]["labels"] = group
+    cluster.store.apply_pod(reservation)
+    held = builders.pod("a", "k1", {"cpu": "1"}, namespace="ml", labels=group)
+    held["metadata"]["annotations"] = {"gpu-fraction": "0.75"}
+    cluster.store.apply_pod(held)
+    waiting = builders.pod(
+        "b",
+        None,
+        {"cpu": "1"},
+        namespace="ml",
+        unschedulable="0/1 nodes are available",
+        schedulerName="kai-scheduler",
+    )
+    waiting["metadata"]["annotations"] = {"gpu-fraction": "0.5"}
+    cluster.store.apply_pod(waiting)
+    page = BeautifulSoup(client.get("/pending/").get_data(as_text=True), "html.parser")
+    note = page.select_one("[data-sharing-fit]")
+    assert note is not None and note.get_text(strip=True).startswith(
+        "KAI: no GPU group has 0.5 of its GPU left"
     )
