@@ -136,11 +136,15 @@ def test_kai_fractions_are_charged_their_fraction_and_the_reservation_pod_nothin
     )
     store.apply_pod(reservation)
     for name, fraction, team in (("half", "0.5", "team-a"), ("quarter", "0.25", "team-b")):
-        pod = builders.pod(name, "whole", {"cpu": "1"}, labels={**group, "team": team})
+        pod = builders.pod(name, "whole", {"cpu": "1"}, labels={**group, "team": team}, owner=("Job", name))
         pod["metadata"]["annotations"] = {"gpu-fraction": fraction}
         store.apply_pod(pod)
     clock.now += HOUR
     assert team_hours(store) == pytest.approx({"team-a": 0.5, "team-b": 0.25})
+    assert {(a.owner_kind, a.owner_name) for a in store.gpu_hours.held()} == {
+        ("Job", "half"),
+        ("Job", "quarter"),
+    }
     done = builders.pod("half", "whole", {"cpu": "1"}, labels={**group, "team": "team-a"}, phase="Succeeded")
     done["metadata"]["annotations"] = {"gpu-fraction": "0.5"}
     store.apply_pod(done)  # completed: its fraction back

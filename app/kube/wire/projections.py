@@ -217,6 +217,7 @@ class PodView:
             amounted = NO_AMOUNTS
         selector = spec.node_selector
         extended = amounted.extended
+        fraction = _kai(meta.annotations) if meta.annotations else EMPTY  # KAI's: asks no resource
         return cls(
             namespace=sys.intern(meta.namespace or ""),
             name=meta.name or "",
@@ -229,7 +230,7 @@ class PodView:
             unschedulable=unschedulable,
             gates=gates,
             scheduler=sys.intern(spec.scheduler_name or DEFAULT_SCHEDULER),
-            owner=workload(meta.owner_references, meta.labels) if extended else None,
+            owner=workload(meta.owner_references, meta.labels) if extended or fraction else None,
             node_selector=shared(selector) if selector else EMPTY,
             priority=spec.priority or 0,
             terminating=meta.deletion_timestamp is not None,
@@ -237,7 +238,7 @@ class PodView:
             placement=pod_placement(spec),
             unhealthy_devices=unhealthy_devices(status) if status.container_statuses else (),
             hami=(meta.annotations or {}).get(hami.ALLOCATED, "")[: hami.MOST_TEXT + 1] if extended else "",
-            kai=_kai(meta.annotations) if meta.annotations else EMPTY,
+            kai=fraction,
         )
 
 
