@@ -12,12 +12,24 @@ from typing import TYPE_CHECKING
 
 from prometheus_client.core import CounterMetricFamily, Metric
 
-from app.domain.gpu_ledger import MOST_ACCOUNTS
+from app.domain.gpu_ledger import MOST_ACCOUNTS, Account
 
 if TYPE_CHECKING:
     from app.kube.state.store import Store
 
 LABELS = ["namespace", "queue", "owner_kind", "owner_name", "team", "model"]
+
+
+def _values(account: Account) -> list[str]:
+    """An account's label values, in LABELS' order."""
+    return [
+        account.namespace,
+        account.queue,
+        account.owner_kind,
+        account.owner_name,
+        account.team,
+        account.model,
+    ]
 
 
 def families(store: Store) -> Iterator[Metric]:
@@ -30,17 +42,7 @@ def families(store: Store) -> Iterator[Metric]:
         labels=LABELS,
     )
     for account, seconds in sorted(store.gpu_hours.held().items()):
-        held.add_metric(
-            [
-                account.namespace,
-                account.queue,
-                account.owner_kind,
-                account.owner_name,
-                account.team,
-                account.model,
-            ],
-            seconds,
-        )
+        held.add_metric(_values(account), seconds)
     yield held
     used, idle = store.gpu_hours.used()
     for name, per, what in (("used", used, "busy"), ("idle", idle, "idle")):
@@ -52,17 +54,7 @@ def families(store: Store) -> Iterator[Metric]:
             labels=LABELS,
         )
         for account, value in sorted(per.items()):
-            family.add_metric(
-                [
-                    account.namespace,
-                    account.queue,
-                    account.owner_kind,
-                    account.owner_name,
-                    account.team,
-                    account.model,
-                ],
-                value,
-            )
+            family.add_metric(_values(account), value)
         yield family
     yield CounterMetricFamily(
         "extres_gpu_accounts_folded",
