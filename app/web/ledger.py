@@ -121,22 +121,26 @@ def _hours(value: float | None) -> object:
     return round(value, 4) if value is not None else ""
 
 
-def export_csv() -> Response:
+def _exported() -> tuple[LedgerQuery, Shown, Response | None]:
+    """What an export of the page's query shows, or the refusal (422, in words) of a bad argument
+    or of Prometheus not answering: a file is never made of part of it."""
     refuse_until_counted(UNTIL_COUNTED)
     query, errors = parse(request.args)
     seen = shown(query, errors)
-    if refused := "; ".join([*errors.values(), *([seen.unavailable] if seen.unavailable else [])]):
-        return Response(refused + "\n", status=422, mimetype="text/plain")
-    return csv_response(_records(query, seen), FIELDS, "extres-gpu-hours.csv")
+    refused = "; ".join([*errors.values(), *([seen.unavailable] if seen.unavailable else [])])
+    return query, seen, Response(refused + "\n", status=422, mimetype="text/plain") if refused else None
+
+
+def export_csv() -> Response:
+    query, seen, refused = _exported()
+    return refused or csv_response(_records(query, seen), FIELDS, "extres-gpu-hours.csv")
 
 
 def export_focus() -> Response:
     """The same GPU-hours as FOCUS rows, a group and GPU model each (app.domain.focus)."""
-    refuse_until_counted(UNTIL_COUNTED)
-    query, errors = parse(request.args)
-    seen = shown(query, errors)
-    if refused := "; ".join([*errors.values(), *([seen.unavailable] if seen.unavailable else [])]):
-        return Response(refused + "\n", status=422, mimetype="text/plain")
+    query, seen, refused = _exported()
+    if refused is not None:
+        return refused
     settings, now = viewer().runtime.settings, datetime.now(UTC)
     found = focus.rows(query.by, seen.by_model, settings.prices, settings.gpu_price_currency,
                        seen.start or now, seen.end or now, viewer().cluster)  # fmt: skip
