@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import msgspec
 
@@ -67,17 +68,19 @@ class HamiShare:
     cores: int  # percent
 
 
-def parse_register(text: str) -> tuple[list[HamiGPU], str]:
-    """The GPUs a node's register annotation names, and what kept the rest from being read ("")."""
+@lru_cache(maxsize=256)
+def parse_register(text: str) -> tuple[tuple[HamiGPU, ...], str]:
+    """The GPUs a node's register annotation names, and what kept the rest from being read ("");
+    parsed once per text (HAMi's device plugin writes it again every 30 s, mostly the same)."""
     text = text.strip()
     if len(text) > MOST_TEXT:
-        return [], f"{REGISTER} is {len(text)} bytes, past the {MOST_TEXT} read"
+        return (), f"{REGISTER} is {len(text)} bytes, past the {MOST_TEXT} read"
     if text.startswith("["):
         try:
             found = _REGISTERED.decode(text)
         except msgspec.DecodeError as exc:
-            return [], f"{REGISTER} is not HAMi's JSON list of GPUs ({str(exc)[:120]})"
-        gpus = [
+            return (), f"{REGISTER} is not HAMi's JSON list of GPUs ({str(exc)[:120]})"
+        gpus = tuple(
             HamiGPU(
                 d.id[:128],
                 d.index,
@@ -90,22 +93,24 @@ def parse_register(text: str) -> tuple[list[HamiGPU], str]:
             )
             for d in found[:MOST_DEVICES]
             if d.id
-        ]
+        )
         return gpus, "" if len(found) <= MOST_DEVICES else f"{len(found) - MOST_DEVICES} more GPUs not read"
     return _parse_joined(text)
 
 
-def _parse_joined(text: str) -> tuple[list[HamiGPU], str]:
+def _parse_joined(text: str) -> tuple[tuple[HamiGPU, ...], str]:
     """The older form: ``id,count,devmem,devcore,type,numa,health[,index,mode]:`` per GPU."""
     if ":" not in text:
-        return [], f"{REGISTER} is neither HAMi's JSON list nor its ':'-joined form"
+        return (), f"{REGISTER} is neither HAMi's JSON list nor its ':'-joined form"
     gpus: list[HamiGPU] = []
     for part in text.split(":")[:MOST_DEVICES]:
         if not part:
             continue
         items = part.split(",")
         if len(items) not in (7, 9):
-            return gpus, f"{REGISTER}: a GPU of {len(items)} fields (HAMi writes 7 or 9): {part[:80]!r}"
+            return tuple(
+                gpus
+            ), f"{REGISTER}: a GPU of {len(items)} fields (HAMi writes 7 or 9): {part[:80]!r}"
         try:
             count, mem, core, index = (
                 int(items[1]),
@@ -114,11 +119,11 @@ def _parse_joined(text: str) -> tuple[list[HamiGPU], str]:
                 int(items[7]) if len(items) == 9 else 0,
             )
         except ValueError:
-            return gpus, f"{REGISTER}: a number that is not one in {part[:80]!r}"
+            return tuple(gpus), f"{REGISTER}: a number that is not one in {part[:80]!r}"
         healthy = items[6].strip().lower() in ("true", "1", "t")
         mode = items[8][:32] if len(items) == 9 else "hami-core"
         gpus.append(HamiGPU(items[0][:128], index, count, mem, core, items[4][:128], healthy, mode))
-    return gpus, ""
+    return tuple(gpus), ""
 
 
 def parse_allocated(text: str) -> tuple[list[HamiShare], str]:

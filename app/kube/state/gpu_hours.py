@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping
-from functools import lru_cache
 
 from app.domain import hami, kai
 from app.domain.gpu_ledger import Account, Ledger, gpus_of
@@ -18,13 +17,6 @@ MOST_NODES_KEPT = 20_000  # nodes whose shared resources are kept read
 GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's: each GPU's memory in MiB
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # the LocalQueue a Kueue-managed pod was submitted to
 GPU_SUFFIXES = ("/gpu", "/gpu.shared")  # nvidia.com/gpu, amd.com/gpu, their shared names
-
-
-@lru_cache(maxsize=256)
-def _registered(text: str) -> tuple[hami.HamiGPU, ...]:
-    """A node's HAMi register, parsed once per text (its device plugin writes it again every 30 s,
-    mostly the same)."""
-    return tuple(hami.parse_register(text)[0]) if text else ()
 
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"  # GPU feature discovery's (-SHARED when shared)
@@ -90,7 +82,7 @@ class GpuHours:
             self._seen_hami = (pod.hami, hami.parse_allocated(pod.hami)[0])
         if pod.hami:
             register = view.annotations.get(hami.REGISTER, "") if view is not None else ""
-            return hami.held(self._seen_hami[1], _registered(register))
+            return hami.held(self._seen_hami[1], hami.parse_register(register)[0] if register else ())
         return gpus_of(asked, self._shared(view), is_gpu)
 
     def _shared(self, view: NodeView | None) -> Mapping[str, Sharing]:
