@@ -93,6 +93,11 @@ class Ledger:
             account, gpus, since = was
             self._closed[account] += gpus * max(0.0, at - since)
 
+    @property
+    def any(self) -> bool:
+        """Whether any account has held a GPU (every hold keeps its account)."""
+        return bool(self._closed)
+
     def holding(self) -> Iterable[Hashable]:
         return list(self._open)
 

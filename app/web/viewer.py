@@ -131,7 +131,7 @@ class Viewer:
     def gpu_hours_on(self) -> bool:
         """Whether any pod has held a GPU since this process began counting (the GPU-hours page
         is in the navigation then)."""
-        return bool(reads.gpu_hours(self.runtime)[0])
+        return reads.gpu_hours_seen(self.runtime)
 
     @property
     def usage_on(self) -> bool:

@@ -119,6 +119,14 @@ def gpu_hours(runtime: Handles) -> tuple[dict[Account, float], datetime | None]:
     return part.held(), datetime.fromtimestamp(part.since, UTC)
 
 
+def gpu_hours_seen(runtime: Handles) -> bool:
+    """Whether any pod has held a GPU since this process began counting (no totals made)."""
+    try:
+        return runtime.cluster.store.gpu_hours.ledger.any
+    except KubeError:
+        return False
+
+
 def gpu_hours_used(runtime: Handles) -> tuple[dict[Account, float], dict[Account, float]] | None:
     """Of them, the GPU-seconds used and left idle, as usage was read (None: no usage is read)."""
     if runtime.usage is None:
