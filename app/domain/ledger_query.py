@@ -69,7 +69,6 @@ class LedgerQuery:
 class LedgerRow:
     group: str  # the team, namespace, namespace/queue or namespace Kind/name ("" when none)
     hours: float  # GPU-hours held
-    accounts: int  # the label sets it sums (0: not known, a window's from Prometheus)
     used: float | None = None  # GPU-hours of it busy, as usage was read (None: not known)
     idle: float | None = None
     cost: float | None = None  # GPU-hours x each model's price (None: no prices, or a model unpriced)
@@ -182,17 +181,12 @@ def rows(
 ) -> list[LedgerRow]:
     """GPU-hours per group, the most first (a group of none, e.g. pods with no team label, is ""),
     with the part used and idle where usage was read (``used``, ``idle``: None when it is not)."""
-    hours: dict[str, float] = {}
-    count: dict[str, int] = {}
-    for account, seconds in held.items():
-        key = _group(account, query.by)
-        hours[key] = hours.get(key, 0.0) + seconds / HOUR
-        count[key] = count.get(key, 0) + 1
+    hours = _summed(held, query.by) or {}
     busy, left = _summed(used, query.by), _summed(idle, query.by)
     cost = costs(by_model(held, query.by), prices)
     return sorted(
         (
-            LedgerRow(key, hours[key], count[key], busy.get(key) if busy is not None else None,
+            LedgerRow(key, hours[key], busy.get(key) if busy is not None else None,
                       left.get(key) if left is not None else None, cost.get(key))
             for key in hours
         ),

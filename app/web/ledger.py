@@ -71,7 +71,7 @@ def shown(query: LedgerQuery, errors: dict[str, str]) -> Shown:
         return Shown(start=start, end=end, unavailable=f"Prometheus {exc}")
     used, idle, cost = got.used, got.idle, costs(got.by_model, settings.prices)
     found = [
-        LedgerRow(g, h, 0, used.get(g) if used else None, idle.get(g) if idle else None, cost.get(g))
+        LedgerRow(g, h, used.get(g) if used else None, idle.get(g) if idle else None, cost.get(g))
         for g, h in sorted(got.hours.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
     shown_rows = found if got.coverage else []
