@@ -60,6 +60,14 @@ def _whole(text: str | None) -> int | None:
     return int(text)
 
 
+MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's: each GPU's memory in MiB
+
+
+def gpu_memory(labels: Mapping[str, str]) -> int | None:
+    """Each of the node's GPUs' memory in MiB, as GPU feature discovery labels it (None: not said)."""
+    return _whole(labels.get(MEMORY_LABEL))
+
+
 def sharing(
     labels: Mapping[str, str], capacity: Mapping[str, int], allocatable: Mapping[str, int]
 ) -> dict[str, Sharing]:

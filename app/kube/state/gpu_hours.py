@@ -10,11 +10,10 @@ from collections.abc import Callable, Hashable, Mapping
 
 from app.domain import hami, kai
 from app.domain.gpu_ledger import Account, Ledger, gpus_of
-from app.domain.gpu_sharing import Sharing, sharing
+from app.domain.gpu_sharing import Sharing, gpu_memory, sharing
 from app.kube.wire.projections import NodeView, PodView
 
 MOST_NODES_KEPT = 20_000  # nodes whose shared resources are kept read
-GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's: each GPU's memory in MiB
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # the LocalQueue a Kueue-managed pod was submitted to
 GPU_SUFFIXES = ("/gpu", "/gpu.shared")  # nvidia.com/gpu, amd.com/gpu, their shared names
 
@@ -72,8 +71,7 @@ class GpuHours:
         """What the pod holds in physical GPUs: KAI's fraction, HAMi's parts by what they keep of
         their GPUs, else shares and MIG instances by their fraction, whole GPUs as 1."""
         if pod.kai:  # KAI's fraction of a GPU (its GPU's memory from GPU feature discovery's label)
-            memory = view.labels.get(GPU_MEMORY_LABEL, "") if view is not None else ""
-            whole = int(memory) if memory.isascii() and memory.isdigit() and len(memory) <= 9 else None
+            whole = gpu_memory(view.labels) if view is not None else None
             ask = kai.asked(pod.kai)
             return (kai.held(ask, whole) or 0.0) if ask is not None else 0.0
         if pod.namespace == kai.RESERVATION_NAMESPACE and kai.GROUP in pod.labels:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from app.domain import hami, kai
+from app.domain.gpu_sharing import gpu_memory
 from app.domain.hami import GpuRow
 from app.runtime.reads.kept import Handles
 
@@ -71,21 +72,16 @@ def hami_gpus(node: NodeView, pods: list[PodView]) -> HamiGpus | None:
     return HamiGpus(hami.rows(node.name, gpus, cordon, given), problem, unread)
 
 
-GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's: each GPU's memory in MiB
-
-
 def kai_groups(node: NodeView, pods: list[PodView]) -> list[kai.Group]:
     """The node's GPUs KAI shares: each group's reservation pod and fraction pods."""
     if not pods:
         return []
-    memory = node.labels.get(GPU_MEMORY_LABEL, "")
-    gpu_memory = int(memory) if memory.isascii() and memory.isdigit() and len(memory) <= 9 else None
     found = (
         kai.KaiPod(f"{p.namespace}/{p.name}", p.namespace, p.labels, kai.asked(p.kai))
         for p in pods
         if p.counts
     )
-    return kai.groups(node.name, found, gpu_memory)
+    return kai.groups(node.name, found, gpu_memory(node.labels))
 
 
 @dataclass(frozen=True)
