@@ -60,6 +60,19 @@ def _whole(text: str | None) -> int | None:
     return int(text)
 
 
+INTEL_GPUS = ("gpu.intel.com/i915", "gpu.intel.com/xe")
+
+
+def whole_gpus(resource: str) -> bool:
+    """A device plugin's whole GPUs (nvidia.com/gpu, amd.com/gpu), not their shares."""
+    return resource.rsplit("/", 1)[-1] == "gpu"
+
+
+def gpus(resource: str) -> bool:
+    """A device plugin's GPUs, whole or their shares renamed .shared; Intel's i915 and xe."""
+    return whole_gpus(resource.removesuffix(SHARED_SUFFIX)) or resource in INTEL_GPUS
+
+
 MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's: each GPU's memory in MiB
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from app.domain.gpu_sharing import whole_gpus
 from app.domain.totals import Totals
 
 
@@ -80,17 +81,12 @@ def shown_first(entries: list[Entry], chosen: Iterable[str], room: int) -> tuple
     # an admin's first question is what a GPU job can get now: each kind of whole GPUs (a device
     # plugin's, DRA's) keeps a place on the first screen, taking the last place that is neither
     # the reader's choice nor a GPU
-    for gpu in [e for e in rest if _whole_gpus(e.resource) and (e.allocatable or e.waiting)]:
+    for gpu in [e for e in rest if whole_gpus(e.resource) and (e.allocatable or e.waiting)]:
         out = next(
-            (e for e in reversed(first) if e.resource not in picked and not _whole_gpus(e.resource)), None
+            (e for e in reversed(first) if e.resource not in picked and not whole_gpus(e.resource)), None
         )
         if out is None:
             break
         first = [*(e for e in first if e is not out), gpu]
         rest = sorted([out, *(e for e in rest if e is not gpu)], key=rank)
     return first, rest
-
-
-def _whole_gpus(resource: str) -> bool:
-    """A device plugin's whole GPUs (nvidia.com/gpu, amd.com/gpu), not their shares."""
-    return resource.rsplit("/", 1)[-1] == "gpu"

@@ -10,12 +10,11 @@ from collections.abc import Callable, Hashable, Mapping
 
 from app.domain import hami, kai
 from app.domain.gpu_ledger import Account, Ledger, gpus_of
-from app.domain.gpu_sharing import Sharing, gpu_memory, sharing
+from app.domain.gpu_sharing import Sharing, gpu_memory, gpus, sharing
 from app.kube.wire.projections import NodeView, PodView
 
 MOST_NODES_KEPT = 20_000  # nodes whose shared resources are kept read
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # the LocalQueue a Kueue-managed pod was submitted to
-GPU_SUFFIXES = ("/gpu", "/gpu.shared")  # nvidia.com/gpu, amd.com/gpu, their shared names
 
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"  # GPU feature discovery's (-SHARED when shared)
@@ -25,11 +24,6 @@ def _model(view: NodeView | None) -> str:
     """The node's GPU model as GPU feature discovery labels it ("" when it does not)."""
     product = view.labels.get(PRODUCT_LABEL, "") if view is not None else ""
     return product.removesuffix("-SHARED")[:63]
-
-
-def is_gpu(resource: str) -> bool:
-    """A device plugin's GPUs (nvidia.com/gpu, amd.com/gpu, ...), shared or not; Intel's i915/xe."""
-    return resource.endswith(GPU_SUFFIXES) or resource in ("gpu.intel.com/i915", "gpu.intel.com/xe")
 
 
 class GpuHours:
@@ -81,7 +75,7 @@ class GpuHours:
         if pod.hami:
             register = view.annotations.get(hami.REGISTER, "") if view is not None else ""
             return hami.held(self._seen_hami[1], hami.parse_register(register)[0] if register else ())
-        return gpus_of(asked, self._shared(view), is_gpu)
+        return gpus_of(asked, self._shared(view), gpus)
 
     def _shared(self, view: NodeView | None) -> Mapping[str, Sharing]:
         """The node's shared resources, read from its labels once per node object (kept while
