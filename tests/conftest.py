@@ -21,7 +21,10 @@ from app import create_app
 from app.kube.api.client import ClusterConfig, api_client, load_configuration
 from app.web.process import of as process_of
 from extres_demo import testenv
+from tests import route_builders
 from tests.helpers import browser, started
+
+route_builders.install()
 
 _counter = itertools.count()
 

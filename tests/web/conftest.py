@@ -3,6 +3,8 @@ flaskr-style ``app`` and ``client`` fixtures; no control plane is started."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -16,21 +18,33 @@ from tests.web.fake import FakeCluster
 
 
 class _Compiled(jinja2.BytecodeCache):
-    """Templates compiled once for the whole lane (in memory), shared by every test's app: a
-    template is the same in each; only the process that serves has one app anyway."""
+    """Templates compiled once for every run of the lane, shared by every test's app: a template
+    is the same in each; only the process that serves has one app anyway. Kept in memory and
+    outside the checkout on disk (Jinja's own file cache: its entries are checked against their
+    template's source, so an edited template is compiled again), so the workers of a run and the
+    runs after it load what one compiled."""
 
-    def __init__(self) -> None:
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.disk = jinja2.FileSystemBytecodeCache(str(directory))
         self.kept: dict[str, bytes] = {}
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         if (code := self.kept.get(bucket.key)) is not None:
             bucket.bytecode_from_string(code)
+            return
+        self.disk.load_bytecode(bucket)
+        if bucket.code is not None:
+            self.kept[bucket.key] = bucket.bytecode_to_string()
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         self.kept[bucket.key] = bucket.bytecode_to_string()
+        self.disk.dump_bytecode(bucket)
 
 
-COMPILED = _Compiled()
+COMPILED = _Compiled(
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "extres" / "test-templates"
+)
 
 
 @pytest.fixture

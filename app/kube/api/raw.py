@@ -146,14 +146,18 @@ def _pieces(resp: Any) -> Iterator[tuple[bytes, int | None]]:
         return
     if coding not in CODINGS:
         raise Inflated(INFLATION_MOST, coding)
-    inflate, sent = zlib.decompressobj(CODINGS[coding]), 0
+    wbits = CODINGS[coding]
+    inflate, sent = zlib.decompressobj(wbits), 0
     try:
         for packed in resp.stream(READ_PIECE // 16, decode_content=False):
             sent += len(packed)
-            piece = inflate.decompress(packed, READ_PIECE)
-            while piece:
-                yield piece, sent - len(inflate.unconsumed_tail)
-                piece = inflate.decompress(inflate.unconsumed_tail, READ_PIECE)
+            while packed:
+                piece = inflate.decompress(packed, READ_PIECE)
+                packed = inflate.unconsumed_tail
+                if inflate.eof and wbits != zlib.MAX_WBITS:  # a gzip member ended; more may follow
+                    packed, inflate = inflate.unused_data, zlib.decompressobj(wbits)
+                if piece:
+                    yield piece, sent - len(packed)
     except zlib.error as exc:
         raise Inflated(INFLATION_MOST, f"{coding} that does not inflate ({exc})") from None
 
