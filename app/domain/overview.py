@@ -14,7 +14,7 @@ from typing import Protocol
 from app.domain import columns
 from app.domain.accounting import Amounts, ResourceUsage, extended_only, node_usage
 from app.domain.changes import drift
-from app.domain.devices import DraUsage, on_node
+from app.domain.dra_usage import DraUsage, on_node
 from app.domain.gpu_sharing import Sharing, sharing
 from app.domain.selectors import Selector
 from app.domain.totals import Totals

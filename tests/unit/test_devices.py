@@ -3,21 +3,17 @@ allocated devices, and what stays unknown."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from decimal import Decimal
+
 import pytest
 
 from app.domain import device_cel
 from app.domain.device_cel import Device, Unknown, Version, compile_error
-from app.domain.devices import (
-    ClassFacts,
-    DeviceFacts,
-    DraUsage,
-    SliceFacts,
-    class_usage,
-    complete,
-    node_usage,
-    serving,
-)
+from app.domain.devices import ClassFacts, DeviceFacts, SliceFacts, complete, serving
+from app.domain.dra_usage import DraUsage, class_usage, node_usage
 from app.domain.selector_answers import Answers
+from app.domain.shares import Capacity, left, pods_fitting
 
 HERE = Answers()  # evaluated in this process, as a store's default
 matches = HERE.matches
@@ -126,20 +122,64 @@ def test_a_class_shown_under_its_extended_name_counts_requests_of_its_implicit_n
     assert set(node_row(view, {}, dra).usage) == {"deviceclass.resource.kubernetes.io/tpus"}
 
 
-def test_shared_devices_and_undecidable_selectors_make_the_numbers_unknown():
+def test_unlimited_shares_and_undecidable_selectors_make_the_numbers_unknown():
     bad = ClassFacts("bad", "t", "example.com/bad", ('device.attributes["nope.io"].x == 1',))
     node = [SliceFacts("s", GPU, "p", 1, 1, "n", (gpu("g0"),))]
     assert "nope.io" in node_usage(node, serving([bad]), frozenset(), HERE)["example.com/bad"].unknown
+    # shared, and no capacity limits its shares: any number of claims may hold it
     shared = [SliceFacts("s", GPU, "p", 1, 1, "n", (gpu("g0", shared=True),))]
     plain = ClassFacts("all", "t", "example.com/all")
+    unknown = node_usage(shared, serving([plain]), frozenset(), HERE)["example.com/all"].unknown
     assert (
-        "may be allocated to several claims"
-        in node_usage(shared, serving([plain]), frozenset(), HERE)["example.com/all"].unknown
+        unknown
+        == "device g0 of gpu.example.com: any number of claims may share it (no capacity limits its shares)"
+    )
+    partitioned = replace(
+        gpu("g0", shared=True), capacities=SHARES, consumes=((("gpu-0", "memory"), Decimal(1)),)
+    )
+    both = [SliceFacts("s", GPU, "p", 1, 1, "n", (partitioned,))]
+    assert (
+        "consumes counters (not modelled)"
+        in node_usage(both, serving([plain]), frozenset(), HERE)["example.com/all"].unknown
     )
 
 
+SHARES = (Capacity("memory", Decimal(40 << 30), Decimal(10 << 30)), Capacity("shares", Decimal(8)))
+
+
+def test_a_shared_device_counts_the_shares_that_fit_it_and_those_held():
+    """Two GPUs of 40 GiB whose shares take 10 GiB each unless they ask (4 shares each), one of
+    them tainted; a capacity without a default is taken whole by a share that asks none. Each
+    capacity limits the shares alone, and the least wins, as the allocator reads them."""
+    four = (Capacity("memory", Decimal(40 << 30), Decimal(10 << 30)),)
+    g0 = replace(gpu("g0", shared=True), capacities=four)
+    g1 = replace(gpu("g1", shared=True), capacities=four, taints=("gpu.nvidia.com/xid=79:NoSchedule",))
+    node = [SliceFacts("s", GPU, "p", 1, 1, "n", (g0, g1))]
+    cls = ClassFacts("gpus", "t", "nvidia.com/gpu")
+    ten, twenty = {"memory": Decimal(10 << 30)}, {"memory": Decimal(20 << 30)}
+    held = {(GPU, "p", "g0"): [ten, twenty], (GPU, "p", "g1"): [ten]}  # one claim asked 20 GiB
+    u = node_usage(node, serving([cls]), frozenset(held), HERE, shares=held)["nvidia.com/gpu"]
+    # 8 shares fit the two empty; 3 held; g0 has 10 GiB left (1 share), g1's 3 left are tainted
+    assert (u.capacity, u.allocated, u.tainted, u.allocatable, u.free) == (8, 3, 3, 4, 1)
+    assert u.shared_left == (1,)
+    whole = (Capacity("memory", Decimal(40 << 30), Decimal(10 << 30)), Capacity("shares", Decimal(8)))
+    alone = [SliceFacts("s", GPU, "p", 1, 1, "n", (replace(g0, capacities=whole),))]
+    u = node_usage(alone, serving([cls]), frozenset(), HERE, shares={})["nvidia.com/gpu"]
+    assert (u.capacity, u.free) == (1, 1)  # a share asking no "shares" takes all 8 of them
+
+
+def test_the_shares_left_and_the_pods_they_fit():
+    cost = (Capacity("memory", Decimal(40), Decimal(10)), Capacity("cores", Decimal(100), Decimal(0)))
+    assert left(cost, {}) == 4 and left(cost, {"memory": Decimal(35)}) == 0
+    assert left((), {}) is None and left((Capacity("cores", Decimal(100), Decimal(0)),), {}) is None
+    assert left(cost, {"memory": Decimal(50)}) == 0  # over-taken: none, never negative
+    # pods of 2 take one share on each of 2 distinct devices
+    assert pods_fitting([4], 2) == 0 and pods_fitting([4, 4], 2) == 4 and pods_fitting([4, 1, 1], 2) == 2
+    assert pods_fitting([3, 3, 3], 3) == 3 and pods_fitting([5, 1], 1) == 6 and pods_fitting([], 1) == 0
+
+
 def test_a_name_the_nodes_allocatable_advertises_is_the_status_s_and_the_rest_dras():
-    from app.domain.devices import on_node
+    from app.domain.dra_usage import on_node
 
     dra = {"a.io/x": DraUsage(4, 1), "b.io/y": DraUsage(2), "c.io/z": DraUsage(unknown="a selector")}
     here = on_node({"a.io/x": 2}, dra)

@@ -51,3 +51,76 @@ def test_a_rewrite_of_one_nodes_slice_moves_that_node_alone():
         index.put("resourceslices", slice_view(i, 0, 1, 1, f"n{i}"))
     index._slices_by_node()
     assert index.put("resourceslices", slice_view(7, 0, 2, 1, "n7")) == frozenset({"n7"})
+
+
+def test_shared_gpus_as_the_driver_publishes_them_and_the_scheduler_allocates_them():
+    """A ResourceSlice as NVIDIA's DRA driver writes one with consumable shares (each GPU
+    ``allowMultipleAllocations``, ``capacity.memory`` and ``capacity.shares`` with request
+    policies) and claims as kube-scheduler allocates them (a ``shareID`` and the
+    ``consumedCapacity`` per result), decoded by the cache's own decoders: one row per GPU with
+    its claims and what they took; the class counts shares."""
+    import msgspec
+
+    from app.kube.state.dra_rows import node_devices
+    from app.kube.wire.dra import ClaimView, ResourceClaim, ResourceSlice
+
+    def gpu(i: int) -> dict:
+        return {
+            "name": f"gpu-{i}",
+            "allowMultipleAllocations": True,
+            "attributes": {"uuid": {"string": f"GPU-{i}"}},
+            "capacity": {
+                "memory": {
+                    "value": "40Gi",
+                    "requestPolicy": {"default": "10Gi", "validRange": {"min": "1Gi"}},
+                },
+                "shares": {"value": "4", "requestPolicy": {"default": "1", "validValues": ["1"]}},
+            },
+        }
+
+    slice_json = {
+        "metadata": {"name": "n1-gpus"},
+        "spec": {
+            "driver": GPU,
+            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+            "nodeName": "n1",
+            "devices": [gpu(0), gpu(1)],
+        },
+    }
+
+    def claim(name: str, device: str, memory: str) -> ClaimView:
+        result = {
+            "request": "r",
+            "driver": GPU,
+            "pool": "n1",
+            "device": device,
+            "shareID": f"uid-{name}",
+            "consumedCapacity": {"memory": memory, "shares": "1"},
+        }
+        body = {
+            "metadata": {"namespace": "ml", "name": name},
+            "status": {
+                "allocation": {"devices": {"results": [result]}},
+                "reservedFor": [{"resource": "pods", "name": f"{name}-pod"}],
+            },
+        }
+        return ClaimView.from_struct(msgspec.json.decode(msgspec.json.encode(body), type=ResourceClaim))
+
+    index = DraIndex()
+    index.put("deviceclasses", ClassView(ClassFacts("gpus", "t", R, ('device.driver == "gpu.example.com"',))))
+    index.put(
+        "resourceslices",
+        SliceView.from_struct(msgspec.json.decode(msgspec.json.encode(slice_json), type=ResourceSlice)),
+    )
+    for c in (claim("a", "gpu-0", "10Gi"), claim("b", "gpu-0", "20Gi"), claim("c", "gpu-1", "10Gi")):
+        index.put("resourceclaims", c)
+    u = index.usage("n1", {})[R]
+    # 4 shares a GPU by both capacities; gpu-0: 30 of 40 GiB taken (1 share left), gpu-1: 3 left
+    assert (u.capacity, u.allocated, u.allocatable, u.free, u.shared_left) == (8, 3, 7, 4, (3, 1))
+    rows, _ = node_devices(index, "n1")
+    first = rows[0]
+    assert [c.name for c in first.claims] == ["a", "b"] and first.shares is not None
+    assert (first.shares.shares, first.shares.total, first.shares.left) == (2, 4, 1)
+    assert first.shares.taken["memory"] == 30 << 30 and first.shares.taken["shares"] == 2
+    index.put("resourceclaims", claim("b", "gpu-0", "20Gi"), deleted=True)  # its job ended
+    assert index.usage("n1", {})[R].shared_left == (3, 3)

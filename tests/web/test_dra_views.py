@@ -239,3 +239,66 @@ def test_a_class_and_its_implicit_name_are_one_resource_never_two_pools(client, 
     rows = [tr["data-resource"] for tr in page.select("table.resources tr[data-resource]")]
     assert implicit not in rows and R in rows
     assert page.select_one(f'tr[data-resource="{R}"] [data-alias="{implicit}"]') is not None
+
+
+def test_a_gpu_several_claims_share_is_one_row_with_its_shares_and_counts_shares(client, cluster):
+    """DRA consumable capacity: two GPUs of 40 GiB whose shares take 10 GiB unless they ask; pods'
+    extended resource claims hold shares (one asked 20 GiB through its own claim). The overview
+    counts shares; the node page shows each GPU once, with every claim holding a share of it and
+    what they took."""
+    from decimal import Decimal
+
+    from app.domain.shares import Capacity
+
+    memory = (Capacity("memory", Decimal(40 << 30), Decimal(10 << 30)),)
+    made = tuple(
+        DeviceFacts(
+            f"g{i}",
+            Device(GPU, (("uuid", f"GPU-{i}"),), (("memory", "40Gi"),)),
+            shared=True,
+            capacities=memory,
+        )
+        for i in range(2)
+    )
+    cluster.node("n1", {})
+    for name, device, took in (("a", "g0", 10), ("b", "g0", 20), ("c", "g1", 10)):
+        cluster.pod(name, "n1", {R: "1"})
+        cluster.store.devices.put(
+            "resourceclaims",
+            ClaimView(
+                "default",
+                f"{name}-gpu",
+                ((GPU, "n1", device),),
+                (name,),
+                True,
+                "",
+                (((GPU, "n1", device), (("memory", Decimal(took << 30)),)),),
+            ),
+        )
+    cluster.store.devices.put(
+        "deviceclasses",
+        ClassView(ClassFacts("gpus", "2026-01-01T00:00:00Z", R, ('device.driver == "gpu.example.com"',))),
+    )
+    cluster.store.devices.put("resourceslices", SliceView(SliceFacts("n1-s", GPU, "n1", 1, 1, "n1", made)))
+    cells = grid_cells(client.get("/").get_data(as_text=True))
+    # 8 shares fit the two; 3 pods hold one each; g0 has 10 GiB left (1 share), g1 30 GiB (3)
+    assert (cells[("n1", R, "capacity")], cells[("n1", R, "requested")], cells[("n1", R, "free")]) == (
+        "8DRA",
+        "3",
+        "4",
+    )
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(client.get("/nodes/n1").get_data(as_text=True), "html.parser")
+    rows = {tr["data-device"]: tr for tr in soup.select("#node-devices tr[data-device]")}
+    assert set(rows) == {"g0", "g1"}  # one row per GPU, whatever shares it
+    held = rows["g0"].select_one('[data-field="claim"]').get_text(" ", strip=True)
+    assert (
+        held == "2 shares held of 4, 1 left; memory 30Gi of 40Gi : default/a-gpu for a ; default/b-gpu for b"
+    )
+    assert (
+        rows["g1"]
+        .select_one("[data-shares]")
+        .get_text(" ", strip=True)
+        .startswith("1 share held of 4, 3 left")
+    )

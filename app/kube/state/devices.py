@@ -9,10 +9,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from app.domain.devices import DraUsage
+from app.domain.dra_usage import DraUsage
 from app.domain.ownership import DRA_HERE, STATUS
 from app.domain.selector_answers import Answers
 from app.kube.state.dra_index import EVERY, DraIndex
+from app.kube.state.dra_rows import node_devices
 from app.kube.state.objects import Objects
 
 T = TypeVar("T")
@@ -90,7 +91,7 @@ class Devices:
         requests): claims from templates and explicit ResourceClaims, a shared claim once."""
 
         def read(dra: DraIndex) -> list[ClaimHolding]:
-            rows, _ = dra.node_devices(node)
+            rows, _ = node_devices(dra, node)
             found: dict[tuple[str, str], ClaimHolding] = {}
             for row in rows:
                 c = row.claim

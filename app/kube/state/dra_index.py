@@ -5,23 +5,17 @@ when asked after such a move."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from app.domain.device_cel import Device
 from app.domain.devices import (
-    ClassFacts,
-    DeviceFacts,
-    DraUsage,
-    Held,
     Serving,
     SliceFacts,
-    class_usage,
-    classes_matching,
     complete,
-    node_usage,
     serving,
 )
+from app.domain.dra_usage import DraUsage, Held, Shares, node_usage
 from app.domain.selector_answers import Answers
 from app.kube.wire.dra import ClaimView, ClassView, SliceView
 
@@ -46,7 +40,8 @@ class DraIndex:
         self._pools: dict[tuple[str, str], dict[tuple[str, str], None]] = {}
         self._pool_nodes: dict[tuple[str, str], set[str]] = {}
         self._unbound: list[SliceFacts] = []  # complete pools' slices for several nodes
-        self._held: Held | None = None
+        self._held: Held | None = None  # and with it, the shares of shared devices
+        self._shares: Shares = {}
         self._usage: dict[str, dict[str, DraUsage]] = {}
 
     def __bool__(self) -> bool:
@@ -212,7 +207,7 @@ class DraIndex:
         if found is None:
             slices = [*self._slices_by_node().get(node, ()), *self._unbound]
             found = (
-                node_usage(slices, self.serving(), self.held(), self.answers, (node, labels))
+                node_usage(slices, self.serving(), self.held(), self.answers, (node, labels), self.shares())
                 if slices
                 else {}
             )
@@ -231,7 +226,17 @@ class DraIndex:
         """Every device some claim holds."""
         if self._held is None:
             self._held = frozenset(d for c in self.claims.values() for d in c.held)
+            shares: dict[tuple[str, str, str], list[dict[str, Decimal]]] = {}
+            for c in self.claims.values():
+                for device, took in c.shares:
+                    shares.setdefault(device, []).append(dict(took))
+            self._shares = shares
         return self._held
+
+    def shares(self) -> Shares:
+        """The shares of each device several claims may hold: what each took of its capacities."""
+        self.held()
+        return self._shares
 
     @property
     def incomplete(self) -> list[tuple[str, str]]:
@@ -245,75 +250,15 @@ class DraIndex:
         self._slices_by_node()
         return self._unbound
 
-    def holder_claims(self) -> dict[tuple[str, str, str], ClaimView]:
-        """Which claim holds each allocated device."""
-        return {d: c for c in self.claims.values() for d in c.held}
-
-    def class_rows(self) -> list[ClassRow]:
-        """Every DeviceClass: the names it serves, what it matches over all complete pools (of it,
-        the devices not bound to one node), and what keeps it from serving a name (a class
-        created later)."""
-        served = self.serving()
-        slices = [s for found in self._slices_by_node().values() for s in found]
-        unbound, held = self._unbound, self.held()
-        rows = []
-        for view in sorted(self.classes.values(), key=lambda v: v.facts.name):
-            c = view.facts
-            names = [n for n in (c.extended_name, c.implicit_name) if n]
-            rows.append(
-                ClassRow(
-                    c,
-                    tuple(n for n in names if served.by_name.get(n) is c),
-                    tuple(
-                        (n, served.by_name[n].name)
-                        for n in names
-                        if n in served.by_name and served.by_name[n] is not c
-                    ),
-                    class_usage(c, slices + unbound, held, self.answers),
-                    tuple(e for x in c.expressions if (e := self.answers.compile_error(x))),
-                    class_usage(c, unbound, held, self.answers).capacity if unbound else 0,
-                )
-            )
-        return rows
-
     def class_for(self, resource: str) -> str | None:
         """The DeviceClass that serves ``resource``, if one does."""
         found = self.serving().by_name.get(resource) if self.classes else None
         return found.name if found is not None else None
 
+    def bound(self) -> list[SliceFacts]:
+        """Complete pools' slices bound to one node each."""
+        return [s for found in self._slices_by_node().values() for s in found]
+
     def node_slices(self, node: str) -> list[SliceFacts]:
         """The node's slices, complete pools or not (the page says which)."""
         return sorted((v.facts for v in self.slices.values() if v.facts.node == node), key=lambda s: s.name)
-
-    def node_devices(self, node: str) -> tuple[list[DeviceRow], set[str]]:
-        """The node's devices from its ResourceSlices (each with the claim holding it and the
-        classes that match it), and the pools counted as incomplete (``driver/pool``)."""
-        holders = self.holder_claims()
-        classes = [v.facts for v in self.classes.values()]
-        rows = []
-        for s in self.node_slices(node):
-            for d in s.devices:
-                matched, undecided = classes_matching(classes, d.device, self.answers)
-                rows.append(DeviceRow(s, d, holders.get((s.driver, s.pool, d.name)), matched, undecided))
-        return rows, {f"{d}/{p}" for d, p in self.incomplete}
-
-
-@dataclass(frozen=True)
-class ClassRow:
-    facts: ClassFacts
-    serves: tuple[str, ...]  # the names this class serves
-    shadowed: tuple[tuple[str, str], ...]  # (name, the class that serves it instead)
-    usage: DraUsage  # over every complete pool
-    errors: tuple[str, ...]  # selectors that do not compile
-    unbound: int = 0  # of its devices, those in slices for several nodes
-
-
-@dataclass(frozen=True)
-class DeviceRow:
-    """One device of a node, as its page lists it."""
-
-    slice: SliceFacts
-    device: DeviceFacts
-    claim: ClaimView | None  # the claim holding it, if allocated
-    classes: list[str]  # the DeviceClasses that match it
-    undecided: list[str]  # and those whose selectors cannot be evaluated for it

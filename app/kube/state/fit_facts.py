@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable, Mapping
 
-from app.domain.devices import DraUsage, on_node
+from app.domain.dra_usage import DraUsage, on_node
 from app.domain.fit import NodeFacts
 from app.kube.state.pod_index import PodIndex
 from app.kube.wire.projections import NodeView

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 
 from app.domain.accounting import Amounts
-from app.domain.devices import DraUsage
+from app.domain.dra_usage import DraUsage
 from app.domain.overview import NodeRow, node_row
 from app.domain.totals import RunningTotals, Totals
 from app.kube.wire.projections import NodeView

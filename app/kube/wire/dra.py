@@ -11,6 +11,7 @@ import msgspec
 from app.domain.device_cel import Device, Version
 from app.domain.devices import ClassFacts, DeviceFacts, Reach, SliceFacts
 from app.domain.quantity import QuantityError, parse_quantity
+from app.domain.shares import Capacity
 from app.kube.wire.decoders import Meta
 from app.kube.wire.placement import NodeSelector, node_selector_terms
 
@@ -44,8 +45,13 @@ class _Attribute(msgspec.Struct, rename={"int_": "int", "bool_": "bool"}):
     version: str | None = None
 
 
-class _Capacity(msgspec.Struct):
+class _Policy(msgspec.Struct):
+    default: str | int | float | None = None
+
+
+class _Capacity(msgspec.Struct, rename="camel"):
     value: str | int | float = 0
+    request_policy: _Policy | None = None
 
 
 class _Taint(msgspec.Struct):
@@ -68,19 +74,34 @@ class _CounterSet(msgspec.Struct):
     counters: dict[str, _Counter] | None = None
 
 
+def _amount(value: str | int | float) -> Decimal:
+    """An amount as Decimal; an unparsable one counts as more than any device has."""
+    try:
+        return parse_quantity(str(value))
+    except QuantityError:
+        return Decimal("Infinity")
+
+
+def _capacities(capacity: dict[str, _Capacity] | None) -> tuple[Capacity, ...]:
+    """A shareable device's capacities, with what a share asking for none takes of each."""
+    return tuple(
+        Capacity(
+            name,
+            _amount(c.value),
+            None
+            if c.request_policy is None or c.request_policy.default is None
+            else _amount(c.request_policy.default),
+        )
+        for name, c in sorted((capacity or {}).items())
+    )
+
+
 def _amounts(
     set_name: str, counters: dict[str, _Counter] | None
 ) -> tuple[tuple[tuple[str, str], Decimal], ...]:
     """A counter set's amounts (or a device's use of one); an unparsable amount counts as more
     than any set has (its device never fits)."""
-    out = []
-    for name, c in sorted((counters or {}).items()):
-        try:
-            amount = parse_quantity(str(c.value))
-        except QuantityError:
-            amount = Decimal("Infinity")
-        out.append(((set_name, name), amount))
-    return tuple(out)
+    return tuple(((set_name, name), _amount(c.value)) for name, c in sorted((counters or {}).items()))
 
 
 class _Device(msgspec.Struct, rename="camel"):
@@ -117,11 +138,16 @@ class ResourceSlice(msgspec.Struct):
     spec: _SliceSpec | None = None
 
 
-class _Result(msgspec.Struct, rename="camel"):
+class _Result(
+    msgspec.Struct,
+    rename={"admin_access": "adminAccess", "share_id": "shareID", "consumed": "consumedCapacity"},
+):
     driver: str = ""
     pool: str = ""
     device: str = ""
     admin_access: bool | None = None
+    share_id: str | None = None  # a share of a device several claims may hold
+    consumed: dict[str, str | int | float] | None = None  # what the share took of its capacities
 
 
 class _DeviceAllocation(msgspec.Struct):
@@ -207,6 +233,7 @@ class SliceView:
                 bool(d.allow_multiple_allocations),
                 _reach(d.node_name, d.node_selector, d.all_nodes) if spec.per_device_node_selection else None,
                 tuple(a for u in d.consumes_counters or () for a in _amounts(u.counter_set, u.counters)),
+                _capacities(d.capacity) if d.allow_multiple_allocations else (),
             )
             for d in (spec.devices or ())[:MAX_DEVICES]
         )
@@ -234,6 +261,8 @@ class ClaimView:
     pods: tuple[str, ...]  # the pods it is reserved for
     extended: bool  # made by the scheduler for a pod's extended resource requests
     resource_version: str = ""
+    # of ``held``, the shares of devices several claims may hold: (device, what it took)
+    shares: tuple[tuple[tuple[str, str, str], tuple[tuple[str, Decimal], ...]], ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -243,11 +272,18 @@ class ClaimView:
     def from_struct(cls, obj: ResourceClaim) -> ClaimView:
         meta, status = obj.metadata or Meta(), obj.status or _ClaimStatus()
         devices = status.allocation.devices if status.allocation else None
-        held = tuple(
-            (r.driver, r.pool, r.device)
-            for r in (devices.results if devices else None) or ()
-            if not r.admin_access
+        results = [r for r in (devices.results if devices else None) or () if not r.admin_access]
+        held = tuple((r.driver, r.pool, r.device) for r in results)
+        shares = tuple(
+            (
+                (r.driver, r.pool, r.device),
+                tuple((k, _amount(v)) for k, v in sorted((r.consumed or {}).items())),
+            )
+            for r in results
+            if r.share_id
         )
         pods = tuple(c.name for c in status.reserved_for or () if c.resource == "pods")
         extended = (meta.annotations or {}).get(EXTENDED_CLAIM) == "true"
-        return cls(meta.namespace or "", meta.name or "", held, pods, extended, meta.resource_version or "")
+        return cls(
+            meta.namespace or "", meta.name or "", held, pods, extended, meta.resource_version or "", shares
+        )

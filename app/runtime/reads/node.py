@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 from app.domain import hami, kai
 from app.domain.gpu_sharing import gpu_memory
 from app.domain.hami import GpuRow
+from app.kube.state.dra_rows import node_devices
 from app.runtime.reads.kept import Handles
 
 if TYPE_CHECKING:
     from app.domain.accounting import Amounts
     from app.domain.overview import NodeRow
-    from app.kube.state.dra_index import DeviceRow
+    from app.kube.state.dra_rows import DeviceRow
     from app.kube.wire.projections import NodeView, PodView
 
 
@@ -46,7 +47,7 @@ def node(runtime: Handles, name: str, devices: bool) -> NodeRead | None:
     view, row = store.objects.node(name), store.overview_row(name)
     if view is None or row is None:  # never there, or gone since it was read a moment ago
         return None
-    dra = store.devices.read(lambda d: d.node_devices(name)) if devices else ([], set())
+    dra = store.devices.read(lambda d: node_devices(d, name)) if devices else ([], set())
     requested = store.objects.requested_on(name)
     pods = store.objects.pods_requesting_extended(name)
     groups = kai_groups(view, store.objects.gpu_group_pods(name))

@@ -15,6 +15,7 @@ from app.domain.sick_devices import SickDevices, sick_devices
 from app.domain.strip import Entry, strip, waiting
 from app.domain.workloads import WorkloadRow, group
 from app.kube.api.errors import KubeError
+from app.kube.state.dra_rows import class_rows
 from app.runtime.reads.kept import Handles, kept
 
 T = TypeVar("T")
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from app.domain.queues import Position, QueuesReport, QuotaWait, Workload
     from app.domain.workloads_query import WorkloadsQuery
     from app.kube.state.devices import ClaimHolding
-    from app.kube.state.dra_index import ClassRow
+    from app.kube.state.dra_rows import ClassRow
     from app.kube.wire.projections import NodeView, PodView, QuotaView
 
 
@@ -119,7 +120,7 @@ class DeviceClasses:
 def device_classes(runtime: Handles) -> DeviceClasses:
     """Every DeviceClass with what it serves and matches (the Devices page)."""
     return runtime.cluster.store.devices.read(
-        lambda dra: DeviceClasses(dra.class_rows(), list(dra.incomplete), list(dra.unbound))
+        lambda dra: DeviceClasses(class_rows(dra), list(dra.incomplete), list(dra.unbound))
     )
 
 
