@@ -25,10 +25,11 @@ class ResourceFit:
     resource: str
     requested: int
     advertised_on: int  # candidate nodes that advertise the resource
-    max_free: int  # the largest free amount on any candidate node
+    max_free: int  # the most one pod may be given on any candidate node (its largest free amount)
     best_node: str | None  # where max_free is (first by name)
     shortfall: int  # how much more the best node needs (0: some node fits)
     fit_with_shortfall: int  # how many candidate nodes would fit with `shortfall` more
+    per_device: bool = False  # shared devices on the best node: max_free counts devices with a share left
 
     @property
     def unadvertised(self) -> bool:
@@ -103,7 +104,7 @@ class ShapeIndex:
 
     def _result(self, node: NodeFacts) -> _Result:
         fails = tuple(failures(self.pod, node))
-        frees = tuple(node.free(r) if r in node.allocatable else None for r, _ in self.extended)
+        frees = tuple(node.usable(r) if r in node.allocatable else None for r, _ in self.extended)
         short = sum(max(0, want - (free or 0)) for (_, want), free in zip(self.extended, frees, strict=True))
         extended = self.pod.extended
         others = tuple(f for f in fails if f.resource not in extended)
@@ -238,7 +239,7 @@ class ShapeIndex:
                 continue
             most, name = self._advertising[i][0]
             free, node = -most, self._candidates[name].node
-            others_fit = all(node.free(r) >= w for r, w in self.extended if r != resource)
+            others_fit = all(node.usable(r) >= w for r, w in self.extended if r != resource)
             if 0 < free < want and others_fit:
                 out.append(Lowering(resource, free, name))
         return out
@@ -257,7 +258,8 @@ class ShapeIndex:
         max_free = -most
         shortfall = max(0, want - max_free)
         fit_with = advertising.bisect_left((shortfall - want + 1,))  # free + shortfall >= want
-        return ResourceFit(resource, want, len(advertising), max_free, best_node, shortfall, fit_with)
+        shared = resource in self._candidates[best_node].node.spread
+        return ResourceFit(resource, want, len(advertising), max_free, best_node, shortfall, fit_with, shared)
 
     def _build(self, wanted: int, per_node: int | None = None) -> Diagnosis:
         pod, extended = self.pod, self.pod.extended
@@ -282,7 +284,7 @@ class ShapeIndex:
             first = (self._equipped or self._order)[0][1]
             best = self._candidates[first].node
             for resource, want in self.extended:
-                if add := max(0, want - best.free(resource)):
+                if add := max(0, want - best.usable(resource)):
                     d.suggestions.append(
                         Suggestion(
                             best.name,

@@ -39,9 +39,9 @@ class DraUsage:
     alias_of: str = ""  # the same devices as this name's (a class's implicit name for them)
     aliases: tuple[str, ...] = ()  # other names of the same devices
     room: int | None = None  # partitioned devices: how many more fit the shared counters at once
-    # shared devices (app.domain.shares): the shares each untainted one has left, most first;
-    # a pod asking for k takes one on each of k devices (None: no shared device)
-    shared_left: tuple[int, ...] | None = None
+    # when some device is shared (app.domain.shares): what each untainted device can still give,
+    # most first (a free unshared one: 1); a pod asking for k takes one on each of k devices
+    lefts: tuple[int, ...] | None = None
 
     @property
     def allocatable(self) -> int:
@@ -133,7 +133,7 @@ def class_usage(
         allocated + shares_held,
         tainted=tainted + shares_tainted,
         room=plain_free + room + sum(shared_left),
-        shared_left=tuple(sorted(shared_left, reverse=True)) if shared else None,
+        lefts=tuple(sorted(shared_left + [1] * (plain_free + room), reverse=True)) if shared else None,
     )
 
 

@@ -41,6 +41,7 @@ from app.domain.names import (
     is_requested_as_extended,
     qualified_name_errors,
 )
+from app.domain.shares import pods_fitting
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 NATIVE_ORDER = {"cpu": 0, "memory": 1, "ephemeral-storage": 2}  # the scheduler's order of reasons
@@ -241,9 +242,25 @@ class NodeFacts:
     # a filter decided over every node for one pod (inter-pod affinity, topology spread:
     # app.domain.pod_affinity) that keeps that pod off this node
     blocked: Failure | None = None
+    # a name DRA serves here from devices several claims share: the shares each has left; a pod
+    # asking for k takes one on each of k distinct devices (app.domain.shares)
+    spread: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
     def free(self, resource: str) -> int:
         return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
+
+    def usable(self, resource: str) -> int:
+        """The most of ``resource`` one pod may be given here: its free amount, or, of shared
+        devices, the devices that have a share left (one pod takes one share of each)."""
+        if resource in self.spread:
+            return sum(1 for n in self.spread[resource] if n > 0)
+        return self.free(resource)
+
+    def pods_of(self, resource: str, want: int, extra: int = 0) -> int:
+        """How many pods asking ``want`` of ``resource`` it takes, by that resource alone."""
+        if resource in self.spread:
+            return pods_fitting(self.spread[resource], want)
+        return (self.free(resource) + extra) // want
 
 
 @dataclass(frozen=True)
@@ -306,7 +323,7 @@ def resource_failures(
     asked = {r: v for r, v in pod.requests.items() if v > 0 and r != "pods"}
     for resource in sorted(asked, key=lambda r: (r not in NATIVE_ORDER, NATIVE_ORDER.get(r, 0), r)):
         want = asked[resource]
-        if node.free(resource) + extra.get(resource, 0) < want:
+        if node.pods_of(resource, want, extra.get(resource, 0)) < 1:
             out.append(Failure("NodeResourcesFit", f"Insufficient {resource}", resource))
     return out
 
@@ -322,7 +339,7 @@ def how_many(pod: PodShape, node: NodeFacts, extra: Mapping[str, int] | None = N
     limits = [node.allocatable.get("pods", 0) + extra.get("pods", 0) - node.requested.get("pods", 0)]
     asked = {r: v for r, v in pod.requests.items() if v and r != "pods"}
     for resource, want in asked.items():
-        limits.append((node.free(resource) + extra.get(resource, 0)) // want)
+        limits.append(node.pods_of(resource, want, extra.get(resource, 0)))
     if pod.host_ports:
         limits.append(1)
     return max(0, min(limits))

@@ -161,7 +161,7 @@ def test_a_shared_device_counts_the_shares_that_fit_it_and_those_held():
     u = node_usage(node, serving([cls]), frozenset(held), HERE, shares=held)["nvidia.com/gpu"]
     # 8 shares fit the two empty; 3 held; g0 has 10 GiB left (1 share), g1's 3 left are tainted
     assert (u.capacity, u.allocated, u.tainted, u.allocatable, u.free) == (8, 3, 3, 4, 1)
-    assert u.shared_left == (1,)
+    assert u.lefts == (1,)
     whole = (Capacity("memory", Decimal(40 << 30), Decimal(10 << 30)), Capacity("shares", Decimal(8)))
     alone = [SliceFacts("s", GPU, "p", 1, 1, "n", (replace(g0, capacities=whole),))]
     u = node_usage(alone, serving([cls]), frozenset(), HERE, shares={})["nvidia.com/gpu"]
@@ -288,3 +288,17 @@ def test_partitioned_devices_count_as_many_as_fit_the_counters_left_together():
 
     with pytest.raises(TooMany):
         most_at_once([{("s", "m"): Decimal(1)}] * 40, {("s", "m"): Decimal(20)}, steps=100)
+
+
+def test_a_pod_asking_for_more_devices_than_have_shares_left_does_not_fit_whatever_the_free_sum():
+    """Shares left (3, 0): three free in all, yet a pod asking for 2 takes one share on each of two
+    devices, and only one has any: it does not fit; pods asking for 1 fit three times."""
+    from app.domain.fit import NodeFacts, PodShape, how_many, resource_failures
+
+    R = "nvidia.com/gpu"
+
+    node = NodeFacts("n", {}, {R: 8, "pods": 110}, {R: 5}, spread={R: (3, 0)})
+    assert node.free(R) == 3
+    two, one = PodShape(requests={R: 2}), PodShape(requests={R: 1})
+    assert [f.reason for f in resource_failures(two, node)] == [f"Insufficient {R}"]
+    assert (how_many(two, node), how_many(one, node)) == (0, 3)

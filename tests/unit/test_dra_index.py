@@ -116,11 +116,11 @@ def test_shared_gpus_as_the_driver_publishes_them_and_the_scheduler_allocates_th
         index.put("resourceclaims", c)
     u = index.usage("n1", {})[R]
     # 4 shares a GPU by both capacities; gpu-0: 30 of 40 GiB taken (1 share left), gpu-1: 3 left
-    assert (u.capacity, u.allocated, u.allocatable, u.free, u.shared_left) == (8, 3, 7, 4, (3, 1))
+    assert (u.capacity, u.allocated, u.allocatable, u.free, u.lefts) == (8, 3, 7, 4, (3, 1))
     rows, _ = node_devices(index, "n1")
     first = rows[0]
     assert [c.name for c in first.claims] == ["a", "b"] and first.shares is not None
     assert (first.shares.shares, first.shares.total, first.shares.left) == (2, 4, 1)
     assert first.shares.taken["memory"] == 30 << 30 and first.shares.taken["shares"] == 2
     index.put("resourceclaims", claim("b", "gpu-0", "20Gi"), deleted=True)  # its job ended
-    assert index.usage("n1", {})[R].shared_left == (3, 3)
+    assert index.usage("n1", {})[R].lefts == (3, 3)

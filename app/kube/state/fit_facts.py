@@ -70,6 +70,7 @@ class FitFacts:
                 index.node_ports.get(name, ()),
                 node.capacity,
                 index.node_repelling.get(name, 0),
+                spread={r: u.lefts for r, u in served.items() if u.lefts is not None},
             )
         self._dirty.clear()
 
