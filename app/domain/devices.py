@@ -12,13 +12,16 @@ their devices), which DeviceClass serves a name, and which devices a node has.
   ``nodeName``, ``allNodes`` or ``nodeSelector``. A device several nodes reach counts on each of
   them, and once a claim holds it, as held on each (the scheduler gives it to one pod only).
 
+* A DeviceTaintRule adds its taint to the devices its selector picks (``TaintRule``), as if
+  their driver had published it.
+
 How many of them a class counts and claims hold: ``app.domain.dra_usage``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from app.domain.counters import Counter
@@ -54,6 +57,7 @@ class DeviceFacts:
     reach: Reach | None = None  # its own nodes (perDeviceNodeSelection); None: its slice's
     consumes: tuple[tuple[Counter, Decimal], ...] = ()  # ((counter set, counter), amount)
     capacities: tuple[Capacity, ...] = ()  # a shared device's: what each share may take
+    rules: tuple[str, ...] = ()  # the DeviceTaintRules whose taints are among ``taints``
 
     @property
     def repels(self) -> bool:
@@ -157,3 +161,43 @@ def classes_matching(
         except Unknown:
             unknown.append(c.name)
     return matched, unknown
+
+
+@dataclass(frozen=True, slots=True)
+class TaintRule:
+    """A DeviceTaintRule (KEP-5055, GA in 1.37): one taint on every device its selector picks, as
+    if the driver had published it. A selector picks by driver, pool and device name, each when
+    set (an empty selector: every device); a rule without a selector picks none."""
+
+    name: str
+    taint: str  # "key=value:Effect", as a device's own
+    selects: bool = True  # it has a selector
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+
+    def picks(self, driver: str, pool: str, device: str) -> bool:
+        return (
+            self.selects
+            and self.driver in (None, driver)
+            and self.pool in (None, pool)
+            and self.device in (None, device)
+        )
+
+
+def tainted_by(s: SliceFacts, rules: Iterable[TaintRule]) -> SliceFacts:
+    """The slice with each rule's taint added to the devices it picks (the rule named)."""
+    rules = [r for r in rules if r.selects and r.driver in (None, s.driver) and r.pool in (None, s.pool)]
+    if not rules:
+        return s
+    devices = []
+    for d in s.devices:
+        found = [r for r in rules if r.picks(s.driver, s.pool, d.name)]
+        if found:
+            d = replace(
+                d,
+                taints=d.taints + tuple(r.taint for r in found),
+                rules=d.rules + tuple(r.name for r in found),
+            )
+        devices.append(d)
+    return replace(s, devices=tuple(devices))

@@ -279,3 +279,52 @@ def test_a_selector_the_api_server_accepts_but_past_the_budget_is_unknown_too_co
         assert "too costly" in web.get("/devices/").get_data(as_text=True)
     finally:  # a class over every device: later tests' grids would carry its column
         client.ResourceV1Api(admin_api).delete_device_class(f"{uid}-heavy")
+
+
+def test_a_device_taint_rule_keeps_its_devices_from_requests_until_it_is_deleted(
+    admin_api, core, web, scheduler, uid
+):
+    """A DeviceTaintRule (resource.k8s.io/v1, Kubernetes 1.37) taints one of two devices by its
+    driver, pool and name, as an operator or a health controller writes one (NVIDIA's
+    ``gpu.nvidia.com/xid``): the overview counts one allocatable and the node page names the
+    rule; the scheduler agrees (a pod asking for two waits). Deleted, the device is free again,
+    the waiting pod runs."""
+    resource = f"r{uid[-6:].strip('-')}.example.com/gpu".replace("--", "-")
+    node, model = f"{uid}-n", f"m{uid[-8:]}"
+    create_node(core, node, {}, labels={"kubernetes.io/hostname": node})
+    ready(core, node)
+    publish(admin_api, node, 2, model=model)
+    device_class(admin_api, f"{uid}-c", resource, f'device.attributes["{DRIVER}"].model == "{model}"')
+    rules = client.CustomObjectsApi(admin_api)
+    rule = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": f"{uid}-xid"},
+        "spec": {
+            "deviceSelector": {"driver": DRIVER, "pool": node, "device": "gpu-1"},
+            "taint": {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"},
+        },
+    }
+    rules.create_cluster_custom_object("resource.k8s.io", "v1", "devicetaintrules", rule)
+
+    def cells() -> dict:
+        return grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))
+
+    shown = eventually(lambda: (c := cells()).get((node, resource, "allocatable")) == "1" and c, timeout=30)
+    assert shown[(node, resource, "capacity")] == "2DRA"
+    from bs4 import BeautifulSoup
+
+    page = BeautifulSoup(web.get(f"/nodes/{node}").get_data(as_text=True), "html.parser")
+    tainted = page.select_one('#node-devices tr[data-device="gpu-1"]')
+    assert (
+        "gpu.nvidia.com/xid=79:NoSchedule" in tainted.get_text()
+        and f"{uid}-xid" in tainted.select_one("[data-rules]").get_text()
+    )
+    create_pod(core, f"{uid}-two", None, {resource: "2"}, nodeSelector={"kubernetes.io/hostname": node})
+    assert eventually(lambda: unschedulable_message(core, f"{uid}-two"), timeout=60)
+    rules.delete_cluster_custom_object("resource.k8s.io", "v1", "devicetaintrules", f"{uid}-xid")
+    assert eventually(lambda: cells().get((node, resource, "allocatable")) == "2", timeout=30)
+    assert (
+        eventually(lambda: core.read_namespaced_pod(f"{uid}-two", "default").spec.node_name, timeout=90)
+        == node
+    )

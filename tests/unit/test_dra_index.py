@@ -124,3 +124,36 @@ def test_shared_gpus_as_the_driver_publishes_them_and_the_scheduler_allocates_th
     assert first.shares.taken["memory"] == 30 << 30 and first.shares.taken["shares"] == 2
     index.put("resourceclaims", claim("b", "gpu-0", "20Gi"), deleted=True)  # its job ended
     assert index.usage("n1", {})[R].lefts == (3, 3)
+
+
+def test_a_device_taint_rule_taints_the_devices_it_picks_until_it_goes():
+    """A DeviceTaintRule (resource.k8s.io/v1, 1.37) as the API sends it: its taint on the devices
+    its selector picks, counted as the driver's own taints are; one without a selector picks none."""
+    import msgspec
+
+    from app.kube.state.dra_rows import node_devices
+    from app.kube.wire.dra import DeviceTaintRule, TaintRuleView
+
+    def rule(name: str, selector: dict | None, effect: str = "NoSchedule") -> TaintRuleView:
+        spec = {"taint": {"key": "gpu.nvidia.com/xid", "value": "79", "effect": effect}}
+        body = {
+            "metadata": {"name": name},
+            "spec": {**spec, **({"deviceSelector": selector} if selector is not None else {})},
+        }
+        return TaintRuleView.from_struct(msgspec.json.decode(msgspec.json.encode(body), type=DeviceTaintRule))
+
+    index = DraIndex()
+    index.put("deviceclasses", ClassView(ClassFacts("gpus", "t", R, ('device.driver == "gpu.example.com"',))))
+    index.put("resourceslices", slice_view(0, 0, 1, 1, "n0"))
+    assert (index.usage("n0", {})[R].allocatable, index.usage("n0", {})[R].tainted) == (2, 0)
+    assert index.put("devicetaintrules", rule("none", None)) is EVERY  # no selector: no device
+    assert index.usage("n0", {})[R].allocatable == 2
+    index.put("devicetaintrules", rule("xid", {"driver": GPU, "device": "p0-s0-d1"}))
+    index.put("devicetaintrules", rule("note", {"pool": "pool0"}, effect="None"))  # informational
+    u = index.usage("n0", {})[R]
+    assert (u.capacity, u.allocatable, u.tainted) == (2, 1, 1)
+    rows = {r.device.name: r.device for (r,) in zip(node_devices(index, "n0")[0])}
+    assert rows["p0-s0-d1"].taints == ("gpu.nvidia.com/xid=79:NoSchedule", "gpu.nvidia.com/xid=79:None")
+    assert rows["p0-s0-d1"].rules == ("xid", "note") and rows["p0-s0-d0"].rules == ("note",)
+    index.forget("devicetaintrules", ("", "xid"))  # the GPU recovered: the rule deleted
+    assert index.usage("n0", {})[R].allocatable == 2

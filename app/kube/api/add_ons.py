@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DRA_KINDS = kinds.DRA
+DRA_LISTED = kinds.DRA_LISTED  # watched only where resource.k8s.io/v1 lists them
 KUEUE_KINDS = kinds.KUEUE
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # the first the API server serves is watched
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -155,6 +156,8 @@ class AddOns:
                 if self._stop.is_set():
                     return "unknown"
                 for kind in kinds_served:  # watched before "served" is said (``counting`` reads both)
+                    if kind in DRA_LISTED and kind not in named:  # newer than this API server
+                        continue
                     self.status.add(kind, optional)
                     self._start_kind(kind)
                     if kind in KUEUE_KINDS:

@@ -20,7 +20,7 @@ from kubernetes import client
 
 from app.base import workers
 from app.domain.accounting import resize_rule
-from app.kube.api.add_ons import DRA_KINDS, KUEUE_KINDS, AddOns
+from app.kube.api.add_ons import DRA_KINDS, DRA_LISTED, KUEUE_KINDS, AddOns
 from app.kube.api.contact import Contact
 from app.kube.api.errors import (
     AnswerTooLarge,
@@ -240,6 +240,10 @@ class ClusterCache(AddOns):
                         backoff = min(backoff * 2, 30.0)
                     rv = None
                     continue
+                if kind in DRA_LISTED and refused(err):  # the rest of DRA is still read
+                    log.warning("the app may not read %s: their taints are not applied", kind)
+                    self.status.drop(kind)
+                    return
                 if kind in DRA_KINDS and refused(err):
                     log.warning("the app may not read %s: DRA-served resources are not shown", kind)
                     self.dra = "forbidden"

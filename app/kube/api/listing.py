@@ -46,6 +46,7 @@ PATHS = {
     "deviceclasses": "/apis/resource.k8s.io/v1/deviceclasses",
     "resourceslices": "/apis/resource.k8s.io/v1/resourceslices",
     "resourceclaims": "/apis/resource.k8s.io/v1/resourceclaims",
+    "devicetaintrules": "/apis/resource.k8s.io/v1/devicetaintrules",
     "workloads": "/apis/kueue.x-k8s.io/v1beta2/workloads",
     "localqueues": "/apis/kueue.x-k8s.io/v1beta2/localqueues",
     "clusterqueues": "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",

@@ -14,10 +14,11 @@ from app.domain.devices import (
     SliceFacts,
     complete,
     serving,
+    tainted_by,
 )
 from app.domain.dra_usage import DraUsage, Held, Shares, node_usage
 from app.domain.selector_answers import Answers
-from app.kube.wire.dra import ClaimView, ClassView, SliceView
+from app.kube.wire.dra import ClaimView, ClassView, SliceView, TaintRuleView
 
 EVERY = frozenset({"*"})  # every node may move
 
@@ -29,6 +30,7 @@ class DraIndex:
         self.classes: dict[tuple[str, str], ClassView] = {}
         self.slices: dict[tuple[str, str], SliceView] = {}
         self.claims: dict[tuple[str, str], ClaimView] = {}
+        self.rules: dict[tuple[str, str], TaintRuleView] = {}  # DeviceTaintRules
         self._served: Serving | None = None
         self._by_node: dict[str, list[SliceFacts]] | None = None  # complete pools' slices
         self._where: dict[tuple[str, str, str], str] = {}  # their devices' nodes, made with them
@@ -52,6 +54,7 @@ class DraIndex:
             "deviceclasses": self.classes,
             "resourceslices": self.slices,
             "resourceclaims": self.claims,
+            "devicetaintrules": self.rules,
         }
         return tables[kind]
 
@@ -93,7 +96,7 @@ class DraIndex:
         return self._moved(kind, None)
 
     def _moved(self, kind: str, views: list[Any] | None) -> frozenset[str]:
-        if kind == "deviceclasses" or views is None:
+        if kind in ("deviceclasses", "devicetaintrules") or views is None:
             self._served = self._by_node = self._held = None
             self._usage.clear()
             return EVERY
@@ -145,7 +148,7 @@ class DraIndex:
                 touched.add(node)
             if key in self._incomplete:
                 self._incomplete.remove(key)
-            kept, incomplete = complete(self.slices[k].facts for k in self._pools.get(key, ()))
+            kept, incomplete = complete(self._ruled(self.slices[k].facts) for k in self._pools.get(key, ()))
             if any(not s.node for s in kept):
                 return None
             self._incomplete.extend(incomplete)
@@ -163,7 +166,7 @@ class DraIndex:
 
     def _slices_by_node(self) -> dict[str, list[SliceFacts]]:
         if self._by_node is None:
-            kept, self._incomplete = complete(v.facts for v in self.slices.values())
+            kept, self._incomplete = complete(self._ruled(v.facts) for v in self.slices.values())
             by_node: dict[str, list[SliceFacts]] = {}
             self._unbound = []
             self._pool_nodes = {}
@@ -182,6 +185,10 @@ class DraIndex:
             }
             self._usage.clear()
         return self._by_node
+
+    def _ruled(self, s: SliceFacts) -> SliceFacts:
+        """A slice with the DeviceTaintRules' taints on the devices they pick."""
+        return tainted_by(s, (v.rule for v in self.rules.values())) if self.rules else s
 
     def device_counts(self) -> dict[str, int]:
         """Per node, the devices its complete slices publish."""
@@ -261,4 +268,6 @@ class DraIndex:
 
     def node_slices(self, node: str) -> list[SliceFacts]:
         """The node's slices, complete pools or not (the page says which)."""
-        return sorted((v.facts for v in self.slices.values() if v.facts.node == node), key=lambda s: s.name)
+        return sorted(
+            (self._ruled(v.facts) for v in self.slices.values() if v.facts.node == node), key=lambda s: s.name
+        )

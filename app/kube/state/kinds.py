@@ -13,6 +13,7 @@ class Kind:
     rbac: str  # as RBAC and the API name the resource
     one: str  # one of them, in a page's words
     dra: bool = False  # watched only where the API server serves resource.k8s.io/v1
+    listed: bool = False  # of those, watched only where the group lists it (newer than the group)
     kueue: bool = False  # watched only where the API server serves kueue.x-k8s.io/v1beta2
 
 
@@ -25,6 +26,8 @@ REGISTRY = {
         Kind("deviceclasses", "deviceclasses", "DeviceClass", dra=True),
         Kind("resourceslices", "resourceslices", "ResourceSlice", dra=True),
         Kind("resourceclaims", "resourceclaims", "ResourceClaim", dra=True),
+        # resource.k8s.io/v1 from Kubernetes 1.37: its taints apply to the devices it picks
+        Kind("devicetaintrules", "devicetaintrules", "DeviceTaintRule", dra=True, listed=True),
         Kind("workloads", "kueue.x-k8s.io/workloads", "Workload", kueue=True),
         Kind("localqueues", "kueue.x-k8s.io/localqueues", "LocalQueue", kueue=True),
         Kind("clusterqueues", "kueue.x-k8s.io/clusterqueues", "ClusterQueue", kueue=True),
@@ -33,6 +36,7 @@ REGISTRY = {
 }
 CORE = tuple(name for name, k in REGISTRY.items() if not k.dra and not k.kueue)  # watched everywhere
 DRA = tuple(name for name, k in REGISTRY.items() if k.dra)
+DRA_LISTED = tuple(name for name, k in REGISTRY.items() if k.listed)
 KUEUE = tuple(name for name, k in REGISTRY.items() if k.kueue)
 
 

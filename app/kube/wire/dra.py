@@ -9,7 +9,7 @@ from decimal import Decimal
 import msgspec
 
 from app.domain.device_cel import Device, Version
-from app.domain.devices import ClassFacts, DeviceFacts, Reach, SliceFacts
+from app.domain.devices import ClassFacts, DeviceFacts, Reach, SliceFacts, TaintRule
 from app.domain.quantity import QuantityError, parse_quantity
 from app.domain.shares import Capacity
 from app.kube.wire.decoders import Meta
@@ -287,3 +287,38 @@ class ClaimView:
         return cls(
             meta.namespace or "", meta.name or "", held, pods, extended, meta.resource_version or "", shares
         )
+
+
+class _TaintSelector(msgspec.Struct):
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+
+
+class _TaintRuleSpec(msgspec.Struct, rename="camel"):
+    device_selector: _TaintSelector | None = None
+    taint: _Taint | None = None
+
+
+class DeviceTaintRule(msgspec.Struct):
+    metadata: Meta | None = None
+    spec: _TaintRuleSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaintRuleView:
+    rule: TaintRule
+    resource_version: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return ("", self.rule.name)
+
+    @classmethod
+    def from_struct(cls, obj: DeviceTaintRule) -> TaintRuleView:
+        meta, spec = obj.metadata or Meta(), obj.spec or _TaintRuleSpec()
+        t, chosen = spec.taint or _Taint(), spec.device_selector
+        taint = f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
+        picks = chosen or _TaintSelector()
+        rule = TaintRule(meta.name or "", taint, chosen is not None, picks.driver, picks.pool, picks.device)
+        return cls(rule, meta.resource_version or "")

@@ -20,7 +20,16 @@ import msgspec
 from app.domain.accounting import PER_SOURCE
 from app.domain.quantity import QuantityError
 from app.kube.wire.decoders import Ident, ListMeta, Meta, Node, ObjectList, Pod, Quota
-from app.kube.wire.dra import ClaimView, ClassView, DeviceClass, ResourceClaim, ResourceSlice, SliceView
+from app.kube.wire.dra import (
+    ClaimView,
+    ClassView,
+    DeviceClass,
+    DeviceTaintRule,
+    ResourceClaim,
+    ResourceSlice,
+    SliceView,
+    TaintRuleView,
+)
 from app.kube.wire.kueue import (
     ClusterQueueView,
     FlavorView,
@@ -156,6 +165,7 @@ DRA: tuple[Reader[Any, Any], ...] = (
     Reader("deviceclasses", DeviceClass, ClassView.from_struct),
     Reader("resourceslices", ResourceSlice, SliceView.from_struct),
     Reader("resourceclaims", ResourceClaim, ClaimView.from_struct),
+    Reader("devicetaintrules", DeviceTaintRule, TaintRuleView.from_struct),
 )
 
 
