@@ -66,10 +66,16 @@ NODES = [
         {"zone": "b", "pool": "shared-gpu", **SHARED_LABELS},
         {"nvidia.com/gpu": "0", SHARED_GPU: "8"},
     ),
+    ("demo-node-9", {"zone": "c", "pool": "dra-shared"}, {}),
 ]
 DRA_DRIVER, DRA_RESOURCE, DRA_MODEL = "gpu.example.com", "example.com/gpu", "h100"
 DRA_NODES = ("demo-node-5", "demo-node-6")
 DRA_DEVICES = 4  # per node
+# demo-node-9's two GPUs are shared through DRA (consumable capacity, on from Kubernetes 1.36): each
+# may be allocated to several claims, a share taking 20 of its 80 GiB unless it asks (4 shares a
+# GPU), as NVIDIA's DRA driver publishes GPUs with consumable shares; its own DeviceClass serves
+# them as DRA_SHARED_RESOURCE
+DRA_SHARED_NODE, DRA_SHARED_RESOURCE, DRA_SHARED_DEVICES = "demo-node-9", "example.com/gpu-share", 2
 # kind, name, replicas, node (None: the scheduler decides), extended requests (= limits)
 WORKLOADS: list[tuple[str, str, int, str | None, dict[str, str]]] = [
     ("Deployment", "nginx-deployment", 1, None, {WALKTHROUGH: "3"}),  # Pending: the walkthrough
@@ -85,6 +91,7 @@ WORKLOADS: list[tuple[str, str, int, str | None, dict[str, str]]] = [
     ("Deployment", "inference", 2, None, {DRA_RESOURCE: "2"}),  # DRA devices, allocated by the scheduler
     ("Job", "finetune", 1, None, {DRA_RESOURCE: "5"}),  # Pending: no node has 5 devices
     ("StatefulSet", "notebook", 1, "demo-node-7", {"nvidia.com/gpu": "2"}),  # holds 2 GPUs, idle
+    ("Deployment", "tutoring", 3, None, {DRA_SHARED_RESOURCE: "1"}),  # a share of a shared GPU each
 ]
 # GPU utilization of each workload's pods, for the dcgm-exporter stand-in (extres_demo.dcgm_standin):
 # the trainer (or gpu-eval, whichever the scheduler places) keeps its GPUs busy, the notebook
@@ -193,7 +200,28 @@ def seed_dra(api: client.ApiClient) -> bool:
             },
         }
         _unless_exists(dra.create_resource_slice, body)
+    _seed_shared(dra)
     return True
+
+
+def _seed_shared(dra: client.ResourceV1Api) -> None:
+    """demo-node-9's shared GPUs and the class serving them (an API server without consumable
+    capacity drops ``allowMultipleAllocations``: the GPUs are then whole devices)."""
+    model = f'device.attributes["{DRA_DRIVER}"].model == "{DRA_MODEL}-shared"'
+    spec = {"extendedResourceName": DRA_SHARED_RESOURCE, "selectors": [{"cel": {"expression": model}}]}
+    _unless_exists(dra.create_device_class, {"metadata": {"name": "example-gpu-shared"}, "spec": spec})
+    memory = {"value": "80Gi", "requestPolicy": {"default": "20Gi", "validRange": {"min": "1Gi"}}}
+    devices = [
+        {"name": f"gpu-{i}", "allowMultipleAllocations": True, "capacity": {"memory": memory},
+         "attributes": {"model": {"string": f"{DRA_MODEL}-shared"}, "index": {"int": i}}}
+        for i in range(DRA_SHARED_DEVICES)
+    ]  # fmt: skip
+    pool = {"name": DRA_SHARED_NODE, "generation": 1, "resourceSliceCount": 1}
+    body = {
+        "metadata": {"name": f"{DRA_SHARED_NODE}-{DRA_DRIVER}"},
+        "spec": {"driver": DRA_DRIVER, "nodeName": DRA_SHARED_NODE, "pool": pool, "devices": devices},
+    }
+    _unless_exists(dra.create_resource_slice, body)
 
 
 def _unless_exists(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:

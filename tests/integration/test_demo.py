@@ -51,6 +51,10 @@ def test_demo_serves_the_seeded_cluster(tmp_path):
             cells = page()
             assert cells[("*", "example.com/gpu", "capacity")] == "8DRA"
             assert cells[("*", "example.com/gpu", "free")] == "4"
+            # tutoring's three pods hold a share each of demo-node-9's two shared GPUs (4 shares each)
+            assert cells[("demo-node-9", "example.com/gpu-share", "capacity")] == "8DRA"
+            assert cells[("demo-node-9", "example.com/gpu-share", "requested")] == "3"
+            assert cells[("demo-node-9", "example.com/gpu-share", "free")] == "5"
             return cells
 
         eventually(dra_served, timeout=120, interval=0.5)
