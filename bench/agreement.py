@@ -56,7 +56,15 @@ from bench.agreement_cluster import (
     served,
     wait,
 )
-from bench.agreement_gen import G, node_body, partitioned_slices, pod_body, shared_slices, slice_body
+from bench.agreement_gen import (
+    G,
+    consumable_slices,
+    node_body,
+    partitioned_slices,
+    pod_body,
+    shared_slices,
+    slice_body,
+)
 
 NODES_PER_BATCH = 6
 
@@ -77,6 +85,7 @@ class Report:
     inter_pod: int = 0  # cases where inter-pod affinity or topology spread kept the pod off a node
     partitioned: int = 0  # GPUs published split into partitions sharing counters
     several_nodes: int = 0  # slices whose devices several nodes reach
+    consumable: int = 0  # slices of devices several claims may share (consumable capacity)
     failures: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
@@ -88,7 +97,8 @@ class Report:
             f"{len(self.refused)} generated pods refused by the API server; "
             f"{self.dra_bound} bound with DRA devices; {self.resized} resized in place; "
             f"{self.inter_pod} kept off a node by inter-pod affinity or topology spread; "
-            f"{self.partitioned} partitioned GPUs and {self.several_nodes} slices for several nodes published"
+            f"{self.partitioned} partitioned GPUs, {self.consumable} pools of shared GPUs and "
+            f"{self.several_nodes} slices for several nodes published"
         )
 
 
@@ -116,8 +126,12 @@ def run(
         slices = [slice_body(rng, name) for name in names if dra and rng.random() < 0.5]
         slices += shared_slices(rng, batch, names) if dra else []
         slices += [b for name in names if dra and rng.random() < 0.25 for b in partitioned_slices(rng, name)]
+        slices += [b for name in names if dra and rng.random() < 0.25 for b in consumable_slices(rng, name)]
         make_nodes(api, store, nodes, slices)  # leaves out the slices this server does not take
         report.partitioned += sum(1 for b in slices if b["spec"].get("sharedCounters"))
+        report.consumable += sum(
+            1 for b in slices if "allowMultipleAllocations" in str(b["spec"].get("devices"))
+        )
         report.several_nodes += sum(1 for b in slices if "nodeName" not in b["spec"])
         placed: list[dict[str, Any]] = []  # the pods the scheduler bound in this batch, so far
         for i in range(min(25, cases - report.cases)):

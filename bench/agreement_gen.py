@@ -111,6 +111,31 @@ def partitioned_slices(rng: random.Random, node: str) -> list[dict[str, Any]]:
     ]
 
 
+def consumable_slices(rng: random.Random, node: str) -> list[dict[str, Any]]:
+    """GPUs several claims may share (DRAConsumableCapacity, on from 1.36) as a driver publishes
+    them with consumable shares: a pool on ``node`` of 1-2 devices with ``allowMultipleAllocations``
+    and a memory capacity of 8 units that a share takes 2 or 4 of by default, or all of without a
+    request policy; sometimes a second capacity of 2-4 shares taking 1 each."""
+    devices = []
+    for i in range(rng.randint(1, 2)):
+        memory: dict[str, Any] = {"value": "8"}
+        if (default := rng.choice([2, 4, None])) is not None:
+            memory["requestPolicy"] = {"default": str(default), "validRange": {"min": "1"}}
+        capacity = {"memory": memory}
+        if rng.random() < 0.4:
+            capacity["shares"] = {
+                "value": str(rng.randint(2, 4)),
+                "requestPolicy": {"default": "1", "validValues": ["1"]},
+            }
+        devices.append({"name": f"s{i}", "allowMultipleAllocations": True, "capacity": capacity})
+    spec = {
+        "driver": G_DRIVER,
+        "nodeName": node,
+        "pool": {"name": f"{node}-share", "generation": 1, "resourceSliceCount": 1},
+    }
+    return [{"metadata": {"name": f"{node}-share"}, "spec": {**spec, "devices": devices}}]
+
+
 def _zone_selector(batch: str, zone: str) -> dict[str, Any]:
     exprs = [
         {"key": "batch", "operator": "In", "values": [batch]},

@@ -46,6 +46,7 @@ def test_the_fit_model_agrees_with_the_scheduler(app, admin_api, scheduler):
     assert report.inter_pod  # inter-pod affinity and topology spread decided some cases
     if scheduler_minor(admin_api) >= 36:  # DRAExtendedResource is on: DRA devices were allocated
         assert report.dra_bound, report
+        assert report.consumable, report  # and GPUs several claims share were among them
 
 
 @pytest.mark.parametrize("path", KEPT, ids=[p.stem for p in KEPT])
