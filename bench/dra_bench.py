@@ -4,6 +4,7 @@ serving ``example.com/gpu`` (with a CEL selector), against a kube-apiserver of i
     python bench/dra_bench.py                 # 5,000 nodes x 8 devices, 200 requests a page
     python bench/dra_bench.py --nodes 500 --requests 50
     python bench/dra_bench.py --hostile       # and a DeviceClass whose selector is past the budget
+    python bench/dra_bench.py --shared        # each GPU shared (consumable capacity), 4 claims each
 
 Prints: the cache's RSS growth while it lists and projects the DRA objects, per device; the time
 to sync them; then p50/p95 of the overview, its fragment and a node page, memoised and right
@@ -12,6 +13,9 @@ rebuilt), against the same pages with no DRA objects at all (the baseline: the r
 Targets: pages p95 < 25 ms after an event. ``--hostile`` adds a second DeviceClass whose
 selector the API server accepts (27,000 iterations) and the CEL runtime's budget stops, and gives
 every device a serial number, so no two devices share an evaluation: pages stay < 100 ms.
+``--shared`` publishes every GPU as one several claims may share (``allowMultipleAllocations``, a
+memory capacity a share takes 20 of 80 GiB of), each held by 4 claims' shares (put in the store
+as the watch would: 160,000 claims at 5,000 nodes), and the event is a fifth share on a GPU.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +57,28 @@ NUMBERS = ",".join(str(i) for i in range(30))
 HOSTILE = f"[{NUMBERS}].all(x, [{NUMBERS}].all(y, [{NUMBERS}].all(z, x + y + z >= 0)))"
 
 
-def seed_slices(api: client.ApiClient, nodes: int, hostile: bool = False) -> None:
+SHARE = 20 << 30  # what a share takes of a shared GPU's 80 GiB (4 shares a GPU)
+
+
+def shared_claims(nodes: int, per_device: int = 4) -> list[ClaimView]:
+    """Every GPU's shares, ``per_device`` claims each, as the scheduler writes them."""
+    return [
+        ClaimView(
+            "default",
+            f"share-{i}-{k}-{c}",
+            ((DRIVER, f"n{i:05d}", f"gpu-{k}"),),
+            (f"pod-{i}-{k}-{c}",),
+            True,
+            "",
+            (((DRIVER, f"n{i:05d}", f"gpu-{k}"), (("memory", Decimal(SHARE)),)),),
+        )
+        for i in range(nodes)
+        for k in range(DEVICES)
+        for c in range(per_device)
+    ]
+
+
+def seed_slices(api: client.ApiClient, nodes: int, hostile: bool = False, shared: bool = False) -> None:
     dra = client.ResourceV1Api(api)
     if hostile:
         dra.create_device_class(
@@ -85,7 +111,10 @@ def seed_slices(api: client.ApiClient, nodes: int, hostile: bool = False) -> Non
                     "numa": {"int": k // 4},
                     **({"serial": {"int": i * DEVICES + k}} if hostile else {}),
                 },
-                "capacity": {"memory": {"value": "80Gi"}},
+                "capacity": {
+                    "memory": {"value": "80Gi", **({"requestPolicy": {"default": "20Gi"}} if shared else {})}
+                },
+                **({"allowMultipleAllocations": True} if shared else {}),
             }
             for k in range(DEVICES)
         ]
@@ -130,6 +159,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--hostile", action="store_true")
+    ap.add_argument("--shared", action="store_true")
     args = ap.parse_args()
     plane = testenv.start(Path(tempfile.mkdtemp(prefix="extres-dra-")), bare=True)
     try:
@@ -154,10 +184,10 @@ def main() -> None:
             )  # fmt: skip
 
         baseline = pages(baseline_app, args.nodes, args.requests, node_event)
-        state.close()
+        state.stop()
 
         t0 = time.perf_counter()
-        seed_slices(api, args.nodes, args.hostile)
+        seed_slices(api, args.nodes, args.hostile, args.shared)
         print(f"seeded {args.nodes} ResourceSlices of {DEVICES} devices in {time.perf_counter() - t0:.0f}s")
         before = rss_kib()
         app = create_app(config)
@@ -170,6 +200,8 @@ def main() -> None:
         while store.devices.read(lambda d: len(d.slices)) < want and time.perf_counter() - t0 < 600:
             time.sleep(0.05)
         synced = time.perf_counter() - t0
+        if args.shared:  # each GPU held by 4 shares, as the watch would bring the claims
+            store.devices.replace("resourceclaims", shared_claims(args.nodes))
         rows = store.overview_rows()[0]  # every node's DRA usage computed (CEL evaluated)
         computed = time.perf_counter() - t0
         grown = rss_kib() - before
@@ -190,7 +222,9 @@ def main() -> None:
             k = next(churn)
             node = f"n{k * 7 % args.nodes:05d}"
             held = ((DRIVER, node, f"gpu-{k % DEVICES}"),)
-            store.devices.put("resourceclaims", ClaimView("default", f"claim-{k}", held, (f"pod-{k}",), True))
+            shares = ((held[0], (("memory", Decimal(SHARE)),)),) if args.shared else ()
+            view = ClaimView("default", f"claim-{k}", held, (f"pod-{k}",), True, "", shares)
+            store.devices.put("resourceclaims", view)
 
         with_dra = pages(app, args.nodes, args.requests, claim_event)
         print(f"command: python bench/dra_bench.py {' '.join(sys.argv[1:])}")
@@ -204,7 +238,7 @@ def main() -> None:
             ratio = p95 / b95
             times = f"p50 {p50 * 1e3:6.1f}  p95 {p95 * 1e3:6.1f}"
             print(f"{name:22s} {times}   baseline p95 {b95 * 1e3:6.1f} = {ratio:.2f}x")
-        state.close()
+        state.stop()
         api.close()
     finally:
         plane.stop()

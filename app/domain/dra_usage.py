@@ -17,7 +17,8 @@ claims hold (the devices and which class serves a name: ``app.domain.devices``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
@@ -57,14 +58,14 @@ class DraUsage:
         return self.allocatable - self.allocated
 
 
-Held = frozenset[tuple[str, str, str]]  # (driver, pool, device) allocated by some claim
+Held = AbstractSet[tuple[str, str, str]]  # (driver, pool, device) allocated by some claim
 
 
 Where = tuple[str, Mapping[str, str]]  # a node's name and labels
 
 
 Shares = Mapping[
-    tuple[str, str, str], Sequence[Mapping[str, Decimal]]
+    tuple[str, str, str], Collection[Mapping[str, Decimal]]
 ]  # a shared device's shares: what each took
 
 

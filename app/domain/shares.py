@@ -16,7 +16,7 @@ device once it gave it to the request). Hand-written because it is the allocator
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -84,6 +84,6 @@ class DeviceShares:
     left: int | None  # of them, still free (None: no limit)
 
 
-def device_shares(capacities: Sequence[Capacity], shares: Sequence[Mapping[str, Decimal]]) -> DeviceShares:
+def device_shares(capacities: Sequence[Capacity], shares: Collection[Mapping[str, Decimal]]) -> DeviceShares:
     took = taken(shares)
     return DeviceShares(tuple(capacities), len(shares), took, left(capacities, {}), left(capacities, took))

@@ -157,3 +157,32 @@ def test_a_device_taint_rule_taints_the_devices_it_picks_until_it_goes():
     assert rows["p0-s0-d1"].rules == ("xid", "note") and rows["p0-s0-d0"].rules == ("note",)
     index.forget("devicetaintrules", ("", "xid"))  # the GPU recovered: the rule deleted
     assert index.usage("n0", {})[R].allocatable == 2
+
+
+def test_claims_coming_changing_and_going_leave_holders_and_shares_as_counting_them_all_again():
+    """Holders and shares are kept as claims come and go (a page after a claim event reads them
+    without going through every claim): after any sequence, what counting every claim again gives."""
+    from decimal import Decimal
+
+    from app.kube.wire.dra import ClaimView
+
+    rng = random.Random(11)
+    index = DraIndex()
+
+    def seen(i: DraIndex) -> tuple:
+        shares = {d: sorted(sorted(s.items()) for s in v) for d, v in i.shares().items()}
+        return set(i.held()), {d: [c.key for c in i.holders(d)] for d in i.held()}, shares
+
+    for step in range(500):
+        name = f"c{rng.randrange(20)}"
+        if ("ns", name) in index.claims and rng.random() < 0.3:
+            index.put("resourceclaims", index.claims[("ns", name)], deleted=True)
+        else:
+            devices = [(GPU, "p", f"d{rng.randrange(4)}") for _ in range(rng.randint(1, 2))]
+            shares = tuple(
+                (d, (("memory", Decimal(rng.randint(1, 4))),)) for d in devices if rng.random() < 0.7
+            )
+            index.put("resourceclaims", ClaimView("ns", name, tuple(devices), (), False, str(step), shares))
+        fresh = DraIndex()
+        fresh.replace("resourceclaims", list(index.claims.values()))
+        assert seen(index) == seen(fresh), step

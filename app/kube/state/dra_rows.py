@@ -37,15 +37,6 @@ class DeviceRow:
     shares: DeviceShares | None = None  # a shared device: its shares and what they took
 
 
-def holder_claims(index: DraIndex) -> dict[tuple[str, str, str], list[ClaimView]]:
-    """The claims holding each allocated device (several for a shared device), by name."""
-    out: dict[tuple[str, str, str], list[ClaimView]] = {}
-    for c in sorted(index.claims.values(), key=lambda c: c.key):
-        for d in dict.fromkeys(c.held):
-            out.setdefault(d, []).append(c)
-    return out
-
-
 def class_rows(index: DraIndex) -> list[ClassRow]:
     """Every DeviceClass: the names it serves, what it matches over all complete pools (of it,
     the devices not bound to one node), and what keeps it from serving a name (a class created
@@ -76,14 +67,14 @@ def class_rows(index: DraIndex) -> list[ClassRow]:
 def node_devices(index: DraIndex, node: str) -> tuple[list[DeviceRow], set[str]]:
     """The node's devices from its ResourceSlices (each with the claims holding it and the classes
     that match it), and the pools counted as incomplete (``driver/pool``)."""
-    holders, shares = holder_claims(index), index.shares()
+    shares = index.shares()
     classes = [v.facts for v in index.classes.values()]
     rows = []
     for s in index.node_slices(node):
         for d in s.devices:
             key = (s.driver, s.pool, d.name)
             matched, undecided = classes_matching(classes, d.device, index.answers)
-            claims = tuple(holders.get(key, ()))
+            claims = tuple(index.holders(key))
             found = device_shares(d.capacities, shares.get(key, ())) if d.shared else None
             rows.append(DeviceRow(s, d, claims[0] if claims else None, matched, undecided, claims, found))
     return rows, {f"{d}/{p}" for d, p in index.incomplete}
