@@ -87,3 +87,21 @@ class DeviceShares:
 def device_shares(capacities: Sequence[Capacity], shares: Collection[Mapping[str, Decimal]]) -> DeviceShares:
     took = taken(shares)
     return DeviceShares(tuple(capacities), len(shares), took, left(capacities, {}), left(capacities, took))
+
+
+def waiting_words(node: str, want: int, devices: Sequence[tuple[str, DeviceShares, int]]) -> str:
+    """Why a pod asking ``want`` of shared devices waits on ``node``, in the sharing's own words:
+    each device (name, its shares, the claims holding them) with what it has left."""
+    said = []
+    for name, s, claims in devices:
+        held = f"{s.shares} of {s.total} held" if s.total is not None else f"{s.shares} held"
+        by = f" by {claims} claim{'s' if claims != 1 else ''}" if claims else ""
+        if s.left == 0:
+            said.append(f"no shares left on {name} ({held}{by})")
+        else:
+            said.append(f"{name} has {s.left} left ({held}{by})")
+    usable = sum(1 for _, s, _ in devices if s.left is None or s.left > 0)
+    return (
+        f"Shared devices on {node}: a pod takes one share on each of the {want} devices it asks for, "
+        f"and {usable} of {len(devices)} have a share left: " + "; ".join(said)
+    )

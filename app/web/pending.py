@@ -12,7 +12,7 @@ from urllib.parse import quote
 from flask import Response, request
 from markupsafe import Markup, escape
 
-from app.domain import hami, kai
+from app.domain import hami, kai, shares
 from app.domain.diagnosis import Diagnosis, ShapeIndex
 from app.domain.fit import PodShape
 from app.domain.ownership import DRA
@@ -206,8 +206,26 @@ def _listing(query: PendingQuery) -> dict[str, Any]:
         "featured": around.featured,
         "gpu_usage": viewer().usage_reading,
         "physical": reads.physical_devices(viewer().runtime),
-        "sharing_notes": _sharing_notes([c.pod for c in listing["pods"]]),
+        "sharing_notes": {
+            **_sharing_notes([c.pod for c in listing["pods"]]),
+            **_shares_notes(listing["pods"]),
+        },
     }
+
+
+def _shares_notes(cards: list[PendingPod]) -> dict[str, str]:
+    """For each shown pod waiting for devices several claims share (DRA consumable capacity), on
+    the node with the most of them free: each device's shares, in their own words."""
+    notes = {}
+    for c in cards:
+        for f in c.diagnosis.fits:
+            if f.per_device and f.best_node and f.resource in c.dra:
+                found = reads.shared_devices(viewer().runtime, f.best_node, c.dra[f.resource])
+                if found:
+                    notes[f"{c.pod.namespace}/{c.pod.name}"] = shares.waiting_words(
+                        f.best_node, f.requested, found
+                    )
+    return notes
 
 
 def _sharing_notes(pods: list[PodView]) -> dict[str, str]:

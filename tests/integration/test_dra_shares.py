@@ -128,6 +128,9 @@ def test_shared_gpus_count_shares_and_a_pod_needing_two_devices_waits_as_the_sch
         assert row.select_one("[data-per-device]") is not None
         assert row.select_one('[data-field="shortfall"]').get_text(strip=True) == "1"
         assert "Or lower the request to 1" in card.get_text(" ", strip=True)
+        full = next(d for d, n in held.items() if n == 4)
+        note = card.select_one("[data-sharing-fit]").get_text(" ", strip=True)
+        assert f"no shares left on {full} (4 of 4 held by 4 claims)" in note, note
         assert (
             card.select_one('a[href*="/changes/nodes/"]') is None
         )  # the driver publishes the devices: no form

@@ -302,3 +302,37 @@ def test_a_gpu_several_claims_share_is_one_row_with_its_shares_and_counts_shares
         .get_text(" ", strip=True)
         .startswith("1 share held of 4, 3 left")
     )
+
+
+def test_a_pod_waiting_for_two_shared_gpus_is_told_which_have_shares_left(client, cluster):
+    """Four shares free, all on one GPU: a pod asking for 2 waits (one share on each of 2 devices);
+    its card says so in the sharing's words, device by device, and offers no form."""
+    from decimal import Decimal
+
+    from bs4 import BeautifulSoup
+
+    from app.domain.shares import Capacity
+
+    memory = (Capacity("memory", Decimal(40), Decimal(10)),)
+    made = tuple(
+        DeviceFacts(f"gpu-{i}", Device(GPU, (), ()), shared=True, capacities=memory) for i in range(2)
+    )
+    cluster.node("n1", {})
+    cluster.store.devices.put("deviceclasses", ClassView(ClassFacts("gpus", "2026-01-01T00:00:00Z", R)))
+    cluster.store.devices.put("resourceslices", SliceView(SliceFacts("n1-s", GPU, "n1", 1, 1, "n1", made)))
+    for i in range(4):  # gpu-0's four shares, one pod each
+        cluster.pod(f"user{i}", "n1", {R: "1"})
+        share = (((GPU, "n1", "gpu-0"), (("memory", Decimal(10)),)),)
+        cluster.store.devices.put(
+            "resourceclaims",
+            ClaimView("default", f"c{i}", ((GPU, "n1", "gpu-0"),), (f"user{i}",), True, "", share),
+        )
+    cluster.pod("wide", None, {R: "2"}, message="0/1 nodes are available: 1 cannot allocate all claims.")
+    soup = BeautifulSoup(client.get("/pending/").get_data(as_text=True), "html.parser")
+    note = soup.select_one("[data-sharing-fit]").get_text(" ", strip=True)
+    assert note == (
+        "Shared devices on n1: a pod takes one share on each of the 2 devices it asks for, and 1 of 2 have a "
+        "share left: no shares left on gpu-0 (4 of 4 held by 4 claims); gpu-1 has 4 left (0 of 4 held)."
+    )
+    assert soup.select_one('[data-field="max_free"]').get_text(" ", strip=True).startswith("1 on n1")
+    assert soup.select_one('a[href*="/changes/nodes/"]') is None

@@ -35,6 +35,7 @@ from app.runtime.reads.node import (
     hami_gpus,
     kai_groups,
     node,
+    shared_devices,
     shared_gpus,
 )
 from app.runtime.reads.store import (
@@ -116,6 +117,7 @@ __all__ = [
     "room_for",
     "rows_version",
     "shaped",
+    "shared_devices",
     "shared_gpus",
     "sick",
     "summary",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from app.domain import hami, kai
 from app.domain.gpu_sharing import gpu_memory
 from app.domain.hami import GpuRow
+from app.domain.shares import DeviceShares
 from app.kube.state.dra_rows import node_devices
 from app.runtime.reads.kept import Handles
 
@@ -109,3 +110,14 @@ def shared_gpus(runtime: Handles) -> SharedGpus:
             ]
         groups += kai_groups(view, objects.gpu_group_pods(view.name))
     return SharedGpus(rows, groups, problems)
+
+
+def shared_devices(runtime: Handles, node: str, dra_class: str) -> list[tuple[str, DeviceShares, int]]:
+    """The devices of ``dra_class`` on ``node`` several claims may share: each with its shares and
+    the claims holding them (Pending's words for a pod waiting for them)."""
+    rows, _ = runtime.cluster.store.devices.read(lambda d: node_devices(d, node))
+    return [
+        (r.device.name, r.shares, len(r.claims))
+        for r in rows
+        if r.shares is not None and dra_class in r.classes
+    ]
