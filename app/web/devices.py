@@ -26,4 +26,5 @@ def index() -> str:
         dra=reads.dra_state(runtime) if allowed else "not-yours",
         implicit_prefix=IMPLICIT_PREFIX,
         shared=reads.shared_gpus(runtime),
+        shared_dra=reads.shared_dra(runtime) if allowed else ([], 0),
     )

@@ -116,6 +116,12 @@ def test_shared_gpus_count_shares_and_a_pod_needing_two_devices_waits_as_the_sch
         )
         assert int(tr.select_one("[data-shares]")["data-shares"]) == n
 
+    devices = BeautifulSoup(web.get("/devices/").get_data(as_text=True), "html.parser")
+    listed = {tr["data-device"]: tr for tr in devices.select(f'#shared-dra-devices tr[data-node="{node}"]')}
+    assert {d: int(tr.select_one('[data-field="claims"]').get_text()) for d, tr in listed.items()} == dict(
+        held
+    )
+
     if sorted(held.values()) == [1, 4]:  # one device has shares left, the other none
         # three shares are free, but on one device: a pod asking for two waits, as the scheduler says
         create_pod(core, f"{uid}-wide", None, {resource: "2"})

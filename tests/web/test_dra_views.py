@@ -336,3 +336,33 @@ def test_a_pod_waiting_for_two_shared_gpus_is_told_which_have_shares_left(client
     )
     assert soup.select_one('[data-field="max_free"]').get_text(" ", strip=True).startswith("1 on n1")
     assert soup.select_one('a[href*="/changes/nodes/"]') is None
+
+
+def test_the_devices_page_lists_shared_devices_cluster_wide_fewest_shares_left_first(client, cluster):
+    from decimal import Decimal
+
+    from bs4 import BeautifulSoup
+
+    from app.domain.shares import Capacity
+
+    memory = (Capacity("memory", Decimal(40), Decimal(10)),)
+    for node in ("n1", "n2"):
+        made = tuple(
+            DeviceFacts(f"gpu-{i}", Device(GPU, (), ()), shared=True, capacities=memory) for i in range(2)
+        )
+        cluster.node(node, {})
+        cluster.store.devices.put(
+            "resourceslices", SliceView(SliceFacts(f"{node}-s", GPU, node, 1, 1, node, made))
+        )
+    cluster.store.devices.put("deviceclasses", ClassView(ClassFacts("gpus", "2026-01-01T00:00:00Z", R)))
+    for i, took in enumerate((10, 10, 20)):  # n2's gpu-1: three shares, 40 taken: none left
+        share = (((GPU, "n2", "gpu-1"), (("memory", Decimal(took)),)),)
+        cluster.store.devices.put(
+            "resourceclaims", ClaimView("default", f"c{i}", ((GPU, "n2", "gpu-1"),), (), True, "", share)
+        )
+    soup = BeautifulSoup(client.get("/devices/").get_data(as_text=True), "html.parser")
+    rows = soup.select("#shared-dra-devices tbody tr")
+    assert (rows[0]["data-node"], rows[0]["data-device"]) == ("n2", "gpu-1")  # the fullest first
+    first = rows[0].select_one('[data-field="shares"]').get_text(" ", strip=True)
+    assert first == "3 shares held of 4, 0 left; memory 40 of 40"
+    assert rows[0].select_one('[data-field="claims"]').get_text(strip=True) == "3" and len(rows) == 4

@@ -78,3 +78,32 @@ def node_devices(index: DraIndex, node: str) -> tuple[list[DeviceRow], set[str]]
             found = device_shares(d.capacities, shares.get(key, ())) if d.shared else None
             rows.append(DeviceRow(s, d, claims[0] if claims else None, matched, undecided, claims, found))
     return rows, {f"{d}/{p}" for d, p in index.incomplete}
+
+
+@dataclass(frozen=True)
+class SharedRow:
+    """A device several claims may share, cluster-wide (the Devices page)."""
+
+    node: str
+    driver: str
+    device: str
+    shares: DeviceShares
+    claims: int  # the claims holding a share of it
+
+
+SHARED_SHOWN = 100  # the shared devices the Devices page lists: those with the fewest shares left
+
+
+def shared_rows(index: DraIndex, most: int = SHARED_SHOWN) -> tuple[list[SharedRow], int]:
+    """The shared devices of complete pools bound to a node, those with the fewest shares left
+    first (then by node and name), at most ``most`` of them; and how many there are."""
+    found = []
+    shares = index.shares()
+    for s in index.bound():
+        for d in s.devices:
+            if d.shared:
+                key = (s.driver, s.pool, d.name)
+                held = device_shares(d.capacities, shares.get(key, ()))
+                found.append(SharedRow(s.node, s.driver, d.name, held, len(index.holders(key))))
+    found.sort(key=lambda r: (r.shares.left is None, r.shares.left or 0, r.node, r.device))
+    return found[:most], len(found)

@@ -36,6 +36,7 @@ from app.runtime.reads.node import (
     kai_groups,
     node,
     shared_devices,
+    shared_dra,
     shared_gpus,
 )
 from app.runtime.reads.store import (
@@ -118,6 +119,7 @@ __all__ = [
     "rows_version",
     "shaped",
     "shared_devices",
+    "shared_dra",
     "shared_gpus",
     "sick",
     "summary",

@@ -10,7 +10,7 @@ from app.domain import hami, kai
 from app.domain.gpu_sharing import gpu_memory
 from app.domain.hami import GpuRow
 from app.domain.shares import DeviceShares
-from app.kube.state.dra_rows import node_devices
+from app.kube.state.dra_rows import SharedRow, node_devices, shared_rows
 from app.runtime.reads.kept import Handles
 
 if TYPE_CHECKING:
@@ -121,3 +121,9 @@ def shared_devices(runtime: Handles, node: str, dra_class: str) -> list[tuple[st
         for r in rows
         if r.shares is not None and dra_class in r.classes
     ]
+
+
+def shared_dra(runtime: Handles) -> tuple[list[SharedRow], int]:
+    """The devices DRA lets several claims share, cluster-wide: the fewest shares left first (at
+    most ``SHARED_SHOWN``), and how many there are."""
+    return runtime.cluster.store.devices.read(shared_rows)
