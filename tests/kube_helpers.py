@@ -208,3 +208,43 @@ def unschedulable_message(core: client.CoreV1Api, name: str, namespace: str = "d
     """The scheduler's Unschedulable message on a pod, once it has one (None before)."""
     pod = core.read_namespaced_pod(name, namespace)
     return next((c.message for c in pod.status.conditions or () if c.reason == "Unschedulable"), None)
+
+
+# every DRA test's devices: one driver and a ``model`` attribute, so that each test's classes,
+# reading every device on the shared control plane, never err on another's (kube-scheduler fails
+# a pod whose class's selector errs on any device)
+DRA_DRIVER = "gpu.example.com"
+
+
+def publish(
+    api: client.ApiClient,
+    node: str,
+    devices: int,
+    model: str = "a100",
+    tainted: tuple[int, ...] = (),
+    shared: dict[str, Any] | None = None,
+) -> None:
+    """A ResourceSlice for ``node``'s pool, as a DRA driver's kubelet plugin would publish it;
+    the devices ``tainted`` names carry a NoSchedule taint; ``shared``: every device may be
+    allocated to several claims (consumable capacity), with these capacities."""
+    taint = [{"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]
+    body = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{DRA_DRIVER}"},
+        "spec": {
+            "driver": DRA_DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"gpu-{i}",
+                    "attributes": {"model": {"string": model}, "index": {"int": i}},
+                    **({"taints": taint} if i in tainted else {}),
+                    **({"allowMultipleAllocations": True, "capacity": shared} if shared is not None else {}),
+                }
+                for i in range(devices)
+            ],
+        },
+    }
+    client.ResourceV1Api(api).create_resource_slice(body)

@@ -10,37 +10,19 @@ from kubernetes import client
 
 from app.web.process import of as process_of
 from tests.helpers import eventually
-from tests.kube_helpers import create_node, create_pod, grid_cells, pending_card, ready, unschedulable_message
+from tests.kube_helpers import (
+    DRA_DRIVER,
+    create_node,
+    create_pod,
+    grid_cells,
+    pending_card,
+    publish,
+    ready,
+    unschedulable_message,
+)
 
 pytestmark = [pytest.mark.kube, pytest.mark.scheduler]
-DRIVER = "gpu.example.com"
-
-
-def publish(
-    api: client.ApiClient, node: str, devices: int, model: str = "a100", tainted: tuple[int, ...] = ()
-) -> None:
-    """A ResourceSlice for ``node``'s pool, as a DRA driver's kubelet plugin would publish it;
-    the devices ``tainted`` names carry a NoSchedule taint."""
-    taint = [{"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]
-    body = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-{DRIVER}"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "devices": [
-                {
-                    "name": f"gpu-{i}",
-                    "attributes": {"model": {"string": model}, "index": {"int": i}},
-                    **({"taints": taint} if i in tainted else {}),
-                }
-                for i in range(devices)
-            ],
-        },
-    }
-    client.ResourceV1Api(api).create_resource_slice(body)
+DRIVER = DRA_DRIVER
 
 
 def device_class(api: client.ApiClient, name: str, resource: str, expression: str) -> None:

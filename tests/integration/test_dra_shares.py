@@ -15,41 +15,26 @@ from bs4 import BeautifulSoup
 from kubernetes import client
 
 from tests.helpers import eventually
-from tests.kube_helpers import create_node, create_pod, grid_cells, pending_card, ready, unschedulable_message
+from tests.kube_helpers import (
+    DRA_DRIVER,
+    create_node,
+    create_pod,
+    grid_cells,
+    pending_card,
+    publish,
+    ready,
+    unschedulable_message,
+)
 
 pytestmark = [pytest.mark.kube, pytest.mark.scheduler]
-# the other DRA tests' driver and attribute: every class's selector on the shared control plane
-# reads every device, and kube-scheduler fails a pod whose class's selector errs on any device
-# (a missing attribute domain), so all tests' devices carry what all their selectors read
-DRIVER = "gpu.example.com"
+DRIVER = DRA_DRIVER
 
 
-def publish_shared(api: client.ApiClient, node: str, model: str) -> None:
-    """Two GPUs of 40 GiB, each in up to 4 shares of 10 GiB unless a claim asks otherwise."""
-    capacity = {
-        "memory": {"value": "40Gi", "requestPolicy": {"default": "10Gi", "validRange": {"min": "1Gi"}}},
-        "shares": {"value": "4", "requestPolicy": {"default": "1", "validValues": ["1"]}},
-    }
-    body = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-{DRIVER}"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "devices": [
-                {
-                    "name": f"gpu-{i}",
-                    "allowMultipleAllocations": True,
-                    "attributes": {"model": {"string": model}, "uuid": {"string": f"GPU-{node}-{i}"}},
-                    "capacity": capacity,
-                }
-                for i in range(2)
-            ],
-        },
-    }
-    client.ResourceV1Api(api).create_resource_slice(body)
+# two GPUs of 40 GiB, each in up to 4 shares of 10 GiB unless a claim asks otherwise
+SHARED = {
+    "memory": {"value": "40Gi", "requestPolicy": {"default": "10Gi", "validRange": {"min": "1Gi"}}},
+    "shares": {"value": "4", "requestPolicy": {"default": "1", "validValues": ["1"]}},
+}
 
 
 def shares_on(api: client.ApiClient, node: str) -> Counter[str]:
@@ -71,7 +56,7 @@ def test_shared_gpus_count_shares_and_a_pod_needing_two_devices_waits_as_the_sch
     node, model = f"{uid}-n", f"m{uid[-8:]}"
     create_node(core, node, {}, labels={"kubernetes.io/hostname": node})
     ready(core, node)
-    publish_shared(admin_api, node, model)
+    publish(admin_api, node, 2, model=model, shared=SHARED)
     client.ResourceV1Api(admin_api).create_device_class(
         {
             "metadata": {"name": f"{uid}-gpu"},
