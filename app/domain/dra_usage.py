@@ -43,6 +43,7 @@ class DraUsage:
     # when some device is shared (app.domain.shares): what each untainted device can still give,
     # most first (a free unshared one: 1); a pod asking for k takes one on each of k devices
     lefts: tuple[int, ...] | None = None
+    shared_devices: int = 0  # when every device is one several claims share: how many there are
 
     @property
     def allocatable(self) -> int:
@@ -85,7 +86,7 @@ def class_usage(
     partitioned: list[Consumes] = []  # the free, untainted matching devices that consume counters
     shares_held = shares_tainted = 0  # of the shared devices: the shares held, the free ones repelled
     shared_left: list[int] = []  # the untainted shared devices: the shares each has left
-    shared = 0  # shares the shared devices hold or fit, tainted or not
+    shared = shared_count = 0  # shares the shared devices hold or fit, tainted or not; the devices
     for s in slices:
         for d in s.devices if where is None else s.reaching(*where):
             try:
@@ -109,6 +110,7 @@ def class_usage(
                         "(no capacity limits its shares)"
                     )
                 shared += found.total
+                shared_count += 1
                 shares_held += found.shares
                 if d.repels:
                     shares_tainted += found.left
@@ -135,6 +137,7 @@ def class_usage(
         tainted=tainted + shares_tainted,
         room=plain_free + room + sum(shared_left),
         lefts=tuple(sorted(shared_left + [1] * (plain_free + room), reverse=True)) if shared else None,
+        shared_devices=shared_count if capacity == 0 else 0,
     )
 
 

@@ -112,6 +112,7 @@ def node_row(
         if node.labels
         else {}
     )
+    shared = {**shared, **dra_sharing(here.served)}
     return NodeRow(
         node.name,
         node.labels,
@@ -221,3 +222,14 @@ def heat_band(used: int, allocatable: int) -> int:
     if allocatable <= 0 or used >= allocatable:
         return 5
     return min(4, used * 5 // allocatable)
+
+
+def dra_sharing(served: Mapping[str, DraUsage]) -> dict[str, Sharing]:
+    """The DRA-served names whose devices are all shared alike (consumable capacity, the same
+    shares on each): their physical devices behind the shares, as a device plugin's are."""
+    out = {}
+    for name, d in served.items():
+        if d.shared_devices and not d.alias_of and d.capacity % d.shared_devices == 0:
+            replicas = d.capacity // d.shared_devices
+            out[name] = Sharing(name, name, d.capacity, replicas, d.shared_devices, "DRA shares")
+    return out

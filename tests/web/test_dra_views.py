@@ -366,3 +366,29 @@ def test_the_devices_page_lists_shared_devices_cluster_wide_fewest_shares_left_f
     first = rows[0].select_one('[data-field="shares"]').get_text(" ", strip=True)
     assert first == "3 shares held of 4, 0 left; memory 40 of 40"
     assert rows[0].select_one('[data-field="claims"]').get_text(strip=True) == "3" and len(rows) == 4
+
+
+def test_gpus_dra_shares_alike_are_counted_as_physical_gpus_behind_their_shares(client, cluster):
+    """Two GPUs of 4 shares each: the row's badge and the exports say 2 GPUs x 4 shares = 8 slots,
+    as for a device plugin's shares; the class's implicit name is no second pool of GPUs."""
+    from decimal import Decimal
+
+    from bs4 import BeautifulSoup
+
+    from app.domain.shares import Capacity
+
+    memory = (Capacity("memory", Decimal(40), Decimal(10)),)
+    made = tuple(
+        DeviceFacts(f"gpu-{i}", Device(GPU, (), ()), shared=True, capacities=memory) for i in range(2)
+    )
+    cluster.node("n1", {})
+    cluster.store.devices.put("deviceclasses", ClassView(ClassFacts("gpus", "2026-01-01T00:00:00Z", R)))
+    cluster.store.devices.put("resourceslices", SliceView(SliceFacts("n1-s", GPU, "n1", 1, 1, "n1", made)))
+    page = BeautifulSoup(client.get("/nodes/n1").get_data(as_text=True), "html.parser")
+    badge = page.select_one(f'[data-shares="{R}"]')
+    assert badge.get_text(" ", strip=True) == "2 GPUs \u00d7 4 shares = 8 slots (DRA shares)"
+    [record] = [r for r in client.get("/export.json").get_json()["nodes"] if r["resource"] == R]
+    assert (record["shares_per_device"], record["physical_devices"]) == (4, 2)
+    assert not [
+        r for r in client.get("/export.json").get_json()["nodes"] if r["resource"].startswith("deviceclass.")
+    ]
