@@ -25,6 +25,7 @@ from decimal import Decimal
 from app.domain.counters import Consumes, Counter, TooMany, most_at_once
 from app.domain.device_cel import Unknown
 from app.domain.devices import ClassFacts, Serving, SliceFacts
+from app.domain.gpu_sharing import Sharing
 from app.domain.selector_answers import Answers
 from app.domain.shares import device_shares
 
@@ -210,3 +211,14 @@ def on_node(allocatable: Mapping[str, int], dra: Mapping[str, DraUsage]) -> OnNo
         else:
             served[name] = usage
     return OnNode(served, frozenset(both), unknown)
+
+
+def dra_sharing(served: Mapping[str, DraUsage]) -> dict[str, Sharing]:
+    """The DRA-served names whose devices are all shared alike (consumable capacity, the same
+    shares on each): their physical devices behind the shares, as a device plugin's are."""
+    out = {}
+    for name, d in served.items():
+        if d.shared_devices and not d.alias_of and d.capacity % d.shared_devices == 0:
+            replicas = d.capacity // d.shared_devices
+            out[name] = Sharing(name, name, d.capacity, replicas, d.shared_devices, "DRA shares")
+    return out

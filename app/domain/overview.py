@@ -14,7 +14,7 @@ from typing import Protocol
 from app.domain import columns
 from app.domain.accounting import Amounts, ResourceUsage, extended_only, node_usage
 from app.domain.changes import drift
-from app.domain.dra_usage import DraUsage, on_node
+from app.domain.dra_usage import DraUsage, dra_sharing, on_node
 from app.domain.gpu_sharing import Sharing, sharing
 from app.domain.selectors import Selector
 from app.domain.totals import Totals
@@ -222,14 +222,3 @@ def heat_band(used: int, allocatable: int) -> int:
     if allocatable <= 0 or used >= allocatable:
         return 5
     return min(4, used * 5 // allocatable)
-
-
-def dra_sharing(served: Mapping[str, DraUsage]) -> dict[str, Sharing]:
-    """The DRA-served names whose devices are all shared alike (consumable capacity, the same
-    shares on each): their physical devices behind the shares, as a device plugin's are."""
-    out = {}
-    for name, d in served.items():
-        if d.shared_devices and not d.alias_of and d.capacity % d.shared_devices == 0:
-            replicas = d.capacity // d.shared_devices
-            out[name] = Sharing(name, name, d.capacity, replicas, d.shared_devices, "DRA shares")
-    return out

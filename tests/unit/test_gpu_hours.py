@@ -166,3 +166,28 @@ def test_a_relist_closes_the_hold_of_a_pod_that_completed_meanwhile():
     store.replace_pods(index)
     clock.now += HOUR
     assert team_hours(store) == pytest.approx({"team-a": 1.0})
+
+
+def test_a_share_of_a_gpu_dra_shares_is_charged_its_part_not_a_whole_gpu():
+    """nvidia.com/gpu served by DRA from GPUs several claims share, 4 shares each (as NVIDIA's DRA
+    driver names its class's extended resource): a pod holding one share holds a quarter GPU."""
+    from decimal import Decimal
+
+    from app.domain.device_cel import Device
+    from app.domain.devices import ClassFacts, DeviceFacts, SliceFacts
+    from app.domain.shares import Capacity
+    from app.kube.wire.dra import ClassView, SliceView
+
+    clock = Clock()
+    store = store_at(clock)
+    store.apply_node(builders.node("d", {}))
+    memory = (Capacity("memory", Decimal(40), Decimal(10)),)
+    made = tuple(
+        DeviceFacts(f"gpu-{i}", Device("gpu.nvidia.com", (), ()), shared=True, capacities=memory)
+        for i in range(2)
+    )
+    store.devices.put("deviceclasses", ClassView(ClassFacts("gpu.nvidia.com", "t", GPU)))
+    store.devices.put("resourceslices", SliceView(SliceFacts("d-s", "gpu.nvidia.com", "d", 1, 1, "d", made)))
+    store.apply_pod(gpu("p", "d", "1", "team-a"))
+    clock.now += HOUR
+    assert team_hours(store) == pytest.approx({"team-a": 0.25})

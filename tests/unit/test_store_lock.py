@@ -17,7 +17,7 @@ from tests import builders
 D = "example.com/dongle"
 
 # called with the lock already held, as their docstrings say
-HELD = {"names", "set_node", "drop_node", "set_nodes", "usage"}
+HELD = {"names", "set_node", "drop_node", "set_nodes", "usage", "gpu_shares"}
 # arguments by parameter name
 ARGS = {
     "name": "a",

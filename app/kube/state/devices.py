@@ -5,16 +5,18 @@ the Store's objects, under their one lock, and tells the Store which nodes' numb
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from app.domain.dra_usage import DraUsage
+from app.domain.dra_usage import DraUsage, dra_sharing, on_node
+from app.domain.gpu_sharing import Sharing, gpus
 from app.domain.ownership import DRA_HERE, STATUS
 from app.domain.selector_answers import Answers
 from app.kube.state.dra_index import EVERY, DraIndex
 from app.kube.state.dra_rows import node_devices
 from app.kube.state.objects import Objects
+from app.kube.wire.projections import NodeView
 
 T = TypeVar("T")
 
@@ -107,6 +109,12 @@ class Devices:
         """What DRA devices serve on ``node`` (the caller holds the lock)."""
         view = self._objects.nodes.get(node)
         return self.index.usage(node, view.labels if view is not None else {}) if self.index else {}
+
+    def gpu_shares(self, view: NodeView) -> Mapping[str, Sharing]:
+        """The GPU names DRA devices several claims share serve on ``view``'s node, where its status
+        does not (the caller holds the lock): a share held there is that part of a GPU."""
+        served = on_node(view.allocatable, self.usage(view.name)).served
+        return {r: s for r, s in dra_sharing(served).items() if gpus(r)}
 
     # ---- events and lists ------------------------------------------------------------
     def put(self, kind: str, view: Any, deleted: bool = False) -> None:

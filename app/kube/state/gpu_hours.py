@@ -35,6 +35,8 @@ class GpuHours:
         self.since = clock()  # what this process counts from (a hold seen before it was not)
         self._seen_hami: tuple[str, list[hami.HamiShare]] = ("", [])  # the last allocation parsed
         self._sharing: dict[str, tuple[NodeView, Mapping[str, Sharing]]] = {}  # per node, by its object
+        # the GPU names DRA devices several claims share serve on a node (the store gives it)
+        self.dra_shared: Callable[[NodeView], Mapping[str, Sharing]] = lambda view: {}
 
     def moved(self, old: PodView | None, new: PodView | None, nodes: Mapping[str, NodeView]) -> None:
         """A pod's change (caller holds the lock): what it holds from now, if that moved."""
@@ -63,7 +65,8 @@ class GpuHours:
 
     def _gpus(self, pod: PodView, asked: Mapping[str, int], view: NodeView | None) -> float:
         """What the pod holds in physical GPUs: KAI's fraction, HAMi's parts by what they keep of
-        their GPUs, else shares and MIG instances by their fraction, whole GPUs as 1."""
+        their GPUs, else shares (a device plugin's, or of GPUs DRA shares alike) and MIG instances
+        by their fraction, whole GPUs as 1."""
         if pod.kai:  # KAI's fraction of a GPU (its GPU's memory from GPU feature discovery's label)
             whole = gpu_memory(view.labels) if view is not None else None
             ask = kai.asked(pod.kai)
@@ -75,7 +78,8 @@ class GpuHours:
         if pod.hami:
             register = view.annotations.get(hami.REGISTER, "") if view is not None else ""
             return hami.held(self._seen_hami[1], hami.parse_register(register)[0] if register else ())
-        return gpus_of(asked, self._shared(view), gpus)
+        dra = self.dra_shared(view) if view is not None else {}
+        return gpus_of(asked, {**self._shared(view), **dra} if dra else self._shared(view), gpus)
 
     def _shared(self, view: NodeView | None) -> Mapping[str, Sharing]:
         """The node's shared resources, read from its labels once per node object (kept while

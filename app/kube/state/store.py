@@ -44,6 +44,7 @@ class Store:
         self._lock = self.objects.lock
         self.gpu_hours = GpuHours(self._lock, team_label)  # GPU-seconds held, per account
         self.devices = Devices(self.objects, self._dra_moved, answers if answers is not None else Answers())
+        self.gpu_hours.dra_shared = self.devices.gpu_shares
         self.queues = Queues(self._lock)  # Kueue's, where it is served
         self._rows = Rows()
         # What the fit model reads per node; its version moves with anything placement depends on
