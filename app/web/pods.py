@@ -33,7 +33,9 @@ def detail(namespace: str, name: str) -> str | Response:
         _missing(namespace, name)
     reading = viewer().usage_reading
     gpu = reading.pod_utilization((namespace, name)) if reading else None
-    said = {"pod": pod, "details": details, "problem": problem, "gpu": gpu}
+    x = details.extended_claim if viewer().may_read_devices else None
+    held = reads.claim(state, namespace, x.claim) if x else None
+    said = {"pod": pod, "details": details, "problem": problem, "gpu": gpu, "claim_held": held}
     return page_or_fragment("pods/_pod.html", "pods/detail.html", namespace=namespace, name=name, **said)
 
 

@@ -101,6 +101,11 @@ def test_shared_gpus_count_shares_and_a_pod_needing_two_devices_waits_as_the_sch
         )
         assert int(tr.select_one("[data-shares]")["data-shares"]) == n
 
+    # a pod's panel joins it to the claim the scheduler made for it, and to the share that holds
+    panel = BeautifulSoup(web.get(f"/pods/default/{uid}-p0").get_data(as_text=True), "html.parser")
+    joined = " ".join(panel.select_one("[data-extended-claim]").get_text().split())
+    assert "a share of gpu-0 (memory 10Gi, shares 1)" in joined, joined
+
     devices = BeautifulSoup(web.get("/devices/").get_data(as_text=True), "html.parser")
     listed = {tr["data-device"]: tr for tr in devices.select(f'#shared-dra-devices tr[data-node="{node}"]')}
     assert {d: int(tr.select_one('[data-field="claims"]').get_text()) for d, tr in listed.items()} == dict(

@@ -167,6 +167,20 @@ def test_the_panel_names_the_claim_the_scheduler_made_for_its_dra_served_extende
         "ml/infer-0-extended-resources-x7k2p, which the scheduler made for it: example.com/gpu of "
         "container main (request container-0-request-0)."
     )
+    # the claim as the cache holds it: the devices it holds, and what a share took of a shared one
+    from decimal import Decimal
+
+    from app.kube.wire.dra import ClaimView
+
+    gpu = ("gpu.nvidia.com", "n1", "gpu-0")
+    held = ClaimView("ml", made.claim, (gpu, ("gpu.nvidia.com", "n1", "gpu-1")), ("infer-0",), True, "",
+                     ((gpu, (("memory", Decimal(10 << 30)),)),))  # fmt: skip
+    cluster.store.devices.put("resourceclaims", held)
+    said = " ".join(page(client, "/pods/ml/infer-0").select_one("[data-extended-claim]").get_text().split())
+    assert said.endswith(
+        "It holds gpu-0 of pool n1 (gpu.nvidia.com), gpu-1 of pool n1 (gpu.nvidia.com); "
+        "a share of gpu-0 (memory 10Gi)."
+    )
 
 
 def test_the_extended_resource_claim_status_is_read_as_the_api_server_writes_it():

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from app.domain.workloads_query import WorkloadsQuery
     from app.kube.state.devices import ClaimHolding
     from app.kube.state.dra_rows import ClassRow
+    from app.kube.wire.dra import ClaimView
     from app.kube.wire.projections import NodeView, PodView, QuotaView
 
 
@@ -115,6 +116,11 @@ class DeviceClasses:
     rows: list[ClassRow]
     incomplete: list[tuple[str, str]]  # (driver, pool) counted as incomplete
     unbound: list[SliceFacts]  # slices for several nodes
+
+
+def claim(runtime: Handles, namespace: str, name: str) -> ClaimView | None:
+    """A ResourceClaim as the cache holds it: the devices it holds and the shares it took."""
+    return runtime.cluster.store.devices.read(lambda dra: dra.claims.get((namespace, name)))
 
 
 def device_classes(runtime: Handles) -> DeviceClasses:
