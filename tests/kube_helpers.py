@@ -248,3 +248,14 @@ def publish(
         },
     }
     client.ResourceV1Api(api).create_resource_slice(body)
+
+
+def device_class(api: client.ApiClient, name: str, resource: str, expression: str) -> None:
+    """A DeviceClass serving ``resource`` (``extendedResourceName``) with one CEL selector."""
+    body = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"extendedResourceName": resource, "selectors": [{"cel": {"expression": expression}}]},
+    }
+    client.ResourceV1Api(api).create_device_class(body)

@@ -14,6 +14,7 @@ from tests.kube_helpers import (
     DRA_DRIVER,
     create_node,
     create_pod,
+    device_class,
     grid_cells,
     pending_card,
     publish,
@@ -22,17 +23,6 @@ from tests.kube_helpers import (
 )
 
 pytestmark = [pytest.mark.kube, pytest.mark.scheduler]
-DRIVER = DRA_DRIVER
-
-
-def device_class(api: client.ApiClient, name: str, resource: str, expression: str) -> None:
-    body = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": name},
-        "spec": {"extendedResourceName": resource, "selectors": [{"cel": {"expression": expression}}]},
-    }
-    client.ResourceV1Api(api).create_device_class(body)
 
 
 def allocated_on(api: client.ApiClient, node: str) -> int:
@@ -43,7 +33,7 @@ def allocated_on(api: client.ApiClient, node: str) -> int:
         for c in claims
         if c.status and c.status.allocation
         for r in c.status.allocation.devices.results or ()
-        if r.pool == node and r.driver == DRIVER and not r.admin_access
+        if r.pool == node and r.driver == DRA_DRIVER and not r.admin_access
     )
 
 
@@ -57,7 +47,7 @@ def test_a_dra_served_resource_is_counted_per_node_as_the_scheduler_allocates_it
     ready(core, a, b)
     publish(admin_api, a, 4)
     publish(admin_api, b, 2, model="t4")
-    device_class(admin_api, f"{uid}-a100", resource, f'device.attributes["{DRIVER}"].model == "a100"')
+    device_class(admin_api, f"{uid}-a100", resource, f'device.attributes["{DRA_DRIVER}"].model == "a100"')
 
     def cells() -> dict:
         return grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))
@@ -97,7 +87,7 @@ def test_a_pod_short_of_dra_devices_is_diagnosed_as_the_scheduler_says(admin_api
     ready(core, node)
     model = f"m{uid[-8:]}"  # only this test's devices: other tests' nodes publish other models
     publish(admin_api, node, 2, model=model)
-    device_class(admin_api, f"{uid}-any", resource, f'device.attributes["{DRIVER}"].model == "{model}"')
+    device_class(admin_api, f"{uid}-any", resource, f'device.attributes["{DRA_DRIVER}"].model == "{model}"')
     eventually(
         lambda: (node, resource, "capacity") in grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))
     )
@@ -127,7 +117,7 @@ def test_every_dra_number_agrees_with_a_count_from_the_api_objects(admin_api, co
     model = f"m{uid[-8:]}"
     publish(admin_api, a, 3, model=model)
     publish(admin_api, b, 2, model=model)
-    match = f'device.attributes["{DRIVER}"].model == "{model}"'
+    match = f'device.attributes["{DRA_DRIVER}"].model == "{model}"'
     device_class(admin_api, f"{uid}-gpu", resource, match)
     plain = f"{uid}-plain"
     client.ResourceV1Api(admin_api).create_device_class(
@@ -215,7 +205,7 @@ def test_a_tainted_device_is_not_given_to_an_extended_resource_request(admin_api
     ready(core, node)
     model = f"m{uid[-8:]}"
     publish(admin_api, node, 2, model=model, tainted=(1,))
-    device_class(admin_api, f"{uid}-c", resource, f'device.attributes["{DRIVER}"].model == "{model}"')
+    device_class(admin_api, f"{uid}-c", resource, f'device.attributes["{DRA_DRIVER}"].model == "{model}"')
     cells = eventually(
         lambda: (
             (c := grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))).get((node, resource, "capacity"))
@@ -276,14 +266,14 @@ def test_a_device_taint_rule_keeps_its_devices_from_requests_until_it_is_deleted
     create_node(core, node, {}, labels={"kubernetes.io/hostname": node})
     ready(core, node)
     publish(admin_api, node, 2, model=model)
-    device_class(admin_api, f"{uid}-c", resource, f'device.attributes["{DRIVER}"].model == "{model}"')
+    device_class(admin_api, f"{uid}-c", resource, f'device.attributes["{DRA_DRIVER}"].model == "{model}"')
     rules = client.CustomObjectsApi(admin_api)
     rule = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceTaintRule",
         "metadata": {"name": f"{uid}-xid"},
         "spec": {
-            "deviceSelector": {"driver": DRIVER, "pool": node, "device": "gpu-1"},
+            "deviceSelector": {"driver": DRA_DRIVER, "pool": node, "device": "gpu-1"},
             "taint": {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"},
         },
     }

@@ -19,6 +19,7 @@ from tests.kube_helpers import (
     DRA_DRIVER,
     create_node,
     create_pod,
+    device_class,
     grid_cells,
     pending_card,
     publish,
@@ -27,7 +28,6 @@ from tests.kube_helpers import (
 )
 
 pytestmark = [pytest.mark.kube, pytest.mark.scheduler]
-DRIVER = DRA_DRIVER
 
 
 # two GPUs of 40 GiB, each in up to 4 shares of 10 GiB unless a claim asks otherwise
@@ -45,7 +45,7 @@ def shares_on(api: client.ApiClient, node: str) -> Counter[str]:
         for c in claims
         if c.status and c.status.allocation
         for r in c.status.allocation.devices.results or ()
-        if r.pool == node and r.driver == DRIVER and r.share_id
+        if r.pool == node and r.driver == DRA_DRIVER and r.share_id
     )
 
 
@@ -57,15 +57,7 @@ def test_shared_gpus_count_shares_and_a_pod_needing_two_devices_waits_as_the_sch
     create_node(core, node, {}, labels={"kubernetes.io/hostname": node})
     ready(core, node)
     publish(admin_api, node, 2, model=model, shared=SHARED)
-    client.ResourceV1Api(admin_api).create_device_class(
-        {
-            "metadata": {"name": f"{uid}-gpu"},
-            "spec": {
-                "extendedResourceName": resource,
-                "selectors": [{"cel": {"expression": f'device.attributes["{DRIVER}"].model == "{model}"'}}],
-            },
-        }
-    )
+    device_class(admin_api, f"{uid}-gpu", resource, f'device.attributes["{DRA_DRIVER}"].model == "{model}"')
 
     def cells() -> dict:
         return grid_cells(web.get(f"/?q={uid}").get_data(as_text=True))

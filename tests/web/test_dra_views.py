@@ -304,12 +304,10 @@ def test_a_gpu_several_claims_share_is_one_row_with_its_shares_and_counts_shares
     )
 
 
-def test_a_pod_waiting_for_two_shared_gpus_is_told_which_have_shares_left(client, cluster):
-    """Four shares free, all on one GPU: a pod asking for 2 waits (one share on each of 2 devices);
-    its card says so in the sharing's words, device by device, and offers no form."""
+def shared_gpus(cluster, node: str = "n1") -> None:
+    """``node`` with two GPUs several claims may share, 40 units of memory each, a share taking
+    10 unless it asks (4 shares a GPU), and the class serving them as R."""
     from decimal import Decimal
-
-    from bs4 import BeautifulSoup
 
     from app.domain.shares import Capacity
 
@@ -317,9 +315,21 @@ def test_a_pod_waiting_for_two_shared_gpus_is_told_which_have_shares_left(client
     made = tuple(
         DeviceFacts(f"gpu-{i}", Device(GPU, (), ()), shared=True, capacities=memory) for i in range(2)
     )
-    cluster.node("n1", {})
+    cluster.node(node, {})
     cluster.store.devices.put("deviceclasses", ClassView(ClassFacts("gpus", "2026-01-01T00:00:00Z", R)))
-    cluster.store.devices.put("resourceslices", SliceView(SliceFacts("n1-s", GPU, "n1", 1, 1, "n1", made)))
+    cluster.store.devices.put(
+        "resourceslices", SliceView(SliceFacts(f"{node}-s", GPU, node, 1, 1, node, made))
+    )
+
+
+def test_a_pod_waiting_for_two_shared_gpus_is_told_which_have_shares_left(client, cluster):
+    """Four shares free, all on one GPU: a pod asking for 2 waits (one share on each of 2 devices);
+    its card says so in the sharing's words, device by device, and offers no form."""
+    from decimal import Decimal
+
+    from bs4 import BeautifulSoup
+
+    shared_gpus(cluster)
     for i in range(4):  # gpu-0's four shares, one pod each
         cluster.pod(f"user{i}", "n1", {R: "1"})
         share = (((GPU, "n1", "gpu-0"), (("memory", Decimal(10)),)),)
@@ -343,18 +353,8 @@ def test_the_devices_page_lists_shared_devices_cluster_wide_fewest_shares_left_f
 
     from bs4 import BeautifulSoup
 
-    from app.domain.shares import Capacity
-
-    memory = (Capacity("memory", Decimal(40), Decimal(10)),)
     for node in ("n1", "n2"):
-        made = tuple(
-            DeviceFacts(f"gpu-{i}", Device(GPU, (), ()), shared=True, capacities=memory) for i in range(2)
-        )
-        cluster.node(node, {})
-        cluster.store.devices.put(
-            "resourceslices", SliceView(SliceFacts(f"{node}-s", GPU, node, 1, 1, node, made))
-        )
-    cluster.store.devices.put("deviceclasses", ClassView(ClassFacts("gpus", "2026-01-01T00:00:00Z", R)))
+        shared_gpus(cluster, node)
     for i, took in enumerate((10, 10, 20)):  # n2's gpu-1: three shares, 40 taken: none left
         share = (((GPU, "n2", "gpu-1"), (("memory", Decimal(took)),)),)
         cluster.store.devices.put(
@@ -371,19 +371,10 @@ def test_the_devices_page_lists_shared_devices_cluster_wide_fewest_shares_left_f
 def test_gpus_dra_shares_alike_are_counted_as_physical_gpus_behind_their_shares(client, cluster):
     """Two GPUs of 4 shares each: the row's badge and the exports say 2 GPUs x 4 shares = 8 slots,
     as for a device plugin's shares; the class's implicit name is no second pool of GPUs."""
-    from decimal import Decimal
 
     from bs4 import BeautifulSoup
 
-    from app.domain.shares import Capacity
-
-    memory = (Capacity("memory", Decimal(40), Decimal(10)),)
-    made = tuple(
-        DeviceFacts(f"gpu-{i}", Device(GPU, (), ()), shared=True, capacities=memory) for i in range(2)
-    )
-    cluster.node("n1", {})
-    cluster.store.devices.put("deviceclasses", ClassView(ClassFacts("gpus", "2026-01-01T00:00:00Z", R)))
-    cluster.store.devices.put("resourceslices", SliceView(SliceFacts("n1-s", GPU, "n1", 1, 1, "n1", made)))
+    shared_gpus(cluster)
     page = BeautifulSoup(client.get("/nodes/n1").get_data(as_text=True), "html.parser")
     badge = page.select_one(f'[data-shares="{R}"]')
     assert badge.get_text(" ", strip=True) == "2 GPUs \u00d7 4 shares = 8 slots (DRA shares)"
